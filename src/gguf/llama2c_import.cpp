@@ -155,13 +155,13 @@ Llama2cConfig read_llama2c_config(const std::string& model_path) {
 Llama2cConfig convert_llama2c(const Llama2cConvertOptions& options) {
   const Llama2cConfig c = read_llama2c_config(options.model_path);
   const Layout L = layout_of(c);
-  if (!quant::can_quantize(options.matrix_type)) {
-    throw_error("cannot write {} tensors", tensor_type_name(options.matrix_type));
-  }
   const uint32_t block = traits(options.matrix_type).block_elements;
   if (L.dim % block != 0 || L.hidden % block != 0) {
     throw_error("{} needs rows that are multiples of {}; this model has dim {} and hidden_dim {}",
                 tensor_type_name(options.matrix_type), block, L.dim, L.hidden);
+  }
+  if (!quant::can_quantize(options.matrix_type)) {
+    throw_error("cannot write {} tensors", tensor_type_name(options.matrix_type));
   }
   Vocab vocab = read_tokenizer(options.tokenizer_path, c.vocab_size);
   auto file = std::make_shared<MappedFile>(options.model_path);

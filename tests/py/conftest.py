@@ -7,19 +7,19 @@ import pytest
 
 def pytest_addoption(parser):
     parser.addoption("--vellum", required=True, help="path to the vellum binary")
-    parser.addoption("--fixtures", required=True, help="path to ../shared/fixtures")
+    parser.addoption("--fixtures-dir", required=True, help="path to ../shared/fixtures")
 
 
 @pytest.fixture(scope="session")
 def vellum(request) -> pathlib.Path:
-    path = pathlib.Path(request.config.getoption("--vellum"))
+    path = pathlib.Path(request.config.getoption("--vellum")).resolve()
     assert path.exists(), f"vellum binary not found at {path}"
     return path
 
 
 @pytest.fixture(scope="session")
 def fixtures(request) -> pathlib.Path:
-    path = pathlib.Path(request.config.getoption("--fixtures"))
+    path = pathlib.Path(request.config.getoption("--fixtures-dir"))
     if not path.is_dir():
         pytest.skip(f"fixtures not found at {path}")
     return path
