@@ -1,0 +1,119 @@
+#pragma once
+// The op interface every compute backend implements (DESIGN.md, "Backend"). A backend owns its
+// memory (weights, activations, the KV block pool) and knows only tensors and ops: no requests,
+// no scheduling, no models. The model drives it one op at a time; a CUDA backend may record the
+// sequence into a graph, a CPU backend runs each op on its thread pool.
+//
+// Activations are dense row-major f32 matrices (one row per token). Weights keep their GGUF type
+// and are used in place where the backend can (the CPU backend reads the memory-mapped file).
+// The KV pool is block-major: block b holds, for every layer, K then V for its block_size tokens,
+// [layers][K|V][block_size][kv_heads][head_dim], so a block moves as one contiguous copy.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/rope_config.h"
+#include "core/tensor_type.h"
+
+namespace vellum::backend {
+
+// A dense f32 matrix [rows][cols] in backend memory.
+struct Tensor {
+  float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t elements() const { return static_cast<size_t>(rows * cols); }
+};
+
+// A weight in backend memory: `rows` rows of `cols` elements of `type` (a 1-D tensor has rows == 1).
+struct Weight {
+  std::string name;
+  TensorType type = TensorType::F32;
+  int64_t cols = 0;
+  int64_t rows = 0;
+  const void* data = nullptr;
+  bool present() const { return data != nullptr; }
+};
+
+struct KvLayout {
+  uint32_t layers = 0;
+  uint32_t block_size = 16;
+  uint32_t kv_heads = 0;
+  uint32_t head_dim = 0;
+  // f32 elements of one layer's K (or V) in one block
+  size_t layer_half_elements() const { return size_t(block_size) * kv_heads * head_dim; }
+  size_t block_elements() const { return size_t(layers) * 2 * layer_half_elements(); }
+  size_t block_bytes() const { return block_elements() * sizeof(float); }
+};
+
+// What one forward step's ops need beyond tensors: the new tokens, their positions and KV slots,
+// and, per sequence, where its queries are and which blocks hold its context.
+struct StepSequence {
+  uint32_t q_begin = 0, q_count = 0;  // rows of the step's tokens
+  uint32_t n_past = 0;                // context tokens before the first new one
+  uint32_t table_begin = 0;           // offset of its block table in StepInfo::block_tables
+  uint32_t table_size = 0;
+};
+
+struct StepInfo {
+  std::span<const int32_t> tokens;
+  std::span<const int32_t> positions;
+  std::span<const int64_t> slot_mapping;
+  std::span<const StepSequence> sequences;
+  std::span<const int32_t> block_tables;
+};
+
+struct AttentionShape {
+  uint32_t heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 1.0f;  // usually 1/sqrt(head_dim)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // --- memory ---
+  // A weight from host bytes (`rows` × `cols` of `type`). The bytes outlive the backend (they are
+  // the memory-mapped model file), so a host backend may use them in place.
+  virtual Weight upload_weight(const std::string& name, TensorType type, int64_t cols, int64_t rows,
+                               std::span<const uint8_t> bytes) = 0;
+  // Scratch activations; valid until the backend is destroyed or release_scratch() is called.
+  virtual Tensor scratch(int64_t rows, int64_t cols) = 0;
+  virtual void release_scratch() = 0;
+  virtual void init_kv(const KvLayout& layout, uint32_t num_blocks) = 0;
+  virtual uint32_t kv_blocks() const = 0;
+  virtual void read(const Tensor& t, float* host) = 0;
+
+  // --- step ---
+  virtual void begin_step(const StepInfo& step) = 0;
+
+  // --- ops (all f32 activations; `out` may alias an input only where noted) ---
+  // out[i] = table[tokens[i]]
+  virtual void embed(const Weight& table, Tensor out) = 0;
+  // RMSNorm over each consecutive group of gain.cols elements of every row (gain.cols == x.cols for
+  // a whole row; head_dim for per-head Q/K norm). out may alias x.
+  virtual void rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) = 0;
+  // out = x · Wᵀ (+ bias): out[r][o] = Σ_i x[r][i] W[o][i]. out must not alias x.
+  virtual void matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias = nullptr) = 0;
+  // In place on each head of x (x.cols = heads × head_dim), at the step's positions.
+  virtual void rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) = 0;
+  // Writes K and V rows into their slots of `layer`.
+  virtual void store_kv(uint32_t layer, const Tensor& k, const Tensor& v) = 0;
+  // Causal grouped-query attention of the step's queries over each sequence's KV blocks.
+  virtual void attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) = 0;
+  // out = silu(gate) * up; out may alias gate.
+  virtual void swiglu(const Tensor& gate, const Tensor& up, Tensor out) = 0;
+  // out = a + b; out may alias a or b.
+  virtual void add(const Tensor& a, const Tensor& b, Tensor out) = 0;
+  // out[j] = x[rows[j]]
+  virtual void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) = 0;
+  // Copies whole KV blocks (copy-on-write, swap): pairs of (source, destination).
+  virtual void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) = 0;
+};
+
+}  // namespace vellum::backend

@@ -1,0 +1,236 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "quant/quant.h"
+
+namespace vellum::backend {
+
+using cpu::axpy_f32;
+using cpu::dot_f32;
+
+namespace {
+
+// Row `r` of a weight as f32 (a copy for non-f32 types).
+const float* weight_row(const Weight& w, int64_t r, float* buffer) {
+  const size_t bytes = row_bytes(w.type, static_cast<uint64_t>(w.cols));
+  const auto* src = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r) * bytes;
+  if (w.type == TensorType::F32) return reinterpret_cast<const float*>(src);
+  quant::dequantize_row(w.type, src, buffer, w.cols);
+  return buffer;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(unsigned threads) : pool_(threads) {}
+
+Weight CpuBackend::upload_weight(const std::string& name, TensorType type, int64_t cols, int64_t rows,
+                                 std::span<const uint8_t> bytes) {
+  const uint64_t expected = row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<uint64_t>(rows);
+  if (bytes.size() != expected) throw_error("weight {}: {} bytes, expected {}", name, bytes.size(), expected);
+  if (type != TensorType::F32 && !quant::can_dequantize(type)) {
+    throw_error("weight {}: type {} is not supported by the CPU backend", name, tensor_type_name(type));
+  }
+  if (type == TensorType::F32 && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) {
+    throw_error("weight {}: f32 data is not 4-byte aligned", name);
+  }
+  return Weight{name, type, cols, rows, bytes.data()};
+}
+
+Tensor CpuBackend::scratch(int64_t rows, int64_t cols) {
+  const size_t n = static_cast<size_t>(std::max<int64_t>(1, rows * cols));
+  scratch_.push_back(std::make_unique<float[]>(n));
+  return Tensor{scratch_.back().get(), rows, cols};
+}
+
+void CpuBackend::release_scratch() { scratch_.clear(); }
+
+void CpuBackend::init_kv(const KvLayout& layout, uint32_t num_blocks) {
+  layout_ = layout;
+  num_blocks_ = num_blocks;
+  kv_.assign(layout.block_elements() * num_blocks, 0.0f);
+}
+
+void CpuBackend::read(const Tensor& t, float* host) { std::memcpy(host, t.data, t.elements() * sizeof(float)); }
+
+void CpuBackend::begin_step(const StepInfo& step) {
+  tokens_.assign(step.tokens.begin(), step.tokens.end());
+  positions_.assign(step.positions.begin(), step.positions.end());
+  slots_.assign(step.slot_mapping.begin(), step.slot_mapping.end());
+  sequences_.assign(step.sequences.begin(), step.sequences.end());
+  block_tables_.assign(step.block_tables.begin(), step.block_tables.end());
+}
+
+void CpuBackend::embed(const Weight& table, Tensor out) {
+  pool_.parallel_for(static_cast<int64_t>(tokens_.size()), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int32_t id = tokens_[static_cast<size_t>(i)];
+      float* dst = out.data + i * out.cols;
+      const float* row = weight_row(table, id, dst);
+      if (row != dst) std::memcpy(dst, row, static_cast<size_t>(out.cols) * sizeof(float));
+    }
+  });
+}
+
+void CpuBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) {
+  const int64_t group = gain.cols;
+  const float* g = static_cast<const float*>(gain.data);
+  pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t r = begin; r < end; ++r) {
+      for (int64_t c0 = 0; c0 < x.cols; c0 += group) {
+        const float* src = x.data + r * x.cols + c0;
+        float* dst = out.data + r * out.cols + c0;
+        const float mean = cpu::sum_squares_f32(src, group) / static_cast<float>(group);
+        const float scale = 1.0f / std::sqrt(mean + eps);
+        for (int64_t i = 0; i < group; ++i) dst[i] = src[i] * scale * g[i];
+      }
+    }
+  });
+}
+
+void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias) {
+  const float* b = bias != nullptr ? static_cast<const float*>(bias->data) : nullptr;
+  // Parallel over output features: each thread dequantizes a weight row once and applies it to
+  // every token row, so one output element is always one dot product in one fixed order.
+  pool_.parallel_for(w.rows, [&](int64_t begin, int64_t end, unsigned) {
+    std::vector<float> buffer(static_cast<size_t>(w.cols));
+    for (int64_t o = begin; o < end; ++o) {
+      const float* row = weight_row(w, o, buffer.data());
+      for (int64_t r = 0; r < x.rows; ++r) {
+        float v = dot_f32(x.data + r * x.cols, row, w.cols);
+        if (b != nullptr) v += b[o];
+        out.data[r * out.cols + o] = v;
+      }
+    }
+  }, 4);
+}
+
+void CpuBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
+  if (rope.scaling == RopeScaling::Yarn) throw_error("RoPE: YaRN scaling is not implemented on the CPU backend yet");
+  const uint32_t half = rope.dims / 2;
+  const int64_t heads = x.cols / head_dim;
+  const double position_scale = rope.scaling == RopeScaling::Linear ? 1.0 / rope.factor : 1.0;
+  pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
+    std::vector<float> cos_t(half), sin_t(half);
+    for (int64_t r = begin; r < end; ++r) {
+      const double pos = positions_[static_cast<size_t>(r)] * position_scale;
+      for (uint32_t i = 0; i < half; ++i) {
+        double theta = pos * std::pow(static_cast<double>(rope.base), -2.0 * i / rope.dims);
+        if (!rope.freq_factors.empty()) theta /= rope.freq_factors[i];
+        cos_t[i] = static_cast<float>(std::cos(theta));
+        sin_t[i] = static_cast<float>(std::sin(theta));
+      }
+      for (int64_t h = 0; h < heads; ++h) {
+        float* v = x.data + r * x.cols + h * head_dim;
+        for (uint32_t i = 0; i < half; ++i) {
+          const uint32_t a = rope.order == RopeOrder::Interleaved ? 2 * i : i;
+          const uint32_t b = rope.order == RopeOrder::Interleaved ? 2 * i + 1 : i + half;
+          const float x0 = v[a], x1 = v[b];
+          v[a] = x0 * cos_t[i] - x1 * sin_t[i];
+          v[b] = x0 * sin_t[i] + x1 * cos_t[i];
+        }
+      }
+    }
+  });
+}
+
+float* CpuBackend::kv_row(uint32_t layer, int kv, int64_t slot) {
+  const int64_t block = slot / layout_.block_size, offset = slot % layout_.block_size;
+  const size_t row = size_t(layout_.kv_heads) * layout_.head_dim;
+  return kv_.data() + static_cast<size_t>(block) * layout_.block_elements() +
+         (size_t(layer) * 2 + static_cast<size_t>(kv)) * layout_.layer_half_elements() + static_cast<size_t>(offset) * row;
+}
+
+const float* CpuBackend::kv_slot(uint32_t layer, int kv, int64_t slot) const {
+  return const_cast<CpuBackend*>(this)->kv_row(layer, kv, slot);
+}
+
+void CpuBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
+  const size_t row_bytes_f32 = static_cast<size_t>(k.cols) * sizeof(float);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    std::memcpy(kv_row(layer, 0, slots_[i]), k.data + i * static_cast<size_t>(k.cols), row_bytes_f32);
+    std::memcpy(kv_row(layer, 1, slots_[i]), v.data + i * static_cast<size_t>(v.cols), row_bytes_f32);
+  }
+}
+
+void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
+  // One work item per (query row, head); each sees its context in position order.
+  struct Item {
+    uint32_t seq, row, position;
+  };
+  std::vector<Item> rows;
+  for (uint32_t s = 0; s < sequences_.size(); ++s) {
+    const auto& seq = sequences_[s];
+    for (uint32_t t = 0; t < seq.q_count; ++t) rows.push_back({s, seq.q_begin + t, seq.n_past + t});
+  }
+  const uint32_t group = shape.heads / shape.kv_heads;
+  const int64_t units = static_cast<int64_t>(rows.size()) * shape.heads;
+  pool_.parallel_for(units, [&](int64_t begin, int64_t end, unsigned) {
+    std::vector<float> scores;
+    for (int64_t u = begin; u < end; ++u) {
+      const Item& item = rows[static_cast<size_t>(u / shape.heads)];
+      const uint32_t h = static_cast<uint32_t>(u % shape.heads);
+      const uint32_t kvh = h / group;
+      const auto& seq = sequences_[item.seq];
+      const int32_t* table = block_tables_.data() + seq.table_begin;
+      const float* qv = q.data + size_t(item.row) * q.cols + size_t(h) * shape.head_dim;
+      const uint32_t n_ctx = item.position + 1;  // causal: positions 0 … own position
+      scores.resize(n_ctx);
+      float max_score = -INFINITY;
+      for (uint32_t p = 0; p < n_ctx; ++p) {
+        const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
+        const float* kv = kv_row(layer, 0, slot) + size_t(kvh) * shape.head_dim;
+        scores[p] = dot_f32(qv, kv, shape.head_dim) * shape.scale;
+        max_score = std::max(max_score, scores[p]);
+      }
+      float sum = 0.0f;
+      for (uint32_t p = 0; p < n_ctx; ++p) {
+        scores[p] = std::exp(scores[p] - max_score);
+        sum += scores[p];
+      }
+      float* o = out.data + size_t(item.row) * out.cols + size_t(h) * shape.head_dim;
+      std::fill(o, o + shape.head_dim, 0.0f);
+      const float inv = 1.0f / sum;
+      for (uint32_t p = 0; p < n_ctx; ++p) {
+        const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
+        axpy_f32(scores[p] * inv, kv_row(layer, 1, slot) + size_t(kvh) * shape.head_dim, o, shape.head_dim);
+      }
+    }
+  });
+}
+
+void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
+  pool_.parallel_for(static_cast<int64_t>(gate.elements()), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float g = gate.data[i];
+      out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
+    }
+  }, 64);
+}
+
+void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
+  pool_.parallel_for(static_cast<int64_t>(a.elements()), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t i = begin; i < end; ++i) out.data[i] = a.data[i] + b.data[i];
+  }, 64);
+}
+
+void CpuBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {
+  for (size_t j = 0; j < rows.size(); ++j) {
+    std::memcpy(out.data + j * static_cast<size_t>(out.cols), x.data + static_cast<size_t>(rows[j]) * static_cast<size_t>(x.cols),
+                static_cast<size_t>(x.cols) * sizeof(float));
+  }
+}
+
+void CpuBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) {
+  const size_t n = layout_.block_elements();
+  for (const auto& [src, dst] : pairs) {
+    std::memcpy(kv_.data() + static_cast<size_t>(dst) * n, kv_.data() + static_cast<size_t>(src) * n, n * sizeof(float));
+  }
+}
+
+}  // namespace vellum::backend

@@ -1,0 +1,131 @@
+#include "model/transformer.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace vellum::model {
+
+using backend::Tensor;
+using backend::Weight;
+
+Transformer::Transformer(const gguf::GgufFile& file, backend::Backend& backend)
+    : file_(file), backend_(backend), hp_(read_hparams(file.metadata())) {
+  const uint64_t dim = hp_.dim, q = hp_.q_dim(), kv = hp_.kv_dim(), ffn = hp_.ffn, hd = hp_.head_dim;
+  token_embd_ = bind("token_embd.weight", {dim, hp_.vocab == 0 ? 0 : hp_.vocab});
+  if (hp_.vocab == 0) hp_.vocab = static_cast<uint32_t>(token_embd_.rows);
+  output_norm_ = bind("output_norm.weight", {dim});
+  output_ = bind("output.weight", {dim, hp_.vocab}, false);
+  if (!output_.present()) output_ = token_embd_;  // tied embeddings
+  if (const auto* freqs = file.find_tensor("rope_freqs.weight")) {
+    const Weight f = bind("rope_freqs.weight", {hp_.rope.dims / 2});
+    const auto* p = static_cast<const float*>(f.data);
+    if (freqs->type != TensorType::F32) throw_error("rope_freqs.weight: expected F32");
+    hp_.rope.freq_factors.assign(p, p + hp_.rope.dims / 2);
+  }
+  layers_.resize(hp_.layers);
+  for (uint32_t l = 0; l < hp_.layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& L = layers_[l];
+    L.attn_norm = bind(p + "attn_norm.weight", {dim});
+    L.wq = bind(p + "attn_q.weight", {dim, q});
+    L.wk = bind(p + "attn_k.weight", {dim, kv});
+    L.wv = bind(p + "attn_v.weight", {dim, kv});
+    L.wo = bind(p + "attn_output.weight", {q, dim});
+    if (hp_.qkv_bias) {
+      L.bq = bind(p + "attn_q.bias", {q});
+      L.bk = bind(p + "attn_k.bias", {kv});
+      L.bv = bind(p + "attn_v.bias", {kv});
+    }
+    if (hp_.qk_norm) {
+      L.q_norm = bind(p + "attn_q_norm.weight", {hd});
+      L.k_norm = bind(p + "attn_k_norm.weight", {hd});
+    }
+    L.ffn_norm = bind(p + "ffn_norm.weight", {dim});
+    L.gate = bind(p + "ffn_gate.weight", {dim, ffn});
+    L.up = bind(p + "ffn_up.weight", {dim, ffn});
+    L.down = bind(p + "ffn_down.weight", {ffn, dim});
+  }
+}
+
+Weight Transformer::bind(const std::string& name, std::vector<uint64_t> shape, bool required) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) {
+    if (required) throw_error("{}: missing tensor {} (architecture {})", file_.source(), name, hp_.arch_name);
+    return {};
+  }
+  if (shape.size() == 2 && shape[1] == 0) shape[1] = t->shape.size() == 2 ? t->shape[1] : 0;  // vocab from the tensor
+  if (t->shape != shape) {
+    std::string want = "[";
+    for (size_t i = 0; i < shape.size(); ++i) want += (i ? ", " : "") + std::to_string(shape[i]);
+    throw_error("{}: tensor {} has shape {}, expected {}]", file_.source(), name, t->shape_string(), want);
+  }
+  if (shape.size() == 1 && t->type != TensorType::F32) {
+    throw_error("{}: tensor {} is {}, expected F32", file_.source(), name, tensor_type_name(t->type));
+  }
+  const int64_t rows = shape.size() == 2 ? static_cast<int64_t>(shape[1]) : 1;
+  return backend_.upload_weight(name, t->type, static_cast<int64_t>(shape[0]), rows, file_.tensor_data(*t));
+}
+
+std::vector<float> Transformer::forward(const engine::Batch& batch) {
+  auto& be = backend_;
+  batch.validate(be.kv_blocks());
+  for (int32_t token : batch.tokens) {
+    if (token < 0 || static_cast<uint32_t>(token) >= hp_.vocab) throw_error("token id {} is outside the vocabulary ({})", token, hp_.vocab);
+  }
+  const int64_t n = static_cast<int64_t>(batch.size());
+  if (n == 0) return {};
+
+  std::vector<backend::StepSequence> seqs;
+  std::vector<int32_t> tables;
+  for (const auto& s : batch.sequences) {
+    seqs.push_back({s.token_begin, s.token_count, s.n_past, static_cast<uint32_t>(tables.size()),
+                    static_cast<uint32_t>(s.block_table.size())});
+    tables.insert(tables.end(), s.block_table.begin(), s.block_table.end());
+  }
+  be.begin_step({batch.tokens, batch.positions, batch.slot_mapping, seqs, tables});
+
+  const int64_t dim = hp_.dim, qd = hp_.q_dim(), kvd = hp_.kv_dim(), ffn = hp_.ffn;
+  Tensor x = be.scratch(n, dim), h = be.scratch(n, dim), q = be.scratch(n, qd), k = be.scratch(n, kvd),
+         v = be.scratch(n, kvd), attn = be.scratch(n, qd), o = be.scratch(n, dim), g = be.scratch(n, ffn),
+         u = be.scratch(n, ffn);
+  const backend::AttentionShape shape{hp_.heads, hp_.kv_heads, hp_.head_dim,
+                                      1.0f / std::sqrt(static_cast<float>(hp_.head_dim))};
+  be.embed(token_embd_, x);
+  for (const LayerWeights& L : layers_) {
+    const uint32_t layer = static_cast<uint32_t>(&L - layers_.data());
+    be.rms_norm(x, L.attn_norm, hp_.rms_eps, h);
+    be.matmul(L.wq, h, q, hp_.qkv_bias ? &L.bq : nullptr);
+    be.matmul(L.wk, h, k, hp_.qkv_bias ? &L.bk : nullptr);
+    be.matmul(L.wv, h, v, hp_.qkv_bias ? &L.bv : nullptr);
+    if (hp_.qk_norm) {
+      be.rms_norm(q, L.q_norm, hp_.rms_eps, q);
+      be.rms_norm(k, L.k_norm, hp_.rms_eps, k);
+    }
+    be.rope(q, hp_.head_dim, hp_.rope);
+    be.rope(k, hp_.head_dim, hp_.rope);
+    be.store_kv(layer, k, v);
+    be.attention(layer, q, shape, attn);
+    be.matmul(L.wo, attn, o);
+    be.add(x, o, x);
+    be.rms_norm(x, L.ffn_norm, hp_.rms_eps, h);
+    be.matmul(L.gate, h, g);
+    be.matmul(L.up, h, u);
+    be.swiglu(g, u, g);
+    be.matmul(L.down, g, o);
+    be.add(x, o, x);
+  }
+  const int64_t m = static_cast<int64_t>(batch.logit_rows.size());
+  std::vector<float> logits(static_cast<size_t>(m) * hp_.vocab);
+  if (m > 0) {
+    Tensor last = be.scratch(m, dim), normed = be.scratch(m, dim), out = be.scratch(m, hp_.vocab);
+    be.gather_rows(x, batch.logit_rows, last);
+    be.rms_norm(last, output_norm_, hp_.rms_eps, normed);
+    be.matmul(output_, normed, out);
+    be.read(out, logits.data());
+  }
+  be.release_scratch();
+  return logits;
+}
+
+}  // namespace vellum::model

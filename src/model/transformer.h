@@ -1,0 +1,43 @@
+#pragma once
+// A decoder-only transformer bound to a backend: hyper-parameters from GGUF, weights uploaded (or
+// used in place) and checked against the architecture's shapes, and one forward pass over a Batch
+// for every supported architecture (Llama, Qwen2, Qwen3): what differs is flags in HParams.
+
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+#include "engine/batch.h"
+#include "gguf/gguf_file.h"
+#include "model/hparams.h"
+
+namespace vellum::model {
+
+struct LayerWeights {
+  backend::Weight attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm;
+  backend::Weight ffn_norm, gate, up, down;
+};
+
+class Transformer {
+ public:
+  // Binds `file`'s tensors (which must outlive the Transformer) on `backend`. Throws vellum::Error
+  // naming a missing tensor, a wrong shape or an unsupported type.
+  Transformer(const gguf::GgufFile& file, backend::Backend& backend);
+
+  const HParams& hparams() const { return hp_; }
+  backend::Backend& backend() { return backend_; }
+
+  // Runs the batch; returns logits for batch.logit_rows, row after row (rows × vocab).
+  std::vector<float> forward(const engine::Batch& batch);
+
+ private:
+  backend::Weight bind(const std::string& name, std::vector<uint64_t> shape, bool required = true);
+
+  const gguf::GgufFile& file_;
+  backend::Backend& backend_;
+  HParams hp_;
+  backend::Weight token_embd_, output_norm_, output_;
+  std::vector<LayerWeights> layers_;
+};
+
+}  // namespace vellum::model
