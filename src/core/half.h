@@ -1,7 +1,9 @@
 #pragma once
 // IEEE binary16 (f16) and bfloat16 conversions, bit-exact and portable (no F16C needed).
-// f16 -> f32 and bf16 -> f32 are exact; f32 -> f16 and f32 -> bf16 round to nearest even, the way
-// numpy's astype(float16) and ggml's GGML_FP32_TO_BF16 do (NaN stays NaN).
+// f16 -> f32 and bf16 -> f32 are exact (NaN payloads shift over unchanged, signalling NaNs included).
+// f32 -> f16 is numpy's astype(float16) bit for bit (round to nearest even; NaN keeps its top payload
+// bits, so gguf-py's F16 output and ours agree); f32 -> bf16 is ggml's GGML_FP32_TO_BF16 (nearest
+// even, NaN made quiet), which gguf-py copies. tests/unit/test_half.cpp checks both against numpy.
 
 #include <bit>
 #include <cstdint>
@@ -37,7 +39,10 @@ inline uint16_t f32_to_f16(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) {  // NaN: keep the top payload bits (never 0, which would read as inf), as numpy does
+    const uint32_t payload = (abs & 0x7fffffu) >> 13;
+    return uint16_t(sign | 0x7c00u | (payload != 0 ? payload : 1u));
+  }
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow (incl. inf) after rounding
   if (abs < 0x38800000u) {                                  // result is subnormal or zero
     if (abs < 0x33000000u) return uint16_t(sign);           // below half the smallest subnormal
