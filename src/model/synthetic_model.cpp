@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <thread>
 
+#include <unistd.h>
+
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
@@ -236,9 +238,9 @@ SyntheticShape write_synthetic_model(SynthOptions o) {
   }
   md.set("general.file_type", u32(ftype));
 
+  const bool show = o.verbose && ::isatty(2);  // a progress line only where someone watches it
   w.write(o.output_path, [&](size_t done, size_t total) {
-    if (o.verbose) std::fprintf(stderr, "\rsynth: %zu/%zu tensors", done, total);
-    if (o.verbose && done == total) std::fprintf(stderr, "\n");
+    if (show) std::fprintf(stderr, "\rsynth: %zu/%zu tensors%s", done, total, done == total ? "\n" : "");
   });
   return s;
 }
