@@ -133,7 +133,9 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
   const int32_t eom = special("tokenizer.ggml.eom_token_id", -1);
 
   const bool is_wpm = v.type_ == VocabType::Wpm;
-  v.add_bos_ = md.get_or<bool>("tokenizer.ggml.add_bos_token", v.type_ != VocabType::Bpe);
+  // llama.cpp's defaults: SentencePiece and WordPiece add BOS/CLS, BPE only for the llama3 family.
+  const bool llama3_family = v.type_ == VocabType::Bpe && v.pre_ != "tekken" && pre_ignores_merges(v.pre_);
+  v.add_bos_ = md.get_or<bool>("tokenizer.ggml.add_bos_token", v.type_ != VocabType::Bpe || llama3_family);
   v.add_eos_ = md.get_or<bool>("tokenizer.ggml.add_eos_token", is_wpm);
   v.add_space_prefix_ = md.get_or<bool>("tokenizer.ggml.add_space_prefix", v.type_ == VocabType::Spm);
   v.ignore_merges_ = v.type_ == VocabType::Bpe && pre_ignores_merges(v.pre_);
