@@ -1,0 +1,73 @@
+#include "engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/error.h"
+
+namespace vellum::engine {
+
+void SamplingParams::validate() const {
+  if (!(temperature >= 0.0f) || !std::isfinite(temperature)) throw_error("temperature {} must be >= 0", temperature);
+  if (top_k < 0) throw_error("top_k {} must be >= 0", top_k);
+  if (!(top_p > 0.0f && top_p <= 1.0f)) throw_error("top_p {} must be in (0, 1]", top_p);
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) throw_error("min_p {} must be in [0, 1]", min_p);
+}
+
+Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { params.validate(); }
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  if (logits.empty()) throw_error("sampler: empty logits");
+  // Greedy: the first maximum, so ties break the same way everywhere.
+  if (params_.temperature == 0.0f) {
+    return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  }
+  std::vector<int32_t> ids(logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  size_t keep = ids.size();
+  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
+    keep = static_cast<size_t>(params_.top_k);
+    std::partial_sort(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(keep), ids.end(), by_logit);
+  } else {
+    std::sort(ids.begin(), ids.end(), by_logit);
+  }
+  ids.resize(keep);
+  // Softmax at the temperature, in double so that long vocabularies sum exactly enough.
+  std::vector<double> p(keep);
+  const double max_logit = logits[ids[0]];
+  double sum = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    p[i] = std::exp((logits[ids[i]] - max_logit) / params_.temperature);
+    sum += p[i];
+  }
+  for (auto& x : p) x /= sum;
+  // min-p: drop tokens below min_p × the top probability; top-p: the smallest prefix reaching top_p.
+  size_t n = keep;
+  if (params_.min_p > 0.0f) {
+    while (n > 1 && p[n - 1] < params_.min_p * p[0]) --n;
+  }
+  if (params_.top_p < 1.0f) {
+    double cumulative = 0;
+    for (size_t i = 0; i < n; ++i) {
+      cumulative += p[i];
+      if (cumulative >= params_.top_p) {
+        n = i + 1;
+        break;
+      }
+    }
+  }
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += p[i];
+  const double r = std::uniform_real_distribution<double>(0.0, total)(rng_);
+  double acc = 0;
+  for (size_t i = 0; i < n; ++i) {
+    acc += p[i];
+    if (r < acc) return ids[i];
+  }
+  return ids[n - 1];
+}
+
+}  // namespace vellum::engine
