@@ -55,7 +55,8 @@ void run(const RunOptions& o) {
   engine::SamplingParams sp = o.sampling;
   sp.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   engine::Sampler sampler(sp);
-  tokenizer::StreamingDetokenizer detok(tok, false, false);
+  // SentencePiece's dummy-prefix space is dropped only at the very start of the text.
+  tokenizer::StreamingDetokenizer detok(tok, o.prompt.empty() && tok.strips_leading_space(), false);
   std::printf("%s", o.prompt.c_str());
   std::fflush(stdout);
 
