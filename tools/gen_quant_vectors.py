@@ -110,8 +110,8 @@ def dequant_cases(rng: np.random.Generator, qtype) -> list[dict]:
     set_scales(b, qtype, sane_scales(rng, n_random * nf).reshape(n_random, nf))
     cases.append(dequant_case("random", qtype, b))
 
-    b = payload(2)
-    set_scales(b, qtype, np.zeros((2, nf), dtype=np.uint16))
+    b = payload(1)
+    set_scales(b, qtype, np.zeros((1, nf), dtype=np.uint16))
     cases.append(dequant_case("zero_scales", qtype, b))
 
     b = payload(2)
@@ -157,6 +157,14 @@ def quant_inputs(rng: np.random.Generator, block: int) -> list[tuple[str, np.nda
     x[0] = -8.0
     cases.append(("grid", x))
     cases.append(("tiny", (rng.standard_normal(block) * 1e-6).astype(f)))
+    if block > 32:
+        # K-quants: more sub-blocks, each with its own spread and offset (some all-positive, some
+        # heavy-tailed), so more branches of the scale searches decide the bytes.
+        n_sub = 4 * block // 32
+        spread = 10.0 ** rng.uniform(-2, 0, size=(n_sub, 1))
+        offset = rng.choice([0.0, 0.0, 1.0, -1.0], size=(n_sub, 1)) * spread * rng.uniform(0, 3, size=(n_sub, 1))
+        x = rng.laplace(size=(n_sub, 32)) * spread + offset
+        cases.append(("mixed_subblocks", x.astype(f).ravel()))
     return cases
 
 

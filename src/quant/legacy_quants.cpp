@@ -6,8 +6,11 @@
 #include "core/half.h"
 #include "quant/rounding.h"
 
+// Bit-exactness: no FMA contraction in this file (see rounding.h).
 #if defined(__clang__)
-#pragma clang fp contract(off)  // bit-exactness: see rounding.h
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
 #endif
 
 namespace vellum::quant {

@@ -2,9 +2,9 @@
 // Float-to-integer steps shared by the reference quantizers (internal to quant/).
 //
 // Bit-exactness with ggml needs every float expression evaluated as written: no FMA contraction and
-// no reassociation. GCC in ISO C++ mode (-std=c++20, what CMake passes) does not contract; clang does
-// within an expression when the target has FMA, hence the pragma in each .cpp that includes this.
-// Never build quant/ with -ffast-math.
+// no reassociation. Both GCC (even in ISO C++ mode) and clang fuse a*b+c into an FMA when the target
+// has one (-march=native, x86-64-v3, aarch64), so each .cpp that uses this turns contraction off with
+// a pragma. Never build quant/ with -ffast-math.
 
 #include <bit>
 #include <cmath>

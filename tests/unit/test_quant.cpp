@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -83,7 +85,7 @@ TEST_P(QuantVectors, DequantizeMatchesGguf) {
   const TensorType t = GetParam();
   const auto doc = vectors_for(t);
   const auto& cases = doc.at("dequantize");
-  ASSERT_GE(cases.size(), 1u);
+  ASSERT_GE(cases.size(), traits(t).block_elements > 1 ? 6u : 1u);  // random + the edge cases
   for (const auto& c : cases) {
     const std::string what = std::string(tensor_type_name(t)) + " dequantize " + c.at("name").get<std::string>();
     const auto bytes = from_hex(c.at("blocks").get<std::string>());
@@ -234,6 +236,41 @@ TEST(QuantBlocks, Q8_0QuantizeHandMade) {
   for (int j = 0; j < 31; ++j) EXPECT_EQ(int8_t(q[2 + j]), int(std::round(x[j]))) << j;
   EXPECT_EQ(int8_t(q[2 + 0]), -17);  // -16.5 -> -17: away from zero
   EXPECT_EQ(int8_t(q[33]), 127);
+}
+
+// llama.cpp's tests/test-quantize-fns.cpp check: quantize 0.1 + 2 cos(i) (4096 values), dequantize,
+// and the error sqrt(sum (x - y)^2) / n must stay under its thresholds.
+TEST(QuantBlocks, LlamaCppQuantizeFnsThresholds) {
+  constexpr int n = 32 * 128;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[size_t(i)] = 0.1f + 2 * std::cos(float(i));
+  for (TensorType t : kSupported) {
+    const double max_error = t == TensorType::Q2_K ? 0.0075 : t == TensorType::Q3_K ? 0.0040 : 0.002;
+    std::vector<uint8_t> q(row_bytes(t, n));
+    quantize_row(t, x.data(), q.data(), n);
+    dequantize_row(t, q.data(), y.data(), n);
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += (double(x[size_t(i)]) - y[size_t(i)]) * (double(x[size_t(i)]) - y[size_t(i)]);
+    EXPECT_LT(std::sqrt(sum) / n, max_error) << tensor_type_name(t);
+  }
+}
+
+// An outside spot check of Q3_K quantization: huggingface/candle's quantized_tests.rs (quantize_q3k)
+// publishes these values, rounded to 3 decimals, for its port of ggml's Q3_K reference quantizer (whose
+// make_q3_quants ggml has not changed since). Candle's Q4_K/Q5_K/Q6_K ports follow older ggml
+// searches, so their published values do not apply to ours.
+TEST(QuantBlocks, Q3_KMatchesCandleSpotValues) {
+  constexpr int n = 1024;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[size_t(i)] = (float(i) - 512.f) * 0.5f / 512.f;
+  std::vector<uint8_t> q(row_bytes(TensorType::Q3_K, n));
+  quantize_row(TensorType::Q3_K, x.data(), q.data(), n);
+  dequantize_row(TensorType::Q3_K, q.data(), y.data(), n);
+  const int at[] = {0, 128, 256, 512, 800, 1023};
+  const double want[] = {-0.493, -0.37, -0.243, 0.0, 0.292, 0.492};
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(std::round(1000.0 * y[size_t(at[k])]) / 1000.0, want[k]) << "element " << at[k];
+  }
 }
 
 TEST(QuantBlocks, SizesMatchTensorTypeTable) {
