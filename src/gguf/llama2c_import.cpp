@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "gguf/file_type.h"
 #include "gguf/gguf_writer.h"
 #include "quant/quant.h"
 
@@ -194,19 +195,7 @@ Llama2cConfig convert_llama2c(const Llama2cConvertOptions& options) {
       options.name.empty() ? std::filesystem::path(options.model_path).stem().string() : options.name;
   md.set("general.architecture", Value::string("llama"));
   md.set("general.name", Value::string(name));
-  // llama.cpp's LLAMA_FTYPE: 0 all F32, 1 mostly F16, 7 Q8_0, 2 Q4_0, 15 Q4_K_M-like, 18 Q6_K, 32 BF16
-  uint32_t file_type = 0;
-  switch (options.matrix_type) {
-    case TensorType::F32: file_type = 0; break;
-    case TensorType::F16: file_type = 1; break;
-    case TensorType::Q4_0: file_type = 2; break;
-    case TensorType::Q8_0: file_type = 7; break;
-    case TensorType::Q4_K: file_type = 15; break;
-    case TensorType::Q6_K: file_type = 18; break;
-    case TensorType::BF16: file_type = 32; break;
-    default: file_type = 0; break;
-  }
-  md.set("general.file_type", Value::u32(file_type));
+  md.set("general.file_type", Value::u32(llama_file_type(options.matrix_type)));
   md.set("general.quantization_version", Value::u32(2));
   md.set("llama.vocab_size", Value::u32(static_cast<uint32_t>(c.vocab_size)));
   md.set("llama.context_length", Value::u32(static_cast<uint32_t>(c.seq_len)));

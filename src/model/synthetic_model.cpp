@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "gguf/file_type.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "quant/quant.h"
@@ -218,25 +219,7 @@ SyntheticShape write_synthetic_model(SynthOptions o) {
     matrix(p + "ffn_down.weight", "ffn_down.weight", li, s.ffn, s.dim);
     matrix(p + "ffn_up.weight", "ffn_up.weight", li, s.dim, s.ffn);
   }
-  // llama.cpp's LLAMA_FTYPE for the mixture as a whole.
-  uint32_t ftype = 1;
-  switch (plan.base) {
-    case TensorType::F32: ftype = 0; break;
-    case TensorType::F16: ftype = 1; break;
-    case TensorType::Q4_0: ftype = 2; break;
-    case TensorType::Q4_1: ftype = 3; break;
-    case TensorType::Q8_0: ftype = 7; break;
-    case TensorType::Q5_0: ftype = 8; break;
-    case TensorType::Q5_1: ftype = 9; break;
-    case TensorType::Q2_K: ftype = 10; break;
-    case TensorType::Q3_K: ftype = 12; break;
-    case TensorType::Q4_K: ftype = plan.k_m ? 15 : 14; break;
-    case TensorType::Q5_K: ftype = plan.k_m ? 17 : 16; break;
-    case TensorType::Q6_K: ftype = 18; break;
-    case TensorType::BF16: ftype = 32; break;
-    default: break;
-  }
-  md.set("general.file_type", u32(ftype));
+  md.set("general.file_type", u32(gguf::llama_file_type(plan.base, plan.k_m)));
 
   const bool show = o.verbose && ::isatty(2);  // a progress line only where someone watches it
   w.write(o.output_path, [&](size_t done, size_t total) {
