@@ -157,8 +157,9 @@ KvManager::Plan KvManager::plan_allocation(std::span<const TokenId> tokens, uint
     }
     if (nfull > 0 && p.hits.size() == nfull && n % bs == 0) {
       // Whole prompt cached: the last token is recomputed for its logits, into a copy of the last
-      // block. A block still pending cannot be copied yet; compute that block ourselves instead.
-      if (cache_.entry(p.hits.back()).computed) {
+      // block. While any of the prompt is still pending the copy cannot be made yet (nor would
+      // num_computed = n - 1 be true): compute the last block ourselves instead.
+      if (std::all_of(p.hits.begin(), p.hits.end(), [&](BlockId b) { return cache_.entry(b).computed; })) {
         p.cow = true;
       } else {
         p.hits.pop_back();
@@ -356,11 +357,15 @@ SeqProgress KvManager::mark_computed(SeqId id, uint32_t n) {
                          s.table.blocks[i], i * bs));
     }
   }
-  for (uint32_t i = s.num_computed / bs; i < n / bs; ++i) {
+  const uint32_t first_new = s.num_computed / bs;
+  for (uint32_t i = first_new; i < n / bs; ++i) {
     const BlockId b = s.table.blocks[i];
     if (cache_.entry(b).cached && !cache_.entry(b).computed) cache_.mark_computed(b);  // waiters may go on
   }
   s.num_computed = n;
+  // A private duplicate (its hash was taken when it was allocated) may be publishable now, if the
+  // block that held the hash has since gone.
+  register_full_blocks(id, s, first_new, n / bs);
   // The forward pass that computed these tokens ran after this sequence's copies.
   for (BlockId b : s.copy_sources) {
     --pins_[b];
@@ -501,7 +506,6 @@ void KvManager::check_invariants() const {
         fail(fmt::format("pending block {} is owned by sequence {}, which does not hold it", b, e.owner));
       }
     }
-    if (pins_[b] > 0 && !e.computed) fail(fmt::format("copy source {} is pending", b));
   }
   for (const auto& [h, b] : cache_.map()) {
     if (!cache_.entry(b).cached || cache_.entry(b).hash != h) fail(fmt::format("hash maps to block {} which is not cached under it", b));
