@@ -144,13 +144,15 @@ void KvManager::debug_check() const {
 KvManager::Plan KvManager::plan_allocation(std::span<const TokenId> tokens, uint64_t extra_key) const {
   Plan p;
   const uint32_t bs = config_.block_size;
+  if (tokens.size() > UINT32_MAX - bs) misuse("prompt too long");
   const auto n = static_cast<uint32_t>(tokens.size());
   const uint32_t nb = ceil_div(n, bs);
   const uint32_t nfull = n / bs;
   if (config_.enable_prefix_caching) {
     p.hashes = hash_full_blocks(tokens, bs, extra_key, seed_, config_.hash_fn);
     for (uint32_t i = 0; i < nfull; ++i) {
-      const auto r = cache_.find(p.hashes[i], tokens.subspan(static_cast<size_t>(i) * bs, bs), extra_key);
+      const auto r = cache_.find(p.hashes[i], i == 0 ? kRootBlockHash : p.hashes[i - 1],
+                                 tokens.subspan(static_cast<size_t>(i) * bs, bs), extra_key);
       if (r.collision) ++p.collisions;
       if (r.block == kNoBlock) break;
       p.hits.push_back(r.block);
@@ -227,7 +229,6 @@ bool KvManager::can_append(SeqId seq, uint32_t n_tokens) const {
 
 std::optional<AllocateResult> KvManager::allocate(SeqId id, std::span<const TokenId> prompt, uint64_t extra_key) {
   if (seqs_.contains(id)) misuse(fmt::format("allocate: sequence {} exists already", id));
-  if (prompt.size() > UINT32_MAX - config_.block_size) misuse("allocate: prompt too long");
   Plan p = plan_allocation(prompt, extra_key);
   totals_.hash_collisions += p.collisions;
   if (p.needed() > pool_.num_free()) return std::nullopt;

@@ -16,13 +16,13 @@ std::span<const TokenId> PrefixCache::tokens(BlockId block) const {
   return std::span<const TokenId>(tokens_).subspan(static_cast<size_t>(block) * block_size_, block_size_);
 }
 
-PrefixCache::FindResult PrefixCache::find(const BlockHash& hash, std::span<const TokenId> tokens,
-                                          uint64_t extra_key) const {
+PrefixCache::FindResult PrefixCache::find(const BlockHash& hash, const BlockHash& parent,
+                                          std::span<const TokenId> tokens, uint64_t extra_key) const {
   const auto it = map_.find(hash);
   if (it == map_.end()) return {};
   const BlockId b = it->second;
   const auto stored = this->tokens(b);
-  if (entries_[b].extra_key != extra_key || tokens.size() != stored.size() ||
+  if (entries_[b].extra_key != extra_key || entries_[b].parent != parent || tokens.size() != stored.size() ||
       !std::equal(tokens.begin(), tokens.end(), stored.begin())) {
     return FindResult{kNoBlock, true};
   }

@@ -2,8 +2,8 @@
 // The prefix cache: chained block hash -> physical block, for full blocks only (a partial block's
 // content is still changing, so it is never shared through the cache).
 //
-// Each cached block keeps a copy of its own token ids and extra key; find() compares them as well as
-// the 128-bit hash, so a hash collision is a miss, never a wrong reuse.
+// Each cached block keeps a copy of its parent's hash, its own token ids and its extra key; find()
+// compares them as well as the 128-bit hash, so a hash collision is a miss, not a wrong reuse.
 //
 // A cached block is either *computed* (its KV is in the block) or *pending*: registered as soon as a
 // sequence allocated it, before its KV exists, so that a concurrent request with the same prefix shares
@@ -31,7 +31,7 @@ class PrefixCache {
     bool computed = false;
     SeqId owner = kNoSeq;  // pending entries: who computes it
     BlockHash hash{};
-    BlockHash parent{};  // kept so the hash can be re-derived from the stored content (invariant checks)
+    BlockHash parent{};
     uint64_t extra_key = 0;
   };
 
@@ -45,8 +45,9 @@ class PrefixCache {
   uint32_t block_size() const { return block_size_; }
   size_t size() const { return map_.size(); }
 
-  // The cached block with this hash whose stored tokens and extra key equal the given ones.
-  FindResult find(const BlockHash& hash, std::span<const TokenId> tokens, uint64_t extra_key) const;
+  // The cached block with this hash whose stored parent hash, tokens and extra key equal the given ones.
+  FindResult find(const BlockHash& hash, const BlockHash& parent, std::span<const TokenId> tokens,
+                  uint64_t extra_key) const;
 
   // Registers `block` (not cached yet) under `hash`; false (and nothing changes) when the hash is
   // already taken, by an identical block computed elsewhere or by a colliding one.
