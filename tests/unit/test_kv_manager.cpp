@@ -453,3 +453,24 @@ TEST(KvManager, CheckInvariantsDetectsCorruptionThroughTheApiOnly) {
   ASSERT_TRUE(m.append(3, std::vector<TokenId>{7}));
   EXPECT_NO_THROW(m.check_invariants());
 }
+
+TEST(KvManager, WholePromptHitBehindAPendingBlockWaitsInsteadOfCopying) {
+  // Regression (found by the property test): a whole-prompt hit whose last block is computed but an
+  // earlier one pending must not claim n - 1 computed tokens.
+  KvManager m(config(1, 16));
+  ASSERT_TRUE(m.allocate(1, V{5}));  // X: [5] pending
+  const auto s = m.allocate(2, V{5});  // S: whole hit on a pending block -> private duplicate
+  EXPECT_EQ(s->progress, (SeqProgress{0, 0, 1}));
+  compute_all(m, 2);
+  ASSERT_TRUE(m.append(2, V{6}));
+  compute_all(m, 2);  // S's [5, 6] block is cached and computed; its [5] block is a private duplicate
+  m.free(1);          // X never computed [5]: dropped
+  ASSERT_TRUE(m.allocate(3, V{5}));  // Y: [5] pending again
+  const auto z = m.allocate(4, V{5, 6});
+  ASSERT_TRUE(z);
+  EXPECT_TRUE(z->copies.empty());
+  EXPECT_EQ(z->progress, (SeqProgress{0, 1, 0}));  // waits for Y's [5], computes its own [6]
+  compute_all(m, 3);
+  EXPECT_EQ(compute_all(m, 4), (SeqProgress{2, 0, 0}));
+  m.check_invariants();
+}
