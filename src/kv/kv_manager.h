@@ -26,10 +26,12 @@
 //     request with the same prefix arriving before they are computed shares them instead of computing
 //     its own copy. r.progress says what to do next (as update_progress would).
 //     A whole-prompt hit still computes the last prompt token (its logits are needed): its block is
-//     copied (copy-on-write) and num_computed = prompt length - 1.
+//     copied (copy-on-write) and num_computed = prompt length - 1 (when every hit block is computed
+//     and the pool has room for the copy; otherwise the last block is not shared and is recomputed).
 //  2. Copies. Every BlockCopy returned (allocate, append) must be performed before the next forward
 //     pass. The copies of one step are independent (no block is both a source and a destination, and
 //     sources stay reserved until the sequence's next mark_computed), so they may run in any order.
+//     Drop the copies of a sequence freed before they ran (their destinations are free again).
 //  3. Forward. The runner writes the KV of positions [p0, p1) at slot_mapping(seq, p0, p1), with p0 =
 //     num_computed and p1 <= num_computed + computable; slot_mapping throws std::logic_error for a
 //     slot the sequence may not write (computed, pending or shared). After the pass:
@@ -41,7 +43,7 @@
 //     computable rises. A sequence that owns pending blocks must keep being scheduled or be freed, or
 //     its waiters wait forever. Waits have no cycles: a sequence only waits on blocks that come
 //     before its own in its chain, and a block has one position in every chain that holds it.
-//  5. Growth. Before a step adds tokens (a sampled token, draft tokens to verify):
+//  5. Growth. Before a step adds tokens (a sampled token):
 //     `if (!kv.can_append(seq, n)) preempt someone (scheduler policy); copies = *kv.append(seq, ids);`
 //     append returns nullopt, changing nothing, when the pool cannot supply the blocks. It copies the
 //     last block first when it is shared (after fork), and registers blocks as they become full.
