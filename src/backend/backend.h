@@ -18,6 +18,7 @@
 
 #include "backend/rope_config.h"
 #include "core/tensor_type.h"
+#include "kv/kv_layout.h"
 
 namespace vellum::backend {
 
@@ -39,16 +40,6 @@ struct Weight {
   bool present() const { return data != nullptr; }
 };
 
-struct KvLayout {
-  uint32_t layers = 0;
-  uint32_t block_size = 16;
-  uint32_t kv_heads = 0;
-  uint32_t head_dim = 0;
-  // f32 elements of one layer's K (or V) in one block
-  size_t layer_half_elements() const { return size_t(block_size) * kv_heads * head_dim; }
-  size_t block_elements() const { return size_t(layers) * 2 * layer_half_elements(); }
-  size_t block_bytes() const { return block_elements() * sizeof(float); }
-};
 
 // What one forward step's ops need beyond tensors: the new tokens, their positions and KV slots,
 // and, per sequence, where its queries are and which blocks hold its context.
@@ -85,7 +76,9 @@ class Backend {
   // Scratch activations; valid until the backend is destroyed or release_scratch() is called.
   virtual Tensor scratch(int64_t rows, int64_t cols) = 0;
   virtual void release_scratch() = 0;
-  virtual void init_kv(const KvLayout& layout, uint32_t num_blocks) = 0;
+  // The block pool (kv/kv_layout.h: per-layer shapes, block-major). Throws vellum::Error for a
+  // layout the backend cannot hold (the CPU backend stores F32 K/V with equal K and V head sizes).
+  virtual void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) = 0;
   virtual uint32_t kv_blocks() const = 0;
   virtual void read(const Tensor& t, float* host) = 0;
 

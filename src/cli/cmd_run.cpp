@@ -42,7 +42,7 @@ void run(const RunOptions& o) {
   const uint32_t context = o.context != 0 ? o.context : std::min<uint32_t>(hp.context_train, 4096);
   if (o.block_size == 0) throw_error("--block-size must be positive");
   const uint32_t blocks = (context + o.block_size - 1) / o.block_size;
-  be.init_kv({hp.layers, o.block_size, hp.kv_heads, hp.head_dim}, blocks);
+  be.init_kv(m.kv_layout(o.block_size), blocks);
   std::fprintf(stderr, "loaded %s: %u layers, dim %u, vocab %u, context %u, %u threads, %.2f s\n",
                hp.arch_name.c_str(), hp.layers, hp.dim, hp.vocab, context, be.threads(), seconds_since(t_load));
 

@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "engine/batch.h"
 #include "gguf/gguf_file.h"
+#include "kv/kv_layout.h"
 #include "model/hparams.h"
 
 namespace vellum::model {
@@ -25,6 +26,10 @@ class Transformer {
   Transformer(const gguf::GgufFile& file, backend::Backend& backend);
 
   const HParams& hparams() const { return hp_; }
+  // The KV block layout this model needs (every layer alike today).
+  kv::KvLayout kv_layout(uint32_t block_size, TensorType kv_type = TensorType::F32) const {
+    return kv::KvLayout::uniform(hp_.layers, hp_.kv_heads, hp_.head_dim, kv_type, block_size);
+  }
   backend::Backend& backend() { return backend_; }
 
   // Runs the batch; returns logits for batch.logit_rows, row after row (rows × vocab).

@@ -116,8 +116,7 @@ struct Loaded {
   model::Transformer model;
   Loaded(const std::string& name, uint32_t block_size, uint32_t blocks)
       : file(open(name)), model(file, be) {
-    const auto& hp = model.hparams();
-    be.init_kv({hp.layers, block_size, hp.kv_heads, hp.head_dim}, blocks);
+    be.init_kv(model.kv_layout(block_size), blocks);
   }
   static gguf::GgufFile open(const std::string& name) {
     const fs::path p = kDir / (name + ".gguf");

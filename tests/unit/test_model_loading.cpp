@@ -93,7 +93,7 @@ TEST(ModelLoading, SyntheticModelsOfEachArchitectureLoadAndRun) {
     EXPECT_EQ(t.hparams().arch_name, arch);
     EXPECT_EQ(t.hparams().qkv_bias, std::string(arch) == "qwen2");
     EXPECT_EQ(t.hparams().qk_norm, std::string(arch) == "qwen3");
-    be.init_kv({t.hparams().layers, 16, t.hparams().kv_heads, t.hparams().head_dim}, 2);
+    be.init_kv(t.kv_layout(16), 2);
     engine::Batch b;
     b.add_sequence({1, 2, 3, 4, 5}, 0, {1}, engine::Batch::Logits::All);
     const auto logits = t.forward(b);

@@ -29,7 +29,7 @@ std::vector<float> logits_for(const std::string& type) {
   const auto f = gguf::GgufFile::open(o.output_path);
   backend::CpuBackend be(2);
   Transformer t(f, be);
-  be.init_kv({t.hparams().layers, 16, t.hparams().kv_heads, t.hparams().head_dim}, 4);
+  be.init_kv(t.kv_layout(16), 4);
   engine::Batch b;
   std::vector<int32_t> prompt;
   for (int i = 0; i < 24; ++i) prompt.push_back((i * 131 + 7) % 1000);

@@ -151,7 +151,7 @@ TEST_F(Stories, GreedyMatchesRunC) {
   for (const uint32_t block_size : {16u, 7u}) {
     backend::CpuBackend be(2);
     model::Transformer m(f, be);
-    be.init_kv({m.hparams().layers, block_size, m.hparams().kv_heads, m.hparams().head_dim}, 64);
+    be.init_kv(m.kv_layout(block_size), 64);
     for (const auto& c : ref["cases"]) {
       Pager pager(block_size, 64);
       std::vector<int32_t> ids{1};
@@ -167,7 +167,7 @@ std::vector<float> prompt_logits(const gguf::GgufFile& f, unsigned threads, uint
                                  bool with_company) {
   backend::CpuBackend be(threads);
   model::Transformer m(f, be);
-  be.init_kv({m.hparams().layers, block_size, m.hparams().kv_heads, m.hparams().head_dim}, 128);
+  be.init_kv(m.kv_layout(block_size), 128);
   Pager pager(block_size, 128);
   std::vector<int32_t> prompt;
   for (int i = 0; i < 40; ++i) prompt.push_back(1 + (i * 37) % 500);
@@ -209,7 +209,7 @@ TEST_F(Stories, BadBatchesAreErrors) {
   const auto f = gguf::GgufFile::open(stories_gguf());
   backend::CpuBackend be(1);
   model::Transformer m(f, be);
-  be.init_kv({m.hparams().layers, 16, m.hparams().kv_heads, m.hparams().head_dim}, 4);
+  be.init_kv(m.kv_layout(16), 4);
   engine::Batch b;
   b.add_sequence({1, 2, 3}, 0, {}, engine::Batch::Logits::Last);  // no blocks
   EXPECT_THROW(m.forward(b), Error);

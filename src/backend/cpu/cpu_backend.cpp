@@ -50,10 +50,23 @@ Tensor CpuBackend::scratch(int64_t rows, int64_t cols) {
 
 void CpuBackend::release_scratch() { scratch_.clear(); }
 
-void CpuBackend::init_kv(const KvLayout& layout, uint32_t num_blocks) {
+void CpuBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
+  layout.validate();
+  k_offset_.clear();
+  v_offset_.clear();
+  for (uint32_t l = 0; l < layout.layers.size(); ++l) {
+    const auto& shape = layout.layers[l];
+    if (shape.type != TensorType::F32) {
+      throw_error("CPU backend: KV type {} is not supported (F32 only)", tensor_type_name(shape.type));
+    }
+    if (shape.head_dim_k != shape.head_dim_v) throw_error("CPU backend: K and V head sizes differ in layer {}", l);
+    k_offset_.push_back(layout.k_offset(l) / sizeof(float));
+    v_offset_.push_back(layout.v_offset(l) / sizeof(float));
+  }
   layout_ = layout;
   num_blocks_ = num_blocks;
-  kv_.assign(layout.block_elements() * num_blocks, 0.0f);
+  block_floats_ = layout.bytes_per_block() / sizeof(float);
+  kv_.assign(block_floats_ * num_blocks, 0.0f);
 }
 
 void CpuBackend::read(const Tensor& t, float* host) { std::memcpy(host, t.data, t.elements() * sizeof(float)); }
@@ -184,9 +197,10 @@ void CpuBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
 
 float* CpuBackend::kv_row(uint32_t layer, int kv, int64_t slot) {
   const int64_t block = slot / layout_.block_size, offset = slot % layout_.block_size;
-  const size_t row = size_t(layout_.kv_heads) * layout_.head_dim;
-  return kv_.data() + static_cast<size_t>(block) * layout_.block_elements() +
-         (size_t(layer) * 2 + static_cast<size_t>(kv)) * layout_.layer_half_elements() + static_cast<size_t>(offset) * row;
+  const auto& shape = layout_.layers[layer];
+  const size_t row = size_t(shape.n_kv_heads) * shape.head_dim_k;
+  return kv_.data() + static_cast<size_t>(block) * block_floats_ + (kv == 0 ? k_offset_[layer] : v_offset_[layer]) +
+         static_cast<size_t>(offset) * row;
 }
 
 const float* CpuBackend::kv_slot(uint32_t layer, int kv, int64_t slot) const {
@@ -270,7 +284,7 @@ void CpuBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Ten
 }
 
 void CpuBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) {
-  const size_t n = layout_.block_elements();
+  const size_t n = block_floats_;
   for (const auto& [src, dst] : pairs) {
     std::memcpy(kv_.data() + static_cast<size_t>(dst) * n, kv_.data() + static_cast<size_t>(src) * n, n * sizeof(float));
   }

@@ -22,7 +22,7 @@ class CpuBackend final : public Backend {
                        std::span<const uint8_t> bytes) override;
   Tensor scratch(int64_t rows, int64_t cols) override;
   void release_scratch() override;
-  void init_kv(const KvLayout& layout, uint32_t num_blocks) override;
+  void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) override;
   uint32_t kv_blocks() const override { return num_blocks_; }
   void read(const Tensor& t, float* host) override;
 
@@ -47,7 +47,9 @@ class CpuBackend final : public Backend {
 
   ThreadPool pool_;
   std::vector<std::unique_ptr<float[]>> scratch_;
-  KvLayout layout_;
+  kv::KvLayout layout_;
+  size_t block_floats_ = 0;                             // f32 elements per block
+  std::vector<size_t> k_offset_, v_offset_;             // per layer, in floats inside a block
   uint32_t num_blocks_ = 0;
   std::vector<float> kv_;
   // The current step (copied: the caller's spans need not outlive begin_step).
