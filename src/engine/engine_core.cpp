@@ -1,0 +1,155 @@
+#include "engine/engine_core.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace vellum::engine {
+namespace {
+
+kv::KvConfig make_kv_config(const model::Transformer& model, EngineConfig& c) {
+  if (c.max_seq_len == 0) c.max_seq_len = model.hparams().context_train;
+  if (c.block_size == 0) throw_error("--block-size must be positive");
+  if (c.num_blocks == 0) {
+    const uint64_t per_seq = kv::blocks_for_tokens(c.max_seq_len, c.block_size);
+    c.num_blocks = static_cast<uint32_t>(std::min<uint64_t>(per_seq * c.scheduler.max_num_seqs, 1u << 20));
+  }
+  kv::KvConfig k;
+  k.block_size = c.block_size;
+  k.num_blocks = c.num_blocks;
+  k.max_seq_len = c.max_seq_len;
+  k.enable_prefix_caching = c.prefix_caching;
+  k.hash_seed = 0;  // deterministic block hashes: runs are reproducible
+  k.validate();
+  return k;
+}
+
+}  // namespace
+
+EngineCore::EngineCore(model::Transformer& model, backend::Backend& backend, const EngineConfig& config,
+                       std::vector<int32_t> eog_tokens)
+    : model_(model), backend_(backend), config_(config), eog_(std::move(eog_tokens)),
+      kv_(make_kv_config(model, config_)), scheduler_(config_.scheduler, kv_) {
+  backend_.init_kv(model_.kv_layout(config_.block_size), config_.num_blocks);
+}
+
+RequestId EngineCore::add_request(Request request) {
+  if (request.prompt.empty()) throw_error("the prompt is empty");
+  const uint32_t vocab = model_.hparams().vocab;
+  for (int32_t t : request.prompt) {
+    if (t < 0 || static_cast<uint32_t>(t) >= vocab) throw_error("prompt token {} is outside the vocabulary ({})", t, vocab);
+  }
+  if (request.prompt.size() >= config_.max_seq_len) {
+    throw_error("the prompt has {} tokens; the context holds {}", request.prompt.size(), config_.max_seq_len);
+  }
+  if (kv::blocks_for_tokens(request.prompt.size() + 1, config_.block_size) > config_.num_blocks) {
+    throw_error("the prompt needs more KV blocks than the pool has ({})", config_.num_blocks);
+  }
+  request.sampling.validate();
+  const RequestId id = next_id_++;
+  auto seq = std::make_unique<Sequence>(id, std::move(request));
+  scheduler_.add(seq.get());
+  sequences_.emplace(id, std::move(seq));
+  return id;
+}
+
+void EngineCore::abort(RequestId id) {
+  if (sequences_.contains(id)) aborted_.push_back(id);
+}
+
+RequestUpdate EngineCore::finish(Sequence& seq, FinishReason reason, std::string error) {
+  RequestUpdate u;
+  u.id = seq.id;
+  u.finish = reason;
+  u.error = std::move(error);
+  u.prompt_tokens = seq.prompt_len;
+  u.cached_tokens = seq.cached_tokens;
+  u.completion_tokens = seq.generated();
+  scheduler_.remove(&seq);
+  return u;
+}
+
+bool EngineCore::stops(const Sequence& seq, int32_t token) const {
+  if (!seq.request.ignore_eos && std::find(eog_.begin(), eog_.end(), token) != eog_.end()) return true;
+  const auto& ids = seq.request.stop_token_ids;
+  return std::find(ids.begin(), ids.end(), token) != ids.end();
+}
+
+std::vector<RequestUpdate> EngineCore::step() {
+  std::vector<RequestUpdate> updates;
+  last_ = {};
+  for (RequestId id : aborted_) {
+    auto it = sequences_.find(id);
+    if (it == sequences_.end()) continue;
+    updates.push_back(finish(*it->second, FinishReason::Aborted));
+    sequences_.erase(it);
+  }
+  aborted_.clear();
+  // A request whose generation limit is 0 finishes before computing anything.
+  for (auto it = sequences_.begin(); it != sequences_.end();) {
+    if (it->second->request.max_tokens == 0) {
+      updates.push_back(finish(*it->second, FinishReason::Length));
+      it = sequences_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+
+  StepPlan plan = scheduler_.schedule();
+  last_.preempted = plan.preempted;
+  if (plan.empty()) {
+    // Nothing runs and the head of the queue cannot be admitted: it never will be.
+    if (scheduler_.num_running() == 0 && scheduler_.num_waiting() > 0) {
+      Sequence* head = scheduler_.waiting().front();
+      const RequestId id = head->id;
+      updates.push_back(finish(*head, FinishReason::Error, "the request does not fit in the KV cache"));
+      sequences_.erase(id);
+    }
+    return updates;
+  }
+  if (!plan.copies.empty()) {
+    std::vector<std::pair<int32_t, int32_t>> pairs;
+    for (const auto& c : plan.copies) pairs.emplace_back(c.src, c.dst);
+    backend_.copy_blocks(pairs);
+  }
+  Batch batch;
+  batch.block_size = config_.block_size;
+  for (const auto& c : plan.chunks) {
+    const auto& table = kv_.block_table(c.seq->id).blocks;
+    batch.add_sequence({c.seq->tokens.begin() + c.begin, c.seq->tokens.begin() + c.begin + c.count}, c.begin,
+                       std::vector<int32_t>(table.begin(), table.end()), c.sample ? Batch::Logits::Last : Batch::Logits::None);
+  }
+  const std::vector<float> logits = model_.forward(batch);
+  scheduler_.on_computed(plan);
+  last_.scheduled_tokens = plan.num_tokens();
+  last_.sequences = static_cast<uint32_t>(plan.chunks.size());
+  total_computed_ += plan.num_tokens();
+
+  const size_t vocab = model_.hparams().vocab;
+  size_t row = 0;
+  for (const auto& c : plan.chunks) {
+    if (!c.sample) continue;
+    Sequence& seq = *c.seq;
+    const int32_t token = seq.sampler.sample({logits.data() + row * vocab, vocab});
+    ++row;
+    seq.tokens.push_back(token);
+    RequestUpdate u;
+    u.id = seq.id;
+    u.new_tokens.push_back(token);
+    FinishReason reason = FinishReason::None;
+    if (stops(seq, token)) reason = FinishReason::Stop;
+    else if (seq.generated() >= seq.request.max_tokens || seq.tokens.size() >= config_.max_seq_len) reason = FinishReason::Length;
+    if (reason != FinishReason::None) {
+      const RequestId id = seq.id;
+      RequestUpdate done = finish(seq, reason);
+      done.new_tokens = std::move(u.new_tokens);
+      updates.push_back(std::move(done));
+      sequences_.erase(id);  // destroys seq
+    } else {
+      updates.push_back(std::move(u));
+    }
+  }
+  return updates;
+}
+
+}  // namespace vellum::engine

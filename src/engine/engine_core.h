@@ -1,0 +1,71 @@
+#pragma once
+// The engine's synchronous core: requests in, one scheduled forward step at a time, token updates
+// out. The threaded Engine (submit/cancel/streams) wraps it; tests drive it directly so that every
+// step is deterministic and observable.
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/backend.h"
+#include "engine/request.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "kv/kv_manager.h"
+#include "model/transformer.h"
+
+namespace vellum::engine {
+
+struct EngineConfig {
+  SchedulerConfig scheduler;
+  uint32_t block_size = 16;
+  uint32_t num_blocks = 0;      // KV pool size in blocks (0: enough for max_seq_len × max_num_seqs)
+  uint32_t max_seq_len = 0;     // 0: the model's training context
+  bool prefix_caching = true;
+};
+
+struct StepStats {
+  uint32_t scheduled_tokens = 0;   // tokens the forward pass computed
+  uint32_t sequences = 0;
+  uint32_t preempted = 0;
+};
+
+class EngineCore {
+ public:
+  // `model` must be bound to `backend`; the core initialises the backend's KV pool.
+  EngineCore(model::Transformer& model, backend::Backend& backend, const EngineConfig& config,
+             std::vector<int32_t> eog_tokens);
+
+  // Validates and queues a request; throws vellum::Error for an invalid one (empty prompt, a token
+  // outside the vocabulary, a prompt that can never fit, bad sampling parameters).
+  RequestId add_request(Request request);
+  // Aborts a request (finished with FinishReason::Aborted at the next step); unknown ids are ignored.
+  void abort(RequestId id);
+  bool has_work() const { return !sequences_.empty(); }
+
+  // One scheduled forward pass; returns what each affected request gained.
+  std::vector<RequestUpdate> step();
+
+  const StepStats& last_step() const { return last_; }
+  uint64_t total_computed_tokens() const { return total_computed_; }
+  const kv::KvManager& kv() const { return kv_; }
+  const EngineConfig& config() const { return config_; }
+
+ private:
+  RequestUpdate finish(Sequence& seq, FinishReason reason, std::string error = {});
+  bool stops(const Sequence& seq, int32_t token) const;
+
+  model::Transformer& model_;
+  backend::Backend& backend_;
+  EngineConfig config_;
+  std::vector<int32_t> eog_;
+  kv::KvManager kv_;
+  Scheduler scheduler_;
+  std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
+  std::vector<RequestId> aborted_;
+  RequestId next_id_ = 1;
+  StepStats last_;
+  uint64_t total_computed_ = 0;
+};
+
+}  // namespace vellum::engine

@@ -1,0 +1,36 @@
+#pragma once
+// What a caller asks the engine for, and what it gets back per step.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+
+namespace vellum::engine {
+
+using RequestId = uint64_t;
+
+struct Request {
+  std::vector<int32_t> prompt;          // token ids (BOS included when wanted)
+  SamplingParams sampling;
+  uint32_t max_tokens = 16;             // generated tokens at most
+  std::vector<int32_t> stop_token_ids;  // besides the model's end-of-generation tokens
+  bool ignore_eos = false;
+  uint64_t cache_salt = 0;              // extra prefix-cache key (adapters, isolation)
+};
+
+enum class FinishReason { None, Stop, Length, Aborted, Error };
+
+// One request's progress in one step: the tokens it gained and, once, why it finished.
+struct RequestUpdate {
+  RequestId id = 0;
+  std::vector<int32_t> new_tokens;
+  FinishReason finish = FinishReason::None;
+  std::string error;            // set with FinishReason::Error
+  uint32_t prompt_tokens = 0;
+  uint32_t cached_tokens = 0;   // prompt tokens whose KV came from the prefix cache
+  uint32_t completion_tokens = 0;
+};
+
+}  // namespace vellum::engine

@@ -1,0 +1,236 @@
+// The engine core on the real stories260K model: automatic prefix sharing across later and
+// concurrent requests (counted tokens), outputs identical with caching on and off, preemption and
+// recompute, aborts, batch invariance across token budgets and block sizes.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "engine/engine_core.h"
+#include "gguf/llama2c_import.h"
+
+namespace vellum::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kStories = fs::path(VELLUM_FIXTURES_DIR) / "stories260K";
+
+const gguf::GgufFile& stories() {
+  static const gguf::GgufFile file = [] {
+    const std::string out = (fs::temp_directory_path() / ("vellum_engine_" + std::to_string(::getpid()) + ".gguf")).string();
+    gguf::Llama2cConvertOptions o;
+    o.model_path = (kStories / "stories260K.bin").string();
+    o.tokenizer_path = (kStories / "tok512.bin").string();
+    o.output_path = out;
+    gguf::convert_llama2c(o);
+    return gguf::GgufFile::open(out);
+  }();
+  return file;
+}
+
+struct Harness {
+  backend::CpuBackend be{2};
+  model::Transformer model{stories(), be};
+  EngineCore core;
+  std::map<RequestId, std::vector<int32_t>> outputs;
+  std::map<RequestId, RequestUpdate> finished;
+
+  explicit Harness(EngineConfig c) : core(model, be, c, {2}) {}
+
+  void run_to_end() {
+    for (int steps = 0; core.has_work(); ++steps) {
+      ASSERT_LT(steps, 10000) << "engine does not finish";
+      for (auto& u : core.step()) {
+        auto& out = outputs[u.id];
+        out.insert(out.end(), u.new_tokens.begin(), u.new_tokens.end());
+        if (u.finish != FinishReason::None) finished[u.id] = u;
+      }
+    }
+  }
+};
+
+std::vector<int32_t> tokens(int n, int salt) {
+  std::vector<int32_t> t{1};
+  for (int i = 1; i < n; ++i) t.push_back(3 + (i * 31 + salt * 17) % 500);
+  return t;
+}
+
+Request greedy(std::vector<int32_t> prompt, uint32_t max_tokens = 8) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.max_tokens = max_tokens;
+  r.sampling.temperature = 0;
+  r.ignore_eos = true;
+  return r;
+}
+
+EngineConfig config(uint32_t budget = 2048, uint32_t block_size = 16, bool caching = true, uint32_t blocks = 0) {
+  EngineConfig c;
+  c.scheduler.max_num_batched_tokens = budget;
+  c.scheduler.max_num_seqs = 16;
+  c.block_size = block_size;
+  c.prefix_caching = caching;
+  c.num_blocks = blocks;
+  c.max_seq_len = 512;
+  return c;
+}
+
+class EngineCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kStories / "stories260K.bin")) GTEST_SKIP() << "fixture not found at " << kStories;
+  }
+};
+
+std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(EngineCoreTest, LaterRequestComputesOnlyItsSuffix) {
+  const auto P = tokens(64, 1);  // 4 blocks of 16
+  const auto A = std::vector<int32_t>{7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  const auto B = std::vector<int32_t>{20, 21, 22, 23, 24, 25, 26, 27, 28, 29};
+  Harness h(config());
+  h.core.add_request(greedy(concat(P, A)));
+  h.run_to_end();
+  const uint64_t before = h.core.total_computed_tokens();
+  const RequestId b = h.core.add_request(greedy(concat(P, B)));
+  h.core.step();
+  EXPECT_EQ(h.core.last_step().scheduled_tokens, 10u) << "P+B's prompt step must compute only B";
+  h.run_to_end();
+  EXPECT_EQ(h.core.total_computed_tokens() - before, 10u + 7u) << "B, then 7 decode steps";
+
+  Harness off(config(2048, 16, false));
+  const RequestId b2 = off.core.add_request(greedy(concat(P, B)));
+  off.run_to_end();
+  EXPECT_EQ(off.finished[b2].cached_tokens, 0u);
+  // outputs[b] lacks the first token (consumed by the step above): compare the full runs instead
+  Harness on(config());
+  on.core.add_request(greedy(concat(P, A)));
+  on.run_to_end();
+  const RequestId b3 = on.core.add_request(greedy(concat(P, B)));
+  on.run_to_end();
+  EXPECT_EQ(on.finished[b3].cached_tokens, 64u);
+  EXPECT_EQ(on.outputs[b3], off.outputs[b2]) << "prefix caching changed the output";
+  EXPECT_EQ(on.outputs[b3].size(), 8u);
+  (void)b;
+}
+
+TEST_F(EngineCoreTest, ConcurrentRequestsShareThePrefixInTheSameStep) {
+  const auto P = tokens(64, 2);
+  Harness h(config());
+  const RequestId a = h.core.add_request(greedy(concat(P, {7, 8, 9, 10, 11, 12, 13, 14, 15, 16})));
+  const RequestId b = h.core.add_request(greedy(concat(P, {20, 21, 22, 23, 24, 25, 26, 27, 28, 29})));
+  h.core.step();
+  EXPECT_EQ(h.core.last_step().scheduled_tokens, 74u) << "B must wait for P, not compute its own copy";
+  h.run_to_end();
+  // P once, A and B once each, then 7 decode steps each.
+  EXPECT_EQ(h.core.total_computed_tokens(), 64u + 10u + 10u + 2 * 7u);
+  EXPECT_EQ(h.finished[b].cached_tokens, 64u);
+
+  Harness alone(config(2048, 16, false));
+  const RequestId b2 = alone.core.add_request(greedy(concat(P, {20, 21, 22, 23, 24, 25, 26, 27, 28, 29})));
+  alone.run_to_end();
+  EXPECT_EQ(h.outputs[b], alone.outputs[b2]);
+  (void)a;
+}
+
+// Each request's tokens are the same whatever else runs, the budget, block size and caching.
+TEST_F(EngineCoreTest, OutputsAreBatchInvariant) {
+  std::vector<Request> requests;
+  for (int i = 0; i < 6; ++i) {
+    Request r = greedy(tokens(20 + 13 * i, i % 3), 12);
+    if (i % 2) {
+      r.sampling.temperature = 0.9f;
+      r.sampling.seed = 100 + static_cast<uint64_t>(i);
+    }
+    requests.push_back(r);
+  }
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) {
+    Harness h(config());
+    const RequestId id = h.core.add_request(r);
+    h.run_to_end();
+    alone.push_back(h.outputs[id]);
+    ASSERT_EQ(alone.back().size(), 12u);
+  }
+  for (const uint32_t budget : {16u, 64u, 2048u}) {
+    for (const uint32_t bs : {16u, 32u}) {
+      for (const bool caching : {true, false}) {
+        Harness h(config(budget, bs, caching));
+        std::vector<RequestId> ids;
+        for (const auto& r : requests) ids.push_back(h.core.add_request(r));
+        h.run_to_end();
+        for (size_t i = 0; i < ids.size(); ++i) {
+          EXPECT_EQ(h.outputs[ids[i]], alone[i]) << "request " << i << " budget " << budget << " block " << bs
+                                                 << " caching " << caching;
+        }
+        EXPECT_EQ(h.core.kv().num_sequences(), 0u);
+      }
+    }
+  }
+}
+
+TEST_F(EngineCoreTest, PreemptionRecomputesToTheSameTokens) {
+  std::vector<Request> requests;
+  for (int i = 0; i < 4; ++i) requests.push_back(greedy(tokens(40, 10 + i), 40));
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) {
+    Harness h(config());
+    const RequestId id = h.core.add_request(r);
+    h.run_to_end();
+    alone.push_back(h.outputs[id]);
+  }
+  // 4 sequences of up to 80 tokens need 4 × 5 blocks of 16; 12 blocks force preemptions.
+  EngineConfig small = config(2048, 16, true, 12);
+  small.max_seq_len = 128;  // the pool must hold one sequence of the maximum length (8 blocks)
+  Harness h(small);
+  std::vector<RequestId> ids;
+  for (const auto& r : requests) ids.push_back(h.core.add_request(r));
+  uint32_t preempted = 0;
+  while (h.core.has_work()) {
+    for (auto& u : h.core.step()) {
+      h.outputs[u.id].insert(h.outputs[u.id].end(), u.new_tokens.begin(), u.new_tokens.end());
+    }
+    preempted += h.core.last_step().preempted;
+  }
+  EXPECT_GT(preempted, 0u) << "the pool was meant to be too small";
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(h.outputs[ids[i]], alone[i]) << i;
+  EXPECT_EQ(h.core.kv().num_sequences(), 0u);
+  EXPECT_EQ(h.core.kv().num_free_blocks(), 12u);
+}
+
+TEST_F(EngineCoreTest, AbortFreesEveryBlock) {
+  Harness h(config());
+  const RequestId a = h.core.add_request(greedy(tokens(50, 3), 100));
+  h.core.add_request(greedy(tokens(30, 4), 100));
+  for (int i = 0; i < 5; ++i) h.core.step();
+  h.core.abort(a);
+  const auto updates = h.core.step();
+  bool saw = false;
+  for (const auto& u : updates) saw |= u.id == a && u.finish == FinishReason::Aborted;
+  EXPECT_TRUE(saw);
+  h.run_to_end();
+  EXPECT_EQ(h.core.kv().num_sequences(), 0u);
+  EXPECT_EQ(h.core.kv().num_free_blocks(), h.core.kv().num_blocks());
+  h.core.kv().check_invariants();
+}
+
+TEST_F(EngineCoreTest, InvalidRequestsAreErrors) {
+  Harness h(config());
+  EXPECT_THROW(h.core.add_request(greedy({})), Error);
+  EXPECT_THROW(h.core.add_request(greedy({1, 9999})), Error);
+  EXPECT_THROW(h.core.add_request(greedy(tokens(600, 1))), Error);
+  Request r = greedy(tokens(5, 1));
+  r.sampling.temperature = -1;
+  EXPECT_THROW(h.core.add_request(r), Error);
+  EXPECT_FALSE(h.core.has_work());
+}
+
+}  // namespace
+}  // namespace vellum::engine
