@@ -46,20 +46,20 @@ RequestId EngineCore::add_request(Request request) {
     throw_error("the prompt needs more KV blocks than the pool has ({})", config_.num_blocks);
   }
   request.sampling.validate();
+  if (request.n == 0 || request.n > 128) throw_error("n {} must be between 1 and 128", request.n);
   const RequestId id = next_id_++;
-  auto seq = std::make_unique<Sequence>(id, std::move(request));
+  auto seq = std::make_unique<Sequence>(id, next_seq_++, std::move(request));
   scheduler_.add(seq.get());
-  sequences_.emplace(id, std::move(seq));
+  sequences_.emplace(seq->seq_id, std::move(seq));
   return id;
 }
 
-void EngineCore::abort(RequestId id) {
-  if (sequences_.contains(id)) aborted_.push_back(id);
-}
+void EngineCore::abort(RequestId id) { aborted_.push_back(id); }
 
 RequestUpdate EngineCore::finish(Sequence& seq, FinishReason reason, std::string error) {
   RequestUpdate u;
   u.id = seq.id;
+  u.index = seq.index;
   u.finish = reason;
   u.error = std::move(error);
   u.prompt_tokens = seq.prompt_len;
@@ -67,6 +67,47 @@ RequestUpdate EngineCore::finish(Sequence& seq, FinishReason reason, std::string
   u.completion_tokens = seq.generated();
   scheduler_.remove(&seq);
   return u;
+}
+
+std::vector<Sequence*> EngineCore::fork_branches(Sequence& parent) {
+  parent.forked = true;
+  std::vector<Sequence*> out;
+  for (uint32_t i = 1; i < parent.request.n; ++i) {
+    auto child = std::make_unique<Sequence>(parent.id, next_seq_++, parent.request, i);
+    child->tokens = parent.tokens;
+    child->forked = true;
+    child->admitted_once = true;
+    child->cached_tokens = parent.cached_tokens;
+    kv_.fork(parent.seq_id, child->seq_id);
+    scheduler_.add_running(child.get());
+    out.push_back(child.get());
+    sequences_.emplace(child->seq_id, std::move(child));
+  }
+  return out;
+}
+
+void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates) {
+  const int32_t token = seq.sampler.sample(logits);
+  seq.tokens.push_back(token);
+  FinishReason reason = FinishReason::None;
+  if (stops(seq, token)) {
+    reason = FinishReason::Stop;
+  } else if (seq.generated() >= seq.request.max_tokens || seq.tokens.size() >= config_.max_seq_len) {
+    reason = FinishReason::Length;
+  }
+  if (reason == FinishReason::None) {
+    RequestUpdate u;
+    u.id = seq.id;
+    u.index = seq.index;
+    u.new_tokens.push_back(token);
+    updates.push_back(std::move(u));
+    return;
+  }
+  const uint64_t key = seq.seq_id;
+  RequestUpdate done = finish(seq, reason);
+  done.new_tokens.push_back(token);
+  updates.push_back(std::move(done));
+  sequences_.erase(key);  // destroys seq
 }
 
 bool EngineCore::stops(const Sequence& seq, int32_t token) const {
@@ -79,10 +120,14 @@ std::vector<RequestUpdate> EngineCore::step() {
   std::vector<RequestUpdate> updates;
   last_ = {};
   for (RequestId id : aborted_) {
-    auto it = sequences_.find(id);
-    if (it == sequences_.end()) continue;
-    updates.push_back(finish(*it->second, FinishReason::Aborted));
-    sequences_.erase(it);
+    for (auto it = sequences_.begin(); it != sequences_.end();) {
+      if (it->second->id == id) {
+        updates.push_back(finish(*it->second, FinishReason::Aborted));
+        it = sequences_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
   aborted_.clear();
   // A request whose generation limit is 0 finishes before computing anything.
@@ -101,9 +146,9 @@ std::vector<RequestUpdate> EngineCore::step() {
     // Nothing runs and the head of the queue cannot be admitted: it never will be.
     if (scheduler_.num_running() == 0 && scheduler_.num_waiting() > 0) {
       Sequence* head = scheduler_.waiting().front();
-      const RequestId id = head->id;
+      const uint64_t key = head->seq_id;
       updates.push_back(finish(*head, FinishReason::Error, "the request does not fit in the KV cache"));
-      sequences_.erase(id);
+      sequences_.erase(key);
     }
     return updates;
   }
@@ -115,7 +160,7 @@ std::vector<RequestUpdate> EngineCore::step() {
   Batch batch;
   batch.block_size = config_.block_size;
   for (const auto& c : plan.chunks) {
-    const auto& table = kv_.block_table(c.seq->id).blocks;
+    const auto& table = kv_.block_table(c.seq->seq_id).blocks;
     batch.add_sequence({c.seq->tokens.begin() + c.begin, c.seq->tokens.begin() + c.begin + c.count}, c.begin,
                        std::vector<int32_t>(table.begin(), table.end()), c.sample ? Batch::Logits::Last : Batch::Logits::None);
   }
@@ -129,25 +174,14 @@ std::vector<RequestUpdate> EngineCore::step() {
   size_t row = 0;
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
-    Sequence& seq = *c.seq;
-    const int32_t token = seq.sampler.sample({logits.data() + row * vocab, vocab});
+    const std::span<const float> row_logits(logits.data() + row * vocab, vocab);
     ++row;
-    seq.tokens.push_back(token);
-    RequestUpdate u;
-    u.id = seq.id;
-    u.new_tokens.push_back(token);
-    FinishReason reason = FinishReason::None;
-    if (stops(seq, token)) reason = FinishReason::Stop;
-    else if (seq.generated() >= seq.request.max_tokens || seq.tokens.size() >= config_.max_seq_len) reason = FinishReason::Length;
-    if (reason != FinishReason::None) {
-      const RequestId id = seq.id;
-      RequestUpdate done = finish(seq, reason);
-      done.new_tokens = std::move(u.new_tokens);
-      updates.push_back(std::move(done));
-      sequences_.erase(id);  // destroys seq
-    } else {
-      updates.push_back(std::move(u));
-    }
+    Sequence& seq = *c.seq;
+    // Branches start from the parent's computed prompt and draw their first token from the same logits.
+    std::vector<Sequence*> branches;
+    if (seq.request.n > 1 && !seq.forked) branches = fork_branches(seq);
+    accept_sample(seq, row_logits, updates);
+    for (Sequence* b : branches) accept_sample(*b, row_logits, updates);
   }
   return updates;
 }

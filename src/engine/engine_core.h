@@ -39,7 +39,8 @@ class EngineCore {
   // Validates and queues a request; throws vellum::Error for an invalid one (empty prompt, a token
   // outside the vocabulary, a prompt that can never fit, bad sampling parameters).
   RequestId add_request(Request request);
-  // Aborts a request (finished with FinishReason::Aborted at the next step); unknown ids are ignored.
+  // Aborts a request, every branch of it (finished with FinishReason::Aborted at the next step);
+  // unknown ids are ignored.
   void abort(RequestId id);
   bool has_work() const { return !sequences_.empty(); }
 
@@ -54,6 +55,10 @@ class EngineCore {
  private:
   RequestUpdate finish(Sequence& seq, FinishReason reason, std::string error = {});
   bool stops(const Sequence& seq, int32_t token) const;
+  // Samples `seq`'s next token from `logits` and applies the stop rules; the update goes to `updates`.
+  void accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates);
+  // Creates branches 1 … n-1 of an n > 1 request, sharing its computed prompt blocks.
+  std::vector<Sequence*> fork_branches(Sequence& parent);
 
   model::Transformer& model_;
   backend::Backend& backend_;
@@ -61,9 +66,10 @@ class EngineCore {
   std::vector<int32_t> eog_;
   kv::KvManager kv_;
   Scheduler scheduler_;
-  std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
+  std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // by KV sequence id
   std::vector<RequestId> aborted_;
   RequestId next_id_ = 1;
+  uint64_t next_seq_ = 1;
   StepStats last_;
   uint64_t total_computed_ = 0;
 };

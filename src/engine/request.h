@@ -15,6 +15,7 @@ struct Request {
   std::vector<int32_t> prompt;          // token ids (BOS included when wanted)
   SamplingParams sampling;
   uint32_t max_tokens = 16;             // generated tokens at most
+  uint32_t n = 1;                       // independent completions of the prompt (sharing its KV)
   std::vector<int32_t> stop_token_ids;  // besides the model's end-of-generation tokens
   bool ignore_eos = false;
   uint64_t cache_salt = 0;              // extra prefix-cache key (adapters, isolation)
@@ -25,6 +26,7 @@ enum class FinishReason { None, Stop, Length, Aborted, Error };
 // One request's progress in one step: the tokens it gained and, once, why it finished.
 struct RequestUpdate {
   RequestId id = 0;
+  uint32_t index = 0;           // branch (choice) of an n > 1 request
   std::vector<int32_t> new_tokens;
   FinishReason finish = FinishReason::None;
   std::string error;            // set with FinishReason::Error

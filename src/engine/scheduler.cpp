@@ -22,15 +22,20 @@ void Scheduler::add(Sequence* seq) {
   waiting_.push_back(seq);
 }
 
+void Scheduler::add_running(Sequence* seq) {
+  seq->state = SequenceState::Running;
+  running_.push_back(seq);
+}
+
 void Scheduler::remove(Sequence* seq) {
-  if (kv_.has_sequence(seq->id)) kv_.free(seq->id);
+  if (kv_.has_sequence(seq->seq_id)) kv_.free(seq->seq_id);
   std::erase(running_, seq);
   std::erase(waiting_, seq);
   seq->state = SequenceState::Finished;
 }
 
 void Scheduler::preempt(Sequence* seq) {
-  kv_.free(seq->id);
+  kv_.free(seq->seq_id);
   std::erase(running_, seq);
   seq->state = SequenceState::Waiting;
   ++seq->preemptions;
@@ -40,10 +45,10 @@ void Scheduler::preempt(Sequence* seq) {
 // Gives `seq` KV slots for its tokens that have none (the token sampled last step), preempting the
 // most recently admitted sequences while the pool is short. False when `seq` itself was preempted.
 bool Scheduler::make_room_for(Sequence* seq, StepPlan& plan) {
-  const uint32_t have = kv_.num_tokens(seq->id);
+  const uint32_t have = kv_.num_tokens(seq->seq_id);
   const uint32_t missing = static_cast<uint32_t>(seq->tokens.size()) - have;
   if (missing == 0) return true;
-  while (!kv_.can_append(seq->id, missing)) {
+  while (!kv_.can_append(seq->seq_id, missing)) {
     Sequence* victim = running_.back();
     // A victim's copies must not run: its blocks are free again.
     if (victim != seq) {
@@ -56,7 +61,7 @@ bool Scheduler::make_room_for(Sequence* seq, StepPlan& plan) {
     return false;
   }
   const std::span<const int32_t> add(seq->tokens.data() + have, missing);
-  auto copies = kv_.append(seq->id, add);
+  auto copies = kv_.append(seq->seq_id, add);
   if (!copies) throw_error("scheduler: KV append failed after can_append");  // contract violation
   plan.copies.insert(plan.copies.end(), copies->begin(), copies->end());
   return true;
@@ -77,7 +82,7 @@ StepPlan Scheduler::schedule() {
     for (const auto& c : plan.copies) {
       bool live = false;
       for (Sequence* s : running_) {
-        for (kv::BlockId b : kv_.block_table(s->id).blocks) live |= b == c.dst;
+        for (kv::BlockId b : kv_.block_table(s->seq_id).blocks) live |= b == c.dst;
       }
       if (live) kept.push_back(c);
     }
@@ -88,7 +93,7 @@ StepPlan Scheduler::schedule() {
   auto schedule_running = [&](bool decodes) {
     for (Sequence* seq : running_) {
       if (budget == 0) return;
-      const kv::SeqProgress p = kv_.update_progress(seq->id);
+      const kv::SeqProgress p = kv_.update_progress(seq->seq_id);
       if (p.num_computable_tokens == 0) continue;  // waiting on blocks another sequence computes
       const bool is_decode = p.num_computable_tokens == 1 && seq->generated() > 0;
       if (is_decode != decodes) continue;
@@ -106,7 +111,7 @@ StepPlan Scheduler::schedule() {
   while (!waiting_.empty() && budget > 0 && running_.size() < config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
     if (!kv_.can_allocate(seq->tokens, seq->request.cache_salt)) break;
-    auto r = kv_.allocate(seq->id, seq->tokens, seq->request.cache_salt);
+    auto r = kv_.allocate(seq->seq_id, seq->tokens, seq->request.cache_salt);
     if (!r) break;
     waiting_.pop_front();
     seq->state = SequenceState::Running;
@@ -128,7 +133,7 @@ StepPlan Scheduler::schedule() {
 }
 
 void Scheduler::on_computed(const StepPlan& plan) {
-  for (const auto& c : plan.chunks) kv_.mark_computed(c.seq->id, c.begin + c.count);
+  for (const auto& c : plan.chunks) kv_.mark_computed(c.seq->seq_id, c.begin + c.count);
 }
 
 }  // namespace vellum::engine

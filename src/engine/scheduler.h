@@ -44,6 +44,8 @@ class Scheduler {
   const SchedulerConfig& config() const { return config_; }
   // Queues a sequence (arrival order).
   void add(Sequence* seq);
+  // Adds a sequence that already holds KV (a branch forked from a running one).
+  void add_running(Sequence* seq);
   StepPlan schedule();
   // After the forward pass: records the KV the plan computed.
   void on_computed(const StepPlan& plan);

@@ -14,11 +14,19 @@ namespace vellum::engine {
 enum class SequenceState { Waiting, Running, Finished };
 
 struct Sequence {
-  Sequence(RequestId request_id, Request req)
-      : id(request_id), request(std::move(req)), tokens(request.prompt),
-        prompt_len(static_cast<uint32_t>(request.prompt.size())), sampler(request.sampling) {}
+  Sequence(RequestId request_id, uint64_t kv_id, Request req, uint32_t branch = 0)
+      : id(request_id), seq_id(kv_id), index(branch), request(std::move(req)), tokens(request.prompt),
+        prompt_len(static_cast<uint32_t>(request.prompt.size())), sampler(branch_sampling(request.sampling, branch)) {}
 
-  RequestId id;
+  // Branch i of an n > 1 request samples with seed + i: reproducible, and distinct between branches.
+  static SamplingParams branch_sampling(SamplingParams p, uint32_t branch) {
+    p.seed += branch;
+    return p;
+  }
+
+  RequestId id;     // the request it belongs to
+  uint64_t seq_id;  // its KV sequence (one per branch)
+  uint32_t index;   // branch number (the OpenAI "choice index")
   Request request;
   std::vector<int32_t> tokens;  // prompt + generated; the last generated one may lack KV yet
   uint32_t prompt_len;
@@ -27,6 +35,7 @@ struct Sequence {
   FinishReason finish = FinishReason::None;
   uint32_t cached_tokens = 0;   // prompt tokens served by the prefix cache at first admission
   bool admitted_once = false;
+  bool forked = false;          // branches created (n > 1), once the prompt is computed
   uint32_t preemptions = 0;
 
   uint32_t generated() const { return static_cast<uint32_t>(tokens.size()) - prompt_len; }

@@ -221,6 +221,47 @@ TEST_F(EngineCoreTest, AbortFreesEveryBlock) {
   h.core.kv().check_invariants();
 }
 
+// n > 1: the branches share the prompt's blocks (counted), and each decodes exactly as a single
+// request with its seed would.
+TEST_F(EngineCoreTest, BranchesShareThePromptAndDecodeCorrectly) {
+  Request r = greedy(tokens(40, 6), 10);  // 2 full blocks of 16 and a partial one
+  r.sampling.temperature = 0.9f;
+  r.sampling.seed = 42;
+  r.n = 4;
+  Harness h(config());
+  const RequestId id = h.core.add_request(r);
+  std::map<uint32_t, std::vector<int32_t>> branches;
+  std::map<uint32_t, FinishReason> finish;
+  bool measured = false;
+  while (h.core.has_work()) {
+    for (const auto& u : h.core.step()) {
+      ASSERT_EQ(u.id, id);
+      branches[u.index].insert(branches[u.index].end(), u.new_tokens.begin(), u.new_tokens.end());
+      if (u.finish != FinishReason::None) finish[u.index] = u.finish;
+    }
+    if (!measured && h.core.kv().stats().num_sequences == 4 && branches[0].size() == 2) {
+      // After one decode step: 2 shared full blocks + 4 private last blocks (copy-on-write of the
+      // shared partial block), instead of 4 × 3 without sharing.
+      EXPECT_EQ(h.core.kv().stats().blocks_used, 6u);
+      measured = true;
+    }
+  }
+  EXPECT_TRUE(measured);
+  ASSERT_EQ(branches.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(finish[i], FinishReason::Length);
+    Request single = r;
+    single.n = 1;
+    single.sampling.seed = 42 + i;
+    Harness alone(config());
+    const RequestId a = alone.core.add_request(single);
+    alone.run_to_end();
+    EXPECT_EQ(branches[i], alone.outputs[a]) << "branch " << i;
+  }
+  EXPECT_NE(branches[0], branches[1]);
+  EXPECT_EQ(h.core.kv().num_free_blocks(), h.core.kv().num_blocks());
+}
+
 TEST_F(EngineCoreTest, InvalidRequestsAreErrors) {
   Harness h(config());
   EXPECT_THROW(h.core.add_request(greedy({})), Error);
@@ -229,6 +270,9 @@ TEST_F(EngineCoreTest, InvalidRequestsAreErrors) {
   Request r = greedy(tokens(5, 1));
   r.sampling.temperature = -1;
   EXPECT_THROW(h.core.add_request(r), Error);
+  Request many = greedy(tokens(5, 1));
+  many.n = 0;
+  EXPECT_THROW(h.core.add_request(many), Error);
   EXPECT_FALSE(h.core.has_work());
 }
 
