@@ -8,7 +8,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/command.h"
 #include "core/error.h"
-#include "engine/batch.h"
+#include "engine/engine_core.h"
 #include "engine/sampler.h"
 #include "gguf/gguf_file.h"
 #include "model/transformer.h"
@@ -21,10 +21,11 @@ namespace {
 struct RunOptions {
   std::string model, prompt;
   int32_t n_predict = 128;
-  uint32_t context = 0, block_size = 16, batch = 512;
+  uint32_t context = 0, block_size = 16, batch = 512;  // batch: --max-num-batched-tokens
   unsigned threads = 0;
   int64_t seed = -1;
-  bool no_bos = false, special = false;
+  bool no_bos = false, special = false, log_kv_stats = false;
+  uint32_t kv_cache_mib = 0;
   engine::SamplingParams sampling;
 };
 
@@ -39,63 +40,63 @@ void run(const RunOptions& o) {
   backend::CpuBackend be(o.threads);
   model::Transformer m(file, be);
   const auto& hp = m.hparams();
-  const uint32_t context = o.context != 0 ? o.context : std::min<uint32_t>(hp.context_train, 4096);
+
+  engine::EngineConfig ec;
+  ec.max_seq_len = o.context != 0 ? o.context : std::min<uint32_t>(hp.context_train, 4096);
+  ec.block_size = o.block_size;
+  ec.scheduler.max_num_batched_tokens = o.batch;
+  ec.scheduler.max_num_seqs = 1;
   if (o.block_size == 0) throw_error("--block-size must be positive");
-  const uint32_t blocks = (context + o.block_size - 1) / o.block_size;
-  be.init_kv(m.kv_layout(o.block_size), blocks);
-  std::fprintf(stderr, "loaded %s: %u layers, dim %u, vocab %u, context %u, %u threads, %.2f s\n",
-               hp.arch_name.c_str(), hp.layers, hp.dim, hp.vocab, context, be.threads(), seconds_since(t_load));
+  if (o.kv_cache_mib > 0) {
+    const auto kc = kv::KvConfig::from_memory(m.kv_layout(o.block_size), uint64_t(o.kv_cache_mib) << 20, ec.max_seq_len);
+    ec.num_blocks = kc.num_blocks;
+  } else {
+    ec.num_blocks = static_cast<uint32_t>(kv::blocks_for_tokens(ec.max_seq_len, o.block_size));
+  }
+  std::vector<int32_t> eog;
+  for (uint32_t id = 0; id < tok.vocab_size(); ++id) {
+    if (tok.is_eog(static_cast<int32_t>(id))) eog.push_back(static_cast<int32_t>(id));
+  }
+  engine::EngineCore core(m, be, ec, eog);
+  std::fprintf(stderr, "loaded %s: %u layers, dim %u, vocab %u, context %u, KV %u blocks of %u, %u threads, %.2f s\n",
+               hp.arch_name.c_str(), hp.layers, hp.dim, hp.vocab, ec.max_seq_len, ec.num_blocks, ec.block_size,
+               be.threads(), seconds_since(t_load));
 
-  std::vector<int32_t> ids = tok.encode(o.prompt, !o.no_bos, o.special);
-  if (ids.empty()) throw_error("the prompt encodes to no tokens (give -p, or drop --no-bos)");
-  if (ids.size() >= context) throw_error("the prompt has {} tokens; the context holds {}", ids.size(), context);
-  std::vector<int32_t> table(blocks);
-  for (uint32_t b = 0; b < blocks; ++b) table[b] = static_cast<int32_t>(b);
+  engine::Request req;
+  req.prompt = tok.encode(o.prompt, !o.no_bos, o.special);
+  if (req.prompt.empty()) throw_error("the prompt encodes to no tokens (give -p, or drop --no-bos)");
+  req.sampling = o.sampling;
+  req.sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  const uint64_t room = ec.max_seq_len - std::min<uint64_t>(ec.max_seq_len, req.prompt.size());
+  req.max_tokens = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(o.n_predict), room));
+  const size_t prompt_tokens = req.prompt.size();
+  core.add_request(req);
 
-  engine::SamplingParams sp = o.sampling;
-  sp.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
-  engine::Sampler sampler(sp);
   // SentencePiece's dummy-prefix space is dropped only at the very start of the text.
   tokenizer::StreamingDetokenizer detok(tok, o.prompt.empty() && tok.strips_leading_space(), false);
   std::printf("%s", o.prompt.c_str());
   std::fflush(stdout);
-
-  // Prompt in chunks of --batch tokens; logits only for the last row.
-  const auto t_prompt = Clock::now();
-  std::vector<float> logits;
-  for (size_t done = 0; done < ids.size();) {
-    const size_t n = std::min<size_t>(o.batch, ids.size() - done);
-    engine::Batch b;
-    b.block_size = o.block_size;
-    const bool last = done + n == ids.size();
-    b.add_sequence({ids.begin() + static_cast<ptrdiff_t>(done), ids.begin() + static_cast<ptrdiff_t>(done + n)},
-                   static_cast<uint32_t>(done), table, last ? engine::Batch::Logits::Last : engine::Batch::Logits::None);
-    logits = m.forward(b);
-    done += n;
-  }
-  const double prompt_s = seconds_since(t_prompt);
-  const size_t prompt_tokens = ids.size();
-
-  const auto t_gen = Clock::now();
+  const auto t_start = Clock::now();
+  double prompt_s = 0;
   int32_t generated = 0;
-  while (generated < o.n_predict && ids.size() < context) {
-    const int32_t next = sampler.sample(logits);
-    ++generated;
-    if (tok.is_eog(next)) break;
-    std::printf("%s", detok.push(next).c_str());
-    std::fflush(stdout);
-    ids.push_back(next);
-    if (ids.size() >= context || generated >= o.n_predict) break;
-    engine::Batch b;
-    b.block_size = o.block_size;
-    b.add_sequence({next}, static_cast<uint32_t>(ids.size() - 1), table, engine::Batch::Logits::Last);
-    logits = m.forward(b);
+  while (core.has_work()) {
+    for (const auto& u : core.step()) {
+      for (int32_t t : u.new_tokens) {
+        if (generated++ == 0) prompt_s = seconds_since(t_start);  // time to the first token
+        if (u.finish == engine::FinishReason::Stop) continue;     // the end-of-generation token itself
+        std::printf("%s", detok.push(t).c_str());
+      }
+      if (u.finish == engine::FinishReason::Error) throw_error("{}", u.error);
+      std::fflush(stdout);
+    }
+    if (o.log_kv_stats) std::fprintf(stderr, "[kv] %s\n", core.kv().format_stats().c_str());
   }
   std::printf("%s\n", detok.flush().c_str());
-  const double gen_s = seconds_since(t_gen);
+  const double gen_s = seconds_since(t_start) - prompt_s;
+  const int32_t decoded = std::max(0, generated - 1);  // the first token came with the prompt pass
   std::fprintf(stderr, "prompt: %zu tokens in %.3f s (%.1f tok/s); generation: %d tokens in %.3f s (%.1f tok/s)\n",
-               prompt_tokens, prompt_s, prompt_tokens / std::max(prompt_s, 1e-9), generated, gen_s,
-               generated / std::max(gen_s, 1e-9));
+               prompt_tokens, prompt_s, prompt_tokens / std::max(prompt_s, 1e-9), decoded, gen_s,
+               decoded / std::max(gen_s, 1e-9));
 }
 
 const CommandRegistration registration("", [](CLI::App& parent) {
@@ -108,6 +109,8 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("-t,--threads", o->threads, "CPU threads (default: all)");
   cmd->add_option("-b,--batch-size", o->batch, "Prompt tokens per forward pass")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--block-size", o->block_size, "KV block size in tokens");
+  cmd->add_option("--kv-cache-memory", o->kv_cache_mib, "KV cache size in MiB (default: one full context)");
+  cmd->add_flag("--log-kv-stats", o->log_kv_stats, "Print KV cache statistics after every step");
   cmd->add_option("--temp", o->sampling.temperature, "Temperature (0: greedy)");
   cmd->add_option("--top-k", o->sampling.top_k, "Top-k (0: off)");
   cmd->add_option("--top-p", o->sampling.top_p, "Top-p (1: off)");
