@@ -27,6 +27,7 @@ Value lookup_global(const std::string& name);
 // Helpers shared by the builtins.
 std::string to_str(const Value& v);  // Python str(); Undefined prints as ''
 Value attribute_path(Evaluator& ev, const Value& v, const std::string& path);  // "a.b.0"
+std::string html_escape(const std::string& s);  // markupsafe.escape
 // Python str.replace (count < 0: all).
 std::string python_replace(Evaluator& ev, const std::string& s, const std::string& old, const std::string& repl,
                            int64_t count);

@@ -136,6 +136,12 @@ Value binary_op(Evaluator& ev, const std::string& op, const Value& a, const Valu
     }
     if (nums) return Value(a.as_double() + b.as_double());
     if (a.is_string() && b.is_string()) {
+      if (a.is_safe() || b.is_safe()) {  // Markup + str escapes the str
+        std::string s = (a.is_safe() ? a.as_string() : html_escape(a.as_string())) +
+                        (b.is_safe() ? b.as_string() : html_escape(b.as_string()));
+        ev.check_string_size(s.size());
+        return Value(std::move(s)).mark_safe();
+      }
       ev.check_string_size(a.as_string().size() + b.as_string().size());
       return Value(a.as_string() + b.as_string());
     }

@@ -131,6 +131,8 @@ size_t py_len(const Value& v) {
   }
 }
 
+}  // namespace
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -156,6 +158,8 @@ std::string html_escape(const std::string& s) {
   }
   return out;
 }
+
+namespace {
 
 // Python int(str): optional sign, digits with single underscores, surrounding whitespace.
 std::optional<int64_t> parse_int(const std::string& s, int base) {
@@ -331,6 +335,7 @@ Value filter_indent(Evaluator& ev, const Value& input, CallArgs& args) {
 
 // select/reject/selectattr/rejectattr share this: keep items whose test result equals `keep`.
 Value select_items(Evaluator& ev, const Value& input, CallArgs& args, bool keep, bool by_attr) {
+  if (!input.truthy()) return generator({});  // jinja2: `if value:` before anything else
   std::string attr;
   size_t next = 0;
   if (by_attr) {
@@ -367,6 +372,7 @@ Value select_items(Evaluator& ev, const Value& input, CallArgs& args, bool keep,
 }
 
 Value filter_map(Evaluator& ev, const Value& input, CallArgs& args) {
+  if (!input.truthy()) return generator({});
   const auto items = iterate(input);
   ev.step(items.size());
   std::vector<Value> out;
@@ -452,14 +458,18 @@ const std::unordered_map<std::string, FilterFn>& filter_table() {
     };
     t["safe"] = [](Evaluator&, const Value& v, CallArgs& a) {
       a.finish("safe", 0);
-      return v.is_string() ? v : Value(to_str(v));
+      return Value(to_str(v)).mark_safe();
     };
     t["escape"] = [](Evaluator&, const Value& v, CallArgs& a) {
       a.finish("escape", 0);
-      return Value(html_escape(to_str(v)));
+      if (v.is_safe()) return v;
+      return Value(html_escape(to_str(v))).mark_safe();
     };
     t["e"] = t["escape"];
-    t["forceescape"] = t["escape"];
+    t["forceescape"] = [](Evaluator&, const Value& v, CallArgs& a) {
+      a.finish("forceescape", 0);
+      return Value(html_escape(to_str(v))).mark_safe();
+    };
     t["length"] = [](Evaluator&, const Value& v, CallArgs& a) {
       a.finish("length", 0);
       return Value(static_cast<int64_t>(py_len(v)));

@@ -103,6 +103,14 @@ class Value {
   const ObjectPtr& as_object() const { return std::get<ObjectPtr>(data_); }
   const std::string& undefined_hint() const;
 
+  // markupsafe.Markup: a string marked safe by `|safe`/`|escape`. Only `+` treats it differently
+  // (the other operand gets HTML-escaped), as jinja2 does with autoescape off.
+  bool is_safe() const { return safe_ && is_string(); }
+  Value& mark_safe() {
+    safe_ = true;
+    return *this;
+  }
+
   // Python truthiness (Undefined is false, generators are always true).
   bool truthy() const;
   // Python str(): what `{{ x }}` prints.
@@ -120,6 +128,7 @@ class Value {
   explicit Value(None n) : data_(n) {}
   explicit Value(Undefined u) : data_(std::move(u)) {}
   std::variant<Undefined, None, bool, int64_t, double, std::string, ListPtr, DictPtr, ObjectPtr> data_;
+  bool safe_ = false;
 };
 
 // Objects: namespaces, loop info, macros, bound methods, builtin functions.
