@@ -272,7 +272,7 @@ Value filter_tojson(Evaluator& ev, const Value& input, CallArgs& args) {
     } else {
       throw_error("template error: tojson indent must be an integer");
     }
-    o.item_separator = ",";
+    o.item_separator = std::string(1, ',');  // (plain "," trips a GCC 12 -Wrestrict false positive)
   }
   if (!separators.is_none() && !separators.is_undefined()) {
     if (!separators.is_list() || separators.as_list().items.size() != 2 || !separators.as_list().items[0].is_string() ||
@@ -450,7 +450,23 @@ const std::unordered_map<std::string, FilterFn>& filter_table() {
     };
     t["upper"] = str_fn("upper");
     t["lower"] = str_fn("lower");
-    t["title"] = str_fn("title");
+    // jinja2's title is not str.title: words start after runs of whitespace, '-', '(', '{', '[', '<'.
+    t["title"] = [](Evaluator&, const Value& v, CallArgs& a) {
+      a.finish("title", 0);
+      std::string out;
+      bool word_start = true;
+      for (char32_t c : unicode::decode(to_str(v))) {
+        const bool sep = unicode::is_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
+        if (sep) {
+          unicode::append_utf8(out, c);
+          word_start = true;
+        } else {
+          unicode::append_utf8(out, word_start ? unicode::to_upper(c) : unicode::to_lower(c));
+          word_start = false;
+        }
+      }
+      return Value(std::move(out));
+    };
     t["capitalize"] = str_fn("capitalize");
     t["string"] = [](Evaluator&, const Value& v, CallArgs& a) {
       a.finish("string", 0);

@@ -445,7 +445,20 @@ class Lexer {
 }  // namespace
 
 std::vector<Token> tokenize(std::string_view source, const LexerOptions& options) {
-  return Lexer(source, options).run();
+  // jinja2 normalizes \r\n and \r to \n and, without keep_trailing_newline (HF leaves it off),
+  // drops one trailing newline before lexing.
+  std::string normalized;
+  normalized.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '\r') {
+      normalized.push_back('\n');
+      if (i + 1 < source.size() && source[i + 1] == '\n') ++i;
+    } else {
+      normalized.push_back(source[i]);
+    }
+  }
+  if (!normalized.empty() && normalized.back() == '\n') normalized.pop_back();
+  return Lexer(normalized, options).run();
 }
 
 }  // namespace vellum::jinja

@@ -68,9 +68,7 @@ std::vector<Value> split_ws(const std::string& s, int64_t maxsplit, bool from_ri
       while (i < u.size() && unicode::is_space(u[i])) ++i;
       if (i >= u.size()) break;
       if (maxsplit >= 0 && static_cast<int64_t>(words.size()) == maxsplit) {
-        size_t e = u.size();
-        while (e > i && unicode::is_space(u[e - 1])) --e;
-        words.emplace_back(i, e);
+        words.emplace_back(i, u.size());  // the rest, trailing whitespace included
         break;
       }
       size_t j = i;
@@ -84,9 +82,7 @@ std::vector<Value> split_ws(const std::string& s, int64_t maxsplit, bool from_ri
       while (i > 0 && unicode::is_space(u[i - 1])) --i;
       if (i == 0) break;
       if (maxsplit >= 0 && static_cast<int64_t>(words.size()) == maxsplit) {
-        size_t b = 0;
-        while (b < i && unicode::is_space(u[b])) ++b;
-        words.emplace_back(b, i);
+        words.emplace_back(0, i);  // the rest, leading whitespace included
         break;
       }
       size_t j = i;
