@@ -273,8 +273,7 @@ void repr_into(const Value& v, std::string& out, int depth) {
   check_depth(depth);
   switch (v.kind()) {
     case Value::Kind::Undefined:
-      out += "";  // jinja2's Undefined has an empty repr-less str; inside lists it shows as "Undefined"
-      out += "Undefined";
+      out += "Undefined";  // what Python's repr() of jinja2's Undefined shows inside a list
       return;
     case Value::Kind::String:
       out += python_string_repr(v.as_string());
@@ -295,9 +294,23 @@ void repr_into(const Value& v, std::string& out, int depth) {
       out += "}";
       return;
     }
-    case Value::Kind::Object:
-      out += v.as_object()->repr();
+    case Value::Kind::Object: {
+      // An object's repr can print values holding the object again (ns.me = ns): count those
+      // re-entries too, since the depth parameter restarts inside Object::repr.
+      thread_local int object_depth = 0;
+      if (++object_depth > kMaxNesting) {
+        object_depth = 0;
+        throw_error("template error: value nested too deeply");
+      }
+      try {
+        out += v.as_object()->repr();
+      } catch (...) {
+        object_depth = 0;
+        throw;
+      }
+      --object_depth;
       return;
+    }
     default:
       out += v.str();
       return;
