@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "gguf/gguf_writer.h"
 #include "tokenizer/chat_template.h"
 
 namespace {
@@ -85,6 +87,65 @@ TEST(ChatTemplateFixtures, EveryTemplateAndCaseMatchesHuggingFace) {
   }
   std::printf("chat templates: %d of %d renders byte-identical (%d known failing)\n", passed, total, known);
   EXPECT_GT(total, 0);
+}
+
+// The `vellum template` CLI: with -m it takes the template and BOS/EOS from the GGUF.
+std::string run_cli(const std::string& args, int* status) {
+  const std::string cmd = std::string(VELLUM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  *status = pclose(p);
+  return out;
+}
+
+TEST(ChatTemplateCli, RendersFromGgufAndFromFile) {
+  const fs::path dir = fs::temp_directory_path() / ("vellum_tmpl_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  vellum::gguf::GgufWriter w;
+  w.metadata().set("general.architecture", vellum::gguf::Value::string("llama"));
+  w.metadata().set("tokenizer.chat_template",
+                   vellum::gguf::Value::string("{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content }}"
+                                               "{{ eos_token }}{% endfor %}{% if tools is defined %}tools={{ tools | "
+                                               "length }}{% endif %}{% if add_generation_prompt %}[assistant]{% endif %}"));
+  w.metadata().set("tokenizer.ggml.tokens", vellum::gguf::Value::string_array({"<unk>", "<s>", "</s>", "a"}));
+  w.metadata().set("tokenizer.ggml.bos_token_id", vellum::gguf::Value::u32(1));
+  w.metadata().set("tokenizer.ggml.eos_token_id", vellum::gguf::Value::u32(2));
+  const std::string gguf = (dir / "t.gguf").string();
+  w.write(gguf);
+  const std::string messages = "'[{\"role\":\"user\",\"content\":\"hi\"}]'";
+  int status = 0;
+  EXPECT_EQ(run_cli("template -m " + gguf + " --messages " + messages, &status), "<s>[user] hi</s>[assistant]");
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(run_cli("template -m " + gguf + " --no-generation-prompt --bos B --eos E --tools '[{}]' --messages " +
+                        messages,
+                    &status),
+            "B[user] hiEtools=1");
+  {
+    std::ofstream(dir / "m.json") << R"([{"role":"user","content":"x"}])";
+  }
+  const fs::path llama = kFixtures / "templates" / "meta-llama-Llama-3.2-3B-Instruct.jinja";
+  if (fs::exists(llama)) {
+    const std::string out = run_cli("template --template " + llama.string() + " --messages @" +
+                                        (dir / "m.json").string() + " --bos '<|begin_of_text|>'",
+                                    &status);
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("<|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>"), std::string::npos) << out;
+  }
+  // Errors are one clear line and a non-zero exit, never a crash.
+  std::string err = run_cli("template --template " + llama.string() + " --messages '[{'", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("invalid JSON"), std::string::npos) << err;
+  {
+    std::ofstream(dir / "bad.jinja") << "{{ raise_exception('nope: ' ~ messages[0].role) }}";
+  }
+  err = run_cli("template --template " + (dir / "bad.jinja").string() + " --messages " + messages, &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("nope: user"), std::string::npos) << err;
+  fs::remove_all(dir);
 }
 
 }  // namespace
