@@ -26,26 +26,8 @@ class Object;
 
 enum class SeqKind : uint8_t { List, Tuple, Generator };
 
-struct List {
-  std::vector<Value> items;
-  SeqKind kind = SeqKind::List;
-};
-
-// An insertion-ordered dict (Python 3.7+ semantics). Keys are hashable Values; `key_of` gives the
-// canonical string under which equal keys (1, 1.0, True) collide as they do in Python.
-class Dict {
- public:
-  const Value* find(const Value& key) const;
-  const Value* find(const std::string& key) const;
-  void set(const Value& key, Value value);
-  const std::vector<std::pair<Value, Value>>& items() const { return items_; }
-  size_t size() const { return items_.size(); }
-  static std::string key_of(const Value& key);  // throws for unhashable keys
-
- private:
-  std::vector<std::pair<Value, Value>> items_;
-  std::unordered_map<std::string, size_t> index_;
-};
+struct List;
+class Dict;
 
 struct Undefined {
   // What jinja2 would say if the undefined value is used where that is an error:
@@ -90,8 +72,8 @@ class Value {
   bool is_list() const { return kind() == Kind::List; }  // list, tuple or generator
   bool is_dict() const { return kind() == Kind::Dict; }
   bool is_object() const { return kind() == Kind::Object; }
-  bool is_generator() const { return is_list() && as_list().kind == SeqKind::Generator; }
-  bool is_tuple() const { return is_list() && as_list().kind == SeqKind::Tuple; }
+  bool is_generator() const;
+  bool is_tuple() const;
 
   bool as_bool() const { return std::get<bool>(data_); }
   int64_t as_int() const { return is_bool() ? (as_bool() ? 1 : 0) : std::get<int64_t>(data_); }
@@ -129,6 +111,30 @@ class Value {
   explicit Value(Undefined u) : data_(std::move(u)) {}
   std::variant<Undefined, None, bool, int64_t, double, std::string, ListPtr, DictPtr, ObjectPtr> data_;
   bool safe_ = false;
+};
+
+struct List {
+  std::vector<Value> items;
+  SeqKind kind = SeqKind::List;
+};
+
+// An insertion-ordered dict (Python 3.7+ semantics). Keys are hashable Values; `key_of` gives the
+// canonical string under which equal keys (1, 1.0, True) collide as they do in Python.
+inline bool Value::is_generator() const { return is_list() && as_list().kind == SeqKind::Generator; }
+inline bool Value::is_tuple() const { return is_list() && as_list().kind == SeqKind::Tuple; }
+
+class Dict {
+ public:
+  const Value* find(const Value& key) const;
+  const Value* find(const std::string& key) const;
+  void set(const Value& key, Value value);
+  const std::vector<std::pair<Value, Value>>& items() const { return items_; }
+  size_t size() const { return items_.size(); }
+  static std::string key_of(const Value& key);  // throws for unhashable keys
+
+ private:
+  std::vector<std::pair<Value, Value>> items_;
+  std::unordered_map<std::string, size_t> index_;
 };
 
 // Objects: namespaces, loop info, macros, bound methods, builtin functions.
