@@ -5,8 +5,28 @@
 
 namespace vellum::tokenizer {
 
-ChatTemplate::ChatTemplate(std::string source)
-    : source_(std::move(source)), template_(std::make_unique<jinja::Template>(source_)) {}
+namespace {
+
+// The interpreter reports everything as vellum::Error; anything else escaping it is our bug, but a
+// template is user input, so it still becomes an error for the caller rather than a crash.
+template <typename F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error("chat template: out of memory");
+  } catch (const std::exception& e) {
+    throw_error("chat template: internal error: {}", e.what());
+  }
+}
+
+}  // namespace
+
+ChatTemplate::ChatTemplate(std::string source) : source_(std::move(source)) {
+  template_ = guarded([&] { return std::make_unique<jinja::Template>(source_); });
+}
 
 ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
@@ -15,7 +35,7 @@ ChatTemplate& ChatTemplate::operator=(ChatTemplate&&) noexcept = default;
 std::string ChatTemplate::render_context(const nlohmann::ordered_json& context) const {
   jinja::RenderOptions options;
   options.now = now_;
-  return template_->render(context, options);
+  return guarded([&] { return template_->render(context, options); });
 }
 
 std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -87,6 +88,58 @@ TEST(ChatTemplateFixtures, EveryTemplateAndCaseMatchesHuggingFace) {
   }
   std::printf("chat templates: %d of %d renders byte-identical (%d known failing)\n", passed, total, known);
   EXPECT_GT(total, 0);
+}
+
+uint64_t fnv1a64(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// Richer conversations than cases.json (tool calls and results, reasoning, multimodal content…)
+// through every fixture template; expected hashes from tools/gen_chat_template_extra.py.
+TEST(ChatTemplateFixtures, RicherConversationsMatchHuggingFace) {
+  if (!fs::exists(kFixtures / "templates")) GTEST_SKIP() << "fixtures not found at " << kFixtures;
+  const auto data = nlohmann::ordered_json::parse(read_file(fs::path(VELLUM_TEST_DATA_DIR) / "chat_template_extra.json"));
+  std::map<std::string, std::unique_ptr<ChatTemplate>> templates;
+  int total = 0, passed = 0;
+  for (const auto& r : data["renders"]) {
+    const std::string name = r["template"];
+    const std::string conv = r["conversation"];
+    const bool agp = r["add_generation_prompt"];
+    auto& tmpl = templates[name];
+    if (!tmpl) {
+      const fs::path path = kFixtures / "templates" / name;
+      ASSERT_TRUE(fs::exists(path)) << path;
+      tmpl = std::make_unique<ChatTemplate>(read_file(path));
+    }
+    auto ctx = data["conversations"][conv];
+    ctx["add_generation_prompt"] = agp;
+    ctx["bos_token"] = "<s>";
+    ctx["eos_token"] = "</s>";
+    ++total;
+    std::string got, error;
+    try {
+      got = tmpl->render_context(ctx);
+    } catch (const vellum::Error& e) {
+      error = e.what();
+    }
+    if (r.contains("error")) {
+      EXPECT_FALSE(error.empty()) << name << " / " << conv << " / agp=" << agp << ": expected an error ("
+                                  << r["error"].get<std::string>() << "), got:\n" << got;
+      passed += !error.empty();
+    } else {
+      const std::string want = r["fnv1a64"];
+      const std::string have = fmt::format("{:016x}", fnv1a64(got));
+      EXPECT_EQ(error, "") << name << " / " << conv << " / agp=" << agp;
+      EXPECT_EQ(have, want) << name << " / " << conv << " / agp=" << agp << ": rendered\n" << got;
+      passed += error.empty() && have == want;
+    }
+  }
+  std::printf("chat templates, richer conversations: %d of %d renders match\n", passed, total);
 }
 
 // The `vellum template` CLI: with -m it takes the template and BOS/EOS from the GGUF.
