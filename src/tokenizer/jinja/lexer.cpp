@@ -165,7 +165,9 @@ class Lexer {
   }
 
   // `{%` [-+] ws "raw" ws [-]%}  →  position after it, or npos.
+  // jinja2 accepts `+%}` after endraw but not after raw.
   size_t match_keyword_tag(size_t start, const char* word, bool* strip_after) const {
+    const bool allow_plus = std::strcmp(word, "endraw") == 0;
     size_t p = start + 2;
     if (p < src_.size() && (src_[p] == '-' || src_[p] == '+')) ++p;
     p = skip_space(src_, p);
@@ -174,7 +176,7 @@ class Lexer {
     p += wl;
     p = skip_space(src_, p);
     bool strip = false;
-    if (p < src_.size() && (src_[p] == '-' || src_[p] == '+')) {
+    if (p < src_.size() && (src_[p] == '-' || (allow_plus && src_[p] == '+'))) {
       strip = src_[p] == '-';
       ++p;
     }
