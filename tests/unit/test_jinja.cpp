@@ -82,6 +82,16 @@ TEST(JinjaErrors, EvaluationErrorsNameTheLine) {
   }
 }
 
+TEST(JinjaErrors, TruncatedInputIsRejected) {
+  // Found by fuzzing: a backslash at the very end of a string literal used to loop forever.
+  EXPECT_THROW(Template("{{ 'abc\\"), vellum::Error);
+  EXPECT_THROW(Template("{{ 'abc"), vellum::Error);
+  EXPECT_THROW(Template("{%"), vellum::Error);
+  EXPECT_THROW(Template("{{"), vellum::Error);
+  EXPECT_THROW(Template("{% raw %}abc"), vellum::Error);
+  EXPECT_THROW(Template("{{ x ) }}"), vellum::Error);
+}
+
 TEST(JinjaErrors, UnsupportedTagsAreRejected) {
   EXPECT_THROW(Template("{% include 'x.jinja' %}"), vellum::Error);
   EXPECT_THROW(Template("{% extends 'base' %}"), vellum::Error);

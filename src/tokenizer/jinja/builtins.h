@@ -28,6 +28,8 @@ Value lookup_global(const std::string& name);
 std::string to_str(const Value& v);  // Python str(); Undefined prints as ''
 Value attribute_path(Evaluator& ev, const Value& v, const std::string& path);  // "a.b.0"
 std::string html_escape(const std::string& s);  // markupsafe.escape
+// Python `fmt % args` (printf_format.cpp).
+std::string python_percent_format(Evaluator& ev, const std::string& fmt, const Value& args);
 // Python str.replace (count < 0: all).
 std::string python_replace(Evaluator& ev, const std::string& s, const std::string& old, const std::string& repl,
                            int64_t count);

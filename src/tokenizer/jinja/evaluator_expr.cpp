@@ -126,6 +126,10 @@ Value binary_op(Evaluator& ev, const std::string& op, const Value& a, const Valu
     ev.check_string_size(s.size() + t.size());
     return Value(s + t);
   }
+  if (op == "%" && a.is_string()) {
+    std::string s = python_percent_format(ev, a.as_string(), b);
+    return a.is_safe() ? Value(std::move(s)).mark_safe() : Value(std::move(s));
+  }
   if (a.is_undefined()) undefined_error(a);
   if (b.is_undefined()) undefined_error(b);
   const bool ints = a.is_integer() && b.is_integer();
@@ -336,7 +340,8 @@ Value Evaluator::eval_getitem(const Expr& e, const FramePtr& frame) {
     const Value stride = idx.items[2] ? eval(*idx.items[2], frame) : Value::none();
     if (obj.is_undefined()) undefined_error(obj);
     if (obj.is_string() || is_seq(obj)) return slice(*this, obj, start, stop, stride);
-    return Value::undefined(fmt::format("'{}' object is not subscriptable", obj.type_name()));
+    // jinja2 compiles slices to a plain Python subscript (no getitem fallback to Undefined).
+    throw_error("TypeError: '{}' object is not subscriptable", obj.type_name());
   }
   return get_item(obj, eval(idx, frame));
 }

@@ -301,7 +301,9 @@ Value filter_indent(Evaluator& ev, const Value& input, CallArgs& args) {
   } else {
     throw_error("TypeError: indent width must be an int or a str");
   }
-  std::string s = to_str(input) + "\n";
+  if (input.is_undefined()) undefined_error(input);
+  if (!input.is_string()) throw_error("TypeError: indent expects a string, got {}", input.type_name());
+  std::string s = input.as_string() + "\n";
   // str.splitlines(): \n, \r, \r\n (and a few rarer separators, treated as text here).
   std::vector<std::string> lines;
   size_t start = 0;

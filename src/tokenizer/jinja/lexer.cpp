@@ -365,7 +365,10 @@ class Lexer {
         ++i;
         continue;
       }
-      if (i + 1 >= src_.size()) continue;  // reported as unterminated above
+      if (i + 1 >= src_.size()) {  // a trailing backslash: unterminated, reported above
+        i = src_.size();
+        continue;
+      }
       const char e = src_[i + 1];
       i += 2;
       switch (e) {
