@@ -100,14 +100,20 @@ Value sort_key(Evaluator& ev, const Value& item, const std::vector<std::string>&
   return Value::list(std::move(parts));
 }
 
+// `list_keys`: jinja2's sort(attribute=…) compares one-element lists of keys, so equal keys (even
+// two Undefined) never reach `<`; sort() without attribute and dictsort compare keys directly.
 std::vector<Value> sorted(Evaluator& ev, std::vector<Value> items, const std::vector<std::string>& attrs,
-                          bool case_sensitive, bool reverse) {
+                          bool case_sensitive, bool reverse, bool list_keys) {
   ev.step(items.size());
   std::vector<std::pair<Value, Value>> keyed;
   keyed.reserve(items.size());
   for (auto& i : items) keyed.emplace_back(sort_key(ev, i, attrs, case_sensitive), std::move(i));
-  std::stable_sort(keyed.begin(), keyed.end(), [reverse](const auto& a, const auto& b) {
-    return reverse ? b.first.compare(a.first) < 0 : a.first.compare(b.first) < 0;
+  auto less = [list_keys](const Value& x, const Value& y) {
+    if (list_keys && x.equals(y)) return false;
+    return x.compare(y) < 0;
+  };
+  std::stable_sort(keyed.begin(), keyed.end(), [reverse, &less](const auto& a, const auto& b) {
+    return reverse ? less(b.first, a.first) : less(a.first, b.first);
   });
   std::vector<Value> out;
   out.reserve(keyed.size());
@@ -559,14 +565,14 @@ const std::unordered_map<std::string, FilterFn>& filter_table() {
       if (by != "key" && by != "value") throw_error("FilterArgumentError: You can only sort by either \"key\" or \"value\"");
       std::vector<Value> pairs;
       for (const auto& [k, val] : v.as_dict().items()) pairs.push_back(Value::list({k, val}, SeqKind::Tuple));
-      return Value::list(sorted(ev, std::move(pairs), {by == "key" ? "0" : "1"}, case_sensitive, reverse));
+      return Value::list(sorted(ev, std::move(pairs), {by == "key" ? "0" : "1"}, case_sensitive, reverse, false));
     };
     t["sort"] = [](Evaluator& ev, const Value& v, CallArgs& a) {
       const bool reverse = a.get(0, "reverse", Value(false)).truthy();
       const bool case_sensitive = a.get(1, "case_sensitive", Value(false)).truthy();
       const auto attrs = split_attrs(a.get(2, "attribute", Value::none()));
       a.finish("sort", 3);
-      return Value::list(sorted(ev, iterate(v), attrs, case_sensitive, reverse));
+      return Value::list(sorted(ev, iterate(v), attrs, case_sensitive, reverse, !attrs.empty()));
     };
     t["unique"] = [](Evaluator& ev, const Value& v, CallArgs& a) {
       const bool case_sensitive = a.get(0, "case_sensitive", Value(false)).truthy();
@@ -612,6 +618,7 @@ const std::unordered_map<std::string, FilterFn>& filter_table() {
       const Value dflt = a.get(0, "default", Value(int64_t{0}));
       const Value base = a.get(1, "base", Value(int64_t{10}));
       a.finish("int", 2);
+      if (v.is_undefined()) undefined_error(v);  // int(Undefined) raises, and do_int does not catch it
       if (v.is_integer()) return Value(v.as_int());
       if (v.is_float()) {
         const double d = v.as_double();
@@ -631,6 +638,7 @@ const std::unordered_map<std::string, FilterFn>& filter_table() {
     t["float"] = [](Evaluator&, const Value& v, CallArgs& a) {
       const Value dflt = a.get(0, "default", Value(0.0));
       a.finish("float", 1);
+      if (v.is_undefined()) undefined_error(v);
       if (v.is_number()) return Value(v.as_double());
       if (v.is_string()) {
         if (auto f = parse_float(v.as_string())) return Value(*f);
