@@ -34,6 +34,23 @@ EngineCore::EngineCore(model::Transformer& model, backend::Backend& backend, con
 }
 
 RequestId EngineCore::add_request(Request request) {
+  const RequestId id = next_id_++;
+  add_request(std::move(request), id);
+  return id;
+}
+
+void EngineCore::add_request(Request request, RequestId id) {
+  validate(request);
+  if (id == 0) throw_error("request id 0 is reserved");
+  for (const auto& [key, seq] : sequences_) {
+    if (seq->id == id) throw_error("request id {} is in use", id);
+  }
+  auto seq = std::make_unique<Sequence>(id, next_seq_++, std::move(request));
+  scheduler_.add(seq.get());
+  sequences_.emplace(seq->seq_id, std::move(seq));
+}
+
+void EngineCore::validate(const Request& request) const {
   if (request.prompt.empty()) throw_error("the prompt is empty");
   const uint32_t vocab = model_.hparams().vocab;
   for (int32_t t : request.prompt) {
@@ -47,14 +64,11 @@ RequestId EngineCore::add_request(Request request) {
   }
   request.sampling.validate();
   if (request.n == 0 || request.n > 128) throw_error("n {} must be between 1 and 128", request.n);
-  const RequestId id = next_id_++;
-  auto seq = std::make_unique<Sequence>(id, next_seq_++, std::move(request));
-  scheduler_.add(seq.get());
-  sequences_.emplace(seq->seq_id, std::move(seq));
-  return id;
 }
 
-void EngineCore::abort(RequestId id) { aborted_.push_back(id); }
+void EngineCore::abort(RequestId id) { aborted_.push_back({id, -1}); }
+
+void EngineCore::abort_branch(RequestId id, uint32_t index) { aborted_.push_back({id, index}); }
 
 RequestUpdate EngineCore::finish(Sequence& seq, FinishReason reason, std::string error) {
   RequestUpdate u;
@@ -119,9 +133,9 @@ bool EngineCore::stops(const Sequence& seq, int32_t token) const {
 std::vector<RequestUpdate> EngineCore::step() {
   std::vector<RequestUpdate> updates;
   last_ = {};
-  for (RequestId id : aborted_) {
+  for (const PendingAbort& a : aborted_) {
     for (auto it = sequences_.begin(); it != sequences_.end();) {
-      if (it->second->id == id) {
+      if (it->second->id == a.id && (a.index < 0 || it->second->index == a.index)) {
         updates.push_back(finish(*it->second, FinishReason::Aborted));
         it = sequences_.erase(it);
       } else {

@@ -39,9 +39,15 @@ class EngineCore {
   // Validates and queues a request; throws vellum::Error for an invalid one (empty prompt, a token
   // outside the vocabulary, a prompt that can never fit, bad sampling parameters).
   RequestId add_request(Request request);
+  // The same with a caller-chosen id (unique, not 0), for a front end that names requests itself.
+  void add_request(Request request, RequestId id);
+  // The checks add_request makes; touches only immutable state, so any thread may call it.
+  void validate(const Request& request) const;
   // Aborts a request, every branch of it (finished with FinishReason::Aborted at the next step);
   // unknown ids are ignored.
   void abort(RequestId id);
+  // Aborts one branch of an n > 1 request.
+  void abort_branch(RequestId id, uint32_t index);
   bool has_work() const { return !sequences_.empty(); }
 
   // One scheduled forward pass; returns what each affected request gained.
@@ -67,7 +73,11 @@ class EngineCore {
   kv::KvManager kv_;
   Scheduler scheduler_;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> sequences_;  // by KV sequence id
-  std::vector<RequestId> aborted_;
+  struct PendingAbort {
+    RequestId id;
+    int64_t index;  // -1: every branch
+  };
+  std::vector<PendingAbort> aborted_;
   RequestId next_id_ = 1;
   uint64_t next_seq_ = 1;
   StepStats last_;
