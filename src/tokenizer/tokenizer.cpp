@@ -32,6 +32,28 @@ struct SpecialIndex {
   }
 };
 
+// Hugging Face's clean_up_tokenization for WordPiece output: "hello , world !" -> "hello, world!".
+std::string clean_up_spaces(std::string s) {
+  static const std::pair<std::string_view, std::string_view> kRules[] = {
+      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+      {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) {
+    std::string out;
+    out.reserve(s.size());
+    size_t pos = 0;
+    while (true) {
+      const size_t hit = s.find(from, pos);
+      if (hit == std::string::npos) break;
+      out.append(s, pos, hit - pos);
+      out.append(to);
+      pos = hit + from.size();
+    }
+    out.append(s, pos, std::string::npos);
+    s = std::move(out);
+  }
+  return s;
+}
+
 struct Fragment {
   int32_t token;          // >= 0: a special token
   std::string_view text;  // otherwise raw text
@@ -221,6 +243,7 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool special) const 
     }
     out += piece;
   }
+  if (vocab().type() == VocabType::Wpm) out = clean_up_spaces(out);
   return out;
 }
 
