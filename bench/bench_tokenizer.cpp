@@ -18,6 +18,7 @@
 #include "gguf/gguf_file.h"
 #include "tokenizer/hf_tokenizer_import.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/word_cache.h"
 
 namespace {
 
@@ -75,8 +76,10 @@ const Tokenizer& tokenizer(const std::string& name) {
   return cache.emplace(name, Tokenizer::from_gguf(file)).first->second;
 }
 
+// range(0): 1 = with the per-thread word cache (warm after the first pass), 0 = without it.
 void BM_TokenizerEncode(benchmark::State& state, const std::string& name) {
   const Tokenizer& tok = tokenizer(name);
+  vellum::tokenizer::WordCache::set_enabled(state.range(0) != 0);
   const std::string& text = corpus();
   size_t n_tokens = 0;
   for (auto _ : state) {
@@ -87,6 +90,7 @@ void BM_TokenizerEncode(benchmark::State& state, const std::string& name) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
   state.counters["tokens"] = static_cast<double>(n_tokens);
   state.counters["bytes_per_token"] = static_cast<double>(text.size()) / static_cast<double>(n_tokens);
+  vellum::tokenizer::WordCache::set_enabled(true);
 }
 
 void BM_TokenizerDecode(benchmark::State& state, const std::string& name) {
@@ -102,7 +106,8 @@ void BM_TokenizerDecode(benchmark::State& state, const std::string& name) {
 }
 
 #define VELLUM_TOKENIZER_BENCH(name)                                                                  \
-  BENCHMARK_CAPTURE(BM_TokenizerEncode, name, std::string(name))->Unit(benchmark::kMillisecond);    \
+  BENCHMARK_CAPTURE(BM_TokenizerEncode, name, std::string(name))                                    \
+      ->ArgName("cache")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);                           \
   BENCHMARK_CAPTURE(BM_TokenizerDecode, name, std::string(name))->Unit(benchmark::kMillisecond)
 
 VELLUM_TOKENIZER_BENCH("llama-spm");

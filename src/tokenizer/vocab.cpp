@@ -199,6 +199,21 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
     }
   }
 
+  if (v.type_ == VocabType::Spm) {
+    v.spm_splits_at_spaces_ = true;
+    static constexpr std::string_view kSpace = "\xe2\x96\x81";
+    for (const TokenData& t : v.tokens_) {
+      if (t.attr & (kAttrControl | kAttrUnknown | kAttrUnused | kAttrByte)) continue;
+      for (size_t p = t.text.find(kSpace, 1); p != std::string::npos; p = t.text.find(kSpace, p + 1)) {
+        if (p < 3 || std::string_view(t.text).substr(p - 3, 3) != kSpace) {
+          v.spm_splits_at_spaces_ = false;
+          break;
+        }
+      }
+      if (!v.spm_splits_at_spaces_) break;
+    }
+  }
+
   for (size_t i = 0; i < n; ++i) {
     const TokenData& t = v.tokens_[i];
     if ((t.attr & (kAttrControl | kAttrUserDefined | kAttrUnknown)) && !t.text.empty()) {

@@ -90,6 +90,9 @@ class Vocab {
   bool add_bos() const { return add_bos_; }
   bool add_eos() const { return add_eos_; }
   bool add_space_prefix() const { return add_space_prefix_; }
+  // SentencePiece: no mergeable piece has a space (U+2581) right after a non-space, so text can be
+  // encoded in independent segments cut before each run of spaces.
+  bool spm_splits_at_spaces() const { return spm_splits_at_spaces_; }
   // llama3-style BPE: a pre-tokenized word that is itself a token skips the merges.
   bool ignore_merges() const { return ignore_merges_; }
 
@@ -116,6 +119,7 @@ class Vocab {
 
   int32_t bos_ = -1, eos_ = -1, eot_ = -1, pad_ = -1, unk_ = -1, sep_ = -1, cls_ = -1, mask_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
+  bool spm_splits_at_spaces_ = false;
 };
 
 }  // namespace vellum::tokenizer
