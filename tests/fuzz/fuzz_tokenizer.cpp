@@ -51,8 +51,12 @@ std::vector<Tokenizer>& tokenizers() {
 
 // WordPiece normalizes (lowercase, accents); a BPE vocabulary may lack some byte tokens (Falcon has
 // none for most control bytes), and such bytes are dropped, as Hugging Face drops them.
+// SentencePiece writes spaces as U+2581, so a literal U+2581 in the text decodes as a space.
 bool lossless(const Tokenizer& t, const std::string& text) {
   if (t.vocab().type() == vellum::tokenizer::VocabType::Wpm) return false;
+  if (t.vocab().type() == vellum::tokenizer::VocabType::Spm && text.find("\xe2\x96\x81") != std::string::npos) {
+    return false;
+  }
   for (char c : text) {
     if (t.vocab().byte_token(static_cast<uint8_t>(c)) < 0) return false;
   }
