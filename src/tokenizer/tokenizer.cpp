@@ -214,6 +214,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool
       for (const Fragment& f : fragments) {
         if (f.token >= 0) {
           out.push_back(f.token);
+        } else if (v.normalize_nfc()) {
+          s.bpe->encode(unicode::nfc(f.text), out);
         } else {
           s.bpe->encode(f.text, out);
         }

@@ -139,6 +139,8 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
   v.add_eos_ = md.get_or<bool>("tokenizer.ggml.add_eos_token", is_wpm);
   v.add_space_prefix_ = md.get_or<bool>("tokenizer.ggml.add_space_prefix", v.type_ == VocabType::Spm);
   v.ignore_merges_ = v.type_ == VocabType::Bpe && pre_ignores_merges(v.pre_);
+  v.normalize_nfc_ = v.type_ == VocabType::Bpe &&
+                     (v.pre_ == "qwen2" || v.pre_ == "qwen2.5" || v.pre_ == "qwen-2.5" || v.pre_ == "deepseek-r1-qwen");
 
   // End-of-generation markers: the explicit ids plus the usual end-of-turn texts.
   static const std::array<std::string_view, 12> eog_texts = {

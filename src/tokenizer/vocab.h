@@ -93,6 +93,9 @@ class Vocab {
   // SentencePiece: no mergeable piece has a space (U+2581) right after a non-space, so text can be
   // encoded in independent segments cut before each run of spaces.
   bool spm_splits_at_spaces() const { return spm_splits_at_spaces_; }
+  // Text is NFC-normalized before encoding (Qwen2's tokenizer.json normalizer; GGUF has no key for
+  // normalizers, so this follows the pre-tokenizer name).
+  bool normalize_nfc() const { return normalize_nfc_; }
   // llama3-style BPE: a pre-tokenized word that is itself a token skips the merges.
   bool ignore_merges() const { return ignore_merges_; }
 
@@ -120,6 +123,7 @@ class Vocab {
   int32_t bos_ = -1, eos_ = -1, eot_ = -1, pad_ = -1, unk_ = -1, sep_ = -1, cls_ = -1, mask_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
   bool spm_splits_at_spaces_ = false;
+  bool normalize_nfc_ = false;
 };
 
 }  // namespace vellum::tokenizer

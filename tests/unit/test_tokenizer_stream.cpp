@@ -199,5 +199,18 @@ TEST(TokenizerUnicode, Utf8Helpers) {
   EXPECT_EQ(unicode::to_lower(U'Ä'), U'ä');
 }
 
+TEST(TokenizerUnicode, Nfc) {
+  EXPECT_EQ(unicode::nfc("plain ascii"), "plain ascii");
+  EXPECT_EQ(unicode::nfc("e\u0301"), "é");
+  EXPECT_EQ(unicode::nfc("Ünïcödé"), "Ünïcödé");
+  EXPECT_EQ(unicode::nfc("U\u0308n\u0131"), "Ün\u0131");
+  EXPECT_EQ(unicode::nfc("a\u0323\u0302"), "ậ");            // reordered marks compose
+  EXPECT_EQ(unicode::nfc("a\u0302\u0323"), "ậ");
+  EXPECT_EQ(unicode::nfc("\u1100\u1161\u11A8"), "각");      // Hangul jamo
+  EXPECT_EQ(unicode::nfc("\u212B"), "Å");                     // singleton decomposition
+  EXPECT_EQ(unicode::nfc("中文 \xFF e\u0301"), "中文 \xFF é");  // invalid bytes kept
+  EXPECT_EQ(unicode::nfc("\u0301abc"), "\u0301abc");          // leading mark stays
+}
+
 }  // namespace
 }  // namespace vellum::tokenizer
