@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/detokenizer.h"
+#include "tokenizer/hf_tokenizer_import.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -44,6 +45,14 @@ std::vector<Tokenizer>& tokenizers() {
       }
       out.push_back(Tokenizer::from_gguf(vellum::gguf::GgufFile::open(path.string())));
     }
+    // Qwen3 through the tokenizer.json importer: NFC normalization, user-defined and control tokens.
+    const auto hf = fixtures_dir() / "tokenizers" / "hf" / "qwen3";
+    if (!std::filesystem::exists(hf / "tokenizer.json")) {
+      std::fprintf(stderr, "fuzz_tokenizer: missing fixture %s\n", (hf / "tokenizer.json").c_str());
+      std::abort();
+    }
+    out.push_back(Tokenizer::from_metadata(
+        vellum::tokenizer::import_hf_tokenizer_files(hf / "tokenizer.json", hf / "tokenizer_config.json")));
     return out;
   }();
   return all;
@@ -52,8 +61,10 @@ std::vector<Tokenizer>& tokenizers() {
 // WordPiece normalizes (lowercase, accents); a BPE vocabulary may lack some byte tokens (Falcon has
 // none for most control bytes), and such bytes are dropped, as Hugging Face drops them.
 // SentencePiece writes spaces as U+2581, so a literal U+2581 in the text decodes as a space.
+// NFC-normalizing vocabularies (Qwen) only round-trip text that is already NFC.
 bool lossless(const Tokenizer& t, const std::string& text) {
   if (t.vocab().type() == vellum::tokenizer::VocabType::Wpm) return false;
+  if (t.vocab().normalize_nfc() && vellum::tokenizer::unicode::nfc(text) != text) return false;
   if (t.vocab().type() == vellum::tokenizer::VocabType::Spm && text.find("\xe2\x96\x81") != std::string::npos) {
     return false;
   }

@@ -27,11 +27,12 @@ def generate(outdir: pathlib.Path, fixtures: pathlib.Path) -> None:
         "🦙".encode() * 500,
         b"1234567890" * 300,
         b"\x00\x01\x02 \t\r\n\x7f",
+        "Cafe\u0301 Vie\u0323\u0302t \u1100\u1161\u11a8 \u212b".encode(),
     ]
     seen = set()
     n = 0
     for i, t in enumerate(texts):
-        for mode in (i % 6, 16 + (i % 6), 48 + (i % 6)):
+        for mode in (i % 7, 16 + (i % 7), 48 + (i % 7)):
             data = bytes([mode]) + t
             if data in seen:
                 continue
