@@ -54,6 +54,8 @@ std::string clean_up_spaces(std::string s) {
   return s;
 }
 
+bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 struct Fragment {
   int32_t token;          // >= 0: a special token
   std::string_view text;  // otherwise raw text
@@ -155,9 +157,17 @@ struct Tokenizer::State {
         ++pos;
         continue;
       }
-      if (pos > raw_start) out.push_back({-1, text.substr(raw_start, pos - raw_start)});
+      const uint32_t attr = vocab.token(hit).attr;
+      size_t raw_end = pos;
+      if (attr & kAttrLStrip) {
+        while (raw_end > raw_start && is_ascii_space(text[raw_end - 1])) --raw_end;
+      }
+      if (raw_end > raw_start) out.push_back({-1, text.substr(raw_start, raw_end - raw_start)});
       out.push_back({hit, {}});
       pos += vocab.token(hit).text.size();
+      if (attr & kAttrRStrip) {
+        while (pos < text.size() && is_ascii_space(text[pos])) ++pos;
+      }
       raw_start = pos;
     }
     if (raw_start < text.size()) out.push_back({-1, text.substr(raw_start)});

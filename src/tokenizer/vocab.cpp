@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "core/error.h"
 #include "tokenizer/unicode.h"
@@ -220,6 +221,24 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
     const TokenData& t = v.tokens_[i];
     if ((t.attr & (kAttrControl | kAttrUserDefined | kAttrUnknown)) && !t.text.empty()) {
       v.special_tokens_.push_back(static_cast<int32_t>(i));
+    }
+  }
+  // Strip attributes are not stored in GGUF; llama.cpp sets them per model, and so do we.
+  {
+    std::string name = md.get_or<std::string>("general.name", "");
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto set_attr = [&](std::string_view text, uint32_t attr, bool on) {
+      const int32_t id = v.find(text);
+      if (id < 0) return;
+      auto& a = v.tokens_[static_cast<size_t>(id)].attr;
+      a = on ? (a | attr) : (a & ~attr);
+    };
+    if (v.pre_ == "jina-v2-de" || v.pre_ == "jina-v2-es" || v.pre_ == "jina-v2-code") {
+      set_attr("<mask>", kAttrLStrip, true);
+    } else if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+      for (int32_t id : v.special_tokens_) v.tokens_[static_cast<size_t>(id)].attr |= kAttrRStrip;
+      set_attr("</s>", kAttrRStrip, true);
+      for (auto t : {"<unk>", "<s>", "<|endoftext|>"}) set_attr(t, kAttrRStrip, false);
     }
   }
   std::stable_sort(v.special_tokens_.begin(), v.special_tokens_.end(), [&](int32_t a, int32_t b) {

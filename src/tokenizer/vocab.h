@@ -31,6 +31,8 @@ enum TokenAttr : uint32_t {
   kAttrControl = 1u << 3,
   kAttrUserDefined = 1u << 4,
   kAttrByte = 1u << 5,
+  kAttrLStrip = 1u << 6,  // when split out of text, whitespace before it is dropped
+  kAttrRStrip = 1u << 7,  // when split out of text, whitespace after it is dropped
 };
 
 // GGUF token types (tokenizer.ggml.token_type values).

@@ -123,6 +123,18 @@ TEST(TokenizerSpecial, ParseSpecialOnlyWhenAsked) {
   EXPECT_EQ(tok.decode(plain), "<s>Hello");
 }
 
+TEST(TokenizerSpecial, Phi3SpecialTokensStripWhitespaceAfter) {
+  // As llama.cpp sets it for Phi-3: special tokens swallow the whitespace after them (rstrip).
+  const auto tok = load_vocab("phi-3");
+  const int32_t user = tok.vocab().find("<|user|>"), end = tok.vocab().find("<|end|>");
+  ASSERT_GE(user, 0);
+  ASSERT_GE(end, 0);
+  EXPECT_TRUE(tok.vocab().token(user).attr & kAttrRStrip);
+  EXPECT_FALSE(tok.vocab().token(tok.bos()).attr & kAttrRStrip);
+  EXPECT_EQ(tok.encode("<|user|>\n  Hi<|end|>\n", false, true), tok.encode("<|user|>Hi<|end|>", false, true));
+  EXPECT_NE(tok.encode("<s>\nHi", false, true), tok.encode("<s>Hi", false, true));
+}
+
 TEST(TokenizerSpecial, WordPieceAddsClsSep) {
   const auto tok = load_vocab("bert-bge");
   const auto ids = tok.encode("Hello, World!", true, false);
