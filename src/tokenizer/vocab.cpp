@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "tokenizer/unicode.h"
@@ -94,7 +96,8 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
   for (size_t i = 0; i < n; ++i) {
     TokenData& t = v.tokens_[i];
     t.text = std::move(texts[i]);
-    t.score = scores.empty() ? 0.0f : scores[i];
+    // A NaN score would break the merge queue's ordering; treat it as the lowest score.
+    t.score = scores.empty() ? 0.0f : (std::isnan(scores[i]) ? -std::numeric_limits<float>::max() : scores[i]);
     t.attr = types.empty() ? kAttrNormal : attr_from_type(types[i]);
     v.max_token_len_ = std::max(v.max_token_len_, t.text.size());
     // First occurrence wins for duplicate texts, as a map built front to back would give.
