@@ -1,9 +1,10 @@
 #include "tokenizer/bpe_tokenizer.h"
 
-#include <queue>
+#include <algorithm>
 #include <string>
 
 #include "tokenizer/unicode.h"
+#include "tokenizer/word_cache.h"
 
 namespace vellum::tokenizer {
 
@@ -11,7 +12,6 @@ namespace {
 
 struct Symbol {
   int32_t id;  // -1: a byte with no token of its own (it never merges)
-  uint8_t byte;
   bool alive;
   int prev;
   int next;
@@ -34,7 +34,8 @@ struct PairOrder {
 
 }  // namespace
 
-BpeTokenizer::BpeTokenizer(const Vocab& vocab) : vocab_(vocab), pre_(PreTokenizer::patterns_for(vocab.pre())) {}
+BpeTokenizer::BpeTokenizer(const Vocab& vocab)
+    : vocab_(vocab), pre_(PreTokenizer::patterns_for(vocab.pre())), cache_owner_(WordCache::new_owner()) {}
 
 void BpeTokenizer::encode(std::string_view text, std::vector<int32_t>& out) const {
   std::vector<std::string_view> words;
@@ -49,6 +50,13 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
     if (id >= 0) out.push_back(id);
     return;
   }
+  if (WordCache::lookup(cache_owner_, word, out)) return;
+  const size_t before = out.size();
+  merge_word(word, out);
+  WordCache::insert(cache_owner_, word, out.data() + before, out.size() - before);
+}
+
+void BpeTokenizer::merge_word(std::string_view word, std::vector<int32_t>& out) const {
   if (vocab_.ignore_merges()) {
     std::string encoded;
     encoded.reserve(word.size() * 2);
@@ -60,27 +68,33 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
     }
   }
 
-  std::vector<Symbol> symbols(word.size());
+  // Scratch reused across words (and calls) on this thread: most words are short, allocation dominates.
+  thread_local std::vector<Symbol> symbols;
+  thread_local std::vector<Pair> heap;
+  symbols.resize(word.size());
+  heap.clear();
+  const PairOrder order;
   for (size_t i = 0; i < word.size(); ++i) {
     const auto b = static_cast<uint8_t>(word[i]);
-    symbols[i] = {vocab_.byte_token(b), b, true, static_cast<int>(i) - 1,
+    symbols[i] = {vocab_.byte_token(b), true, static_cast<int>(i) - 1,
                   i + 1 == word.size() ? -1 : static_cast<int>(i) + 1};
   }
 
-  std::priority_queue<Pair, std::vector<Pair>, PairOrder> queue;
   auto try_add = [&](int left, int right) {
     if (left < 0 || right < 0) return;
     const int32_t l = symbols[static_cast<size_t>(left)].id, r = symbols[static_cast<size_t>(right)].id;
     if (l < 0 || r < 0) return;
     const Vocab::Merge* m = vocab_.find_merge(l, r);
     if (m == nullptr) return;
-    queue.push({m->rank, left, right, l, r, m->result});
+    heap.push_back({m->rank, left, right, l, r, m->result});
+    std::push_heap(heap.begin(), heap.end(), order);
   };
   for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_add(i - 1, i);
 
-  while (!queue.empty()) {
-    const Pair p = queue.top();
-    queue.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), order);
+    const Pair p = heap.back();
+    heap.pop_back();
     Symbol& l = symbols[static_cast<size_t>(p.left)];
     Symbol& r = symbols[static_cast<size_t>(p.right)];
     // Stale: either side changed (a merge always changes a symbol's token) or they are no longer adjacent.

@@ -22,8 +22,11 @@ class BpeTokenizer {
   const PreTokenizer& pre_tokenizer() const { return pre_; }
 
  private:
+  void merge_word(std::string_view word, std::vector<int32_t>& out) const;
+
   const Vocab& vocab_;
   PreTokenizer pre_;
+  uint64_t cache_owner_;
 };
 
 }  // namespace vellum::tokenizer

@@ -14,12 +14,13 @@ namespace vellum::tokenizer {
 
 class SpmTokenizer {
  public:
-  explicit SpmTokenizer(const Vocab& vocab) : vocab_(vocab) {}
+  explicit SpmTokenizer(const Vocab& vocab);
   // `text` must already have its spaces escaped as U+2581 (and the dummy prefix added).
   void encode(std::string_view text, std::vector<int32_t>& out) const;
 
  private:
   const Vocab& vocab_;
+  uint64_t cache_owner_;
 };
 
 }  // namespace vellum::tokenizer

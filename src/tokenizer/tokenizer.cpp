@@ -32,10 +32,84 @@ struct SpecialIndex {
   }
 };
 
+// Hugging Face's clean_up_tokenization for WordPiece output: "hello , world !" -> "hello, world!".
+std::string clean_up_spaces(std::string s) {
+  static const std::pair<std::string_view, std::string_view> kRules[] = {
+      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+      {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) {
+    std::string out;
+    out.reserve(s.size());
+    size_t pos = 0;
+    while (true) {
+      const size_t hit = s.find(from, pos);
+      if (hit == std::string::npos) break;
+      out.append(s, pos, hit - pos);
+      out.append(to);
+      pos = hit + from.size();
+    }
+    out.append(s, pos, std::string::npos);
+    s = std::move(out);
+  }
+  return s;
+}
+
+bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 struct Fragment {
   int32_t token;          // >= 0: a special token
   std::string_view text;  // otherwise raw text
 };
+
+// A token's bytes as decoding renders it (control tokens as their text).
+std::string render_piece(const Vocab& v, int32_t id) {
+  const TokenData& t = v.token(id);
+  if (t.attr & kAttrControl) return t.text;
+  if (t.attr & (kAttrUnknown | kAttrUserDefined)) return t.text;
+  if (t.attr & kAttrUnused) return std::string();
+  if (t.attr & kAttrByte) {
+    const int b = v.byte_value(id);
+    if (b >= 0) return std::string(1, static_cast<char>(b));
+  }
+  switch (v.type()) {
+    case VocabType::Spm:
+    case VocabType::Wpm: {
+      std::string out;
+      out.reserve(t.text.size());
+      const std::string& s = t.text;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (i + 2 < s.size() && s[i] == '\xe2' && s[i + 1] == '\x96' && s[i + 2] == '\x81') {
+          out += ' ';
+          i += 2;
+        } else {
+          out += s[i];
+        }
+      }
+      return out;
+    }
+    case VocabType::Bpe: {
+      std::string out;
+      out.reserve(t.text.size());
+      size_t pos = 0;
+      while (pos < t.text.size()) {
+        const size_t start = pos;
+        uint32_t cp;
+        if (unicode::decode(t.text, pos, cp)) {
+          const int b = unicode::unicode_to_byte(cp);
+          if (b >= 0) {
+            out += static_cast<char>(b);
+          } else {
+            out.append(t.text, start, pos - start);  // not a byte-level character: keep it as written
+          }
+        } else {
+          out += t.text[start];
+        }
+      }
+      return out;
+    }
+  }
+  return t.text;
+}
 
 }  // namespace
 
@@ -46,8 +120,11 @@ struct Tokenizer::State {
   std::optional<WpmTokenizer> wpm;
   SpecialIndex user_defined;  // always split out
   SpecialIndex all_special;   // with parse_special
+  std::vector<std::string> pieces;  // render_piece() of every token, computed once
 
   explicit State(Vocab v) : vocab(std::move(v)) {
+    pieces.reserve(vocab.size());
+    for (size_t i = 0; i < vocab.size(); ++i) pieces.push_back(render_piece(vocab, static_cast<int32_t>(i)));
     switch (vocab.type()) {
       case VocabType::Spm: spm.emplace(vocab); break;
       case VocabType::Bpe: bpe.emplace(vocab); break;
@@ -80,9 +157,17 @@ struct Tokenizer::State {
         ++pos;
         continue;
       }
-      if (pos > raw_start) out.push_back({-1, text.substr(raw_start, pos - raw_start)});
+      const uint32_t attr = vocab.token(hit).attr;
+      size_t raw_end = pos;
+      if (attr & kAttrLStrip) {
+        while (raw_end > raw_start && is_ascii_space(text[raw_end - 1])) --raw_end;
+      }
+      if (raw_end > raw_start) out.push_back({-1, text.substr(raw_start, raw_end - raw_start)});
       out.push_back({hit, {}});
       pos += vocab.token(hit).text.size();
+      if (attr & kAttrRStrip) {
+        while (pos < text.size() && is_ascii_space(text[pos])) ++pos;
+      }
       raw_start = pos;
     }
     if (raw_start < text.size()) out.push_back({-1, text.substr(raw_start)});
@@ -139,6 +224,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool
       for (const Fragment& f : fragments) {
         if (f.token >= 0) {
           out.push_back(f.token);
+        } else if (v.normalize_nfc()) {
+          s.bpe->encode(unicode::nfc(f.text), out);
         } else {
           s.bpe->encode(f.text, out);
         }
@@ -162,65 +249,27 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool
 std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
   const Vocab& v = vocab();
   if (!v.valid(id)) throw_error("token id {} is out of range (vocabulary of {} tokens)", id, v.size());
-  const TokenData& t = v.token(id);
-  if (t.attr & kAttrControl) return special ? t.text : std::string();
-  if (t.attr & (kAttrUnknown | kAttrUserDefined)) return t.text;
-  if (t.attr & kAttrUnused) return std::string();
-  if (t.attr & kAttrByte) {
-    const int b = v.byte_value(id);
-    if (b >= 0) return std::string(1, static_cast<char>(b));
-  }
-  switch (v.type()) {
-    case VocabType::Spm:
-    case VocabType::Wpm: {
-      std::string out;
-      out.reserve(t.text.size());
-      const std::string& s = t.text;
-      for (size_t i = 0; i < s.size(); ++i) {
-        if (i + 2 < s.size() && s[i] == '\xe2' && s[i + 1] == '\x96' && s[i + 2] == '\x81') {
-          out += ' ';
-          i += 2;
-        } else {
-          out += s[i];
-        }
-      }
-      return out;
-    }
-    case VocabType::Bpe: {
-      std::string out;
-      out.reserve(t.text.size());
-      size_t pos = 0;
-      while (pos < t.text.size()) {
-        const size_t start = pos;
-        uint32_t cp;
-        if (unicode::decode(t.text, pos, cp)) {
-          const int b = unicode::unicode_to_byte(cp);
-          if (b >= 0) {
-            out += static_cast<char>(b);
-          } else {
-            out.append(t.text, start, pos - start);  // not a byte-level character: keep it as written
-          }
-        } else {
-          out += t.text[start];
-        }
-      }
-      return out;
-    }
-  }
-  return t.text;
+  if (!special && v.is_control(id)) return std::string();
+  return state_->pieces[static_cast<size_t>(id)];
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool special) const {
+  const Vocab& v = vocab();
   std::string out;
+  out.reserve(ids.size() * 4);
   bool first = strips_leading_space();
   for (int32_t id : ids) {
-    std::string piece = token_to_piece(id, special);
-    if (first && !vocab().is_control(id)) {
-      if (!piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+    if (!v.valid(id)) throw_error("token id {} is out of range (vocabulary of {} tokens)", id, v.size());
+    const bool control = v.is_control(id);
+    if (control && !special) continue;
+    std::string_view piece = state_->pieces[static_cast<size_t>(id)];
+    if (first && !control) {
+      if (!piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
       first = false;
     }
     out += piece;
   }
+  if (vocab().type() == VocabType::Wpm) out = clean_up_spaces(out);
   return out;
 }
 

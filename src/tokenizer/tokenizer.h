@@ -5,7 +5,7 @@
 //
 // encode(): special tokens are first cut out of the text (user-defined tokens always; control and
 // unknown tokens only with parse_special, as chat prompts need), then each stretch of plain text is
-// encoded by the model's algorithm. decode(): pieces concatenated; control tokens are dropped unless
+// normalized where the vocabulary says so (NFC for Qwen2) and encoded by the model's algorithm. decode(): pieces concatenated; control tokens are dropped unless
 // asked for; SentencePiece's dummy-prefix space is removed from the first piece. Bytes are returned
 // as the tokens spell them (use StreamingDetokenizer for text that must be valid UTF-8).
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
+#include <vector>
 
 #include "tokenizer/unicode_data.h"
 
@@ -227,6 +229,158 @@ uint32_t nfd_first(uint32_t cp) {
 }
 uint32_t to_lower(uint32_t cp) {
   return lookup_pair(unicode_data::kLowercase, unicode_data::kLowercaseCount, cp);
+}
+
+uint8_t combining_class(uint32_t cp) {
+  using unicode_data::kCombiningClass;
+  const auto* end = kCombiningClass + unicode_data::kCombiningClassCount;
+  const auto* it = std::upper_bound(kCombiningClass, end, cp,
+                                    [](uint32_t c, const unicode_data::CccRange& r) { return c < r.first; });
+  if (it == kCombiningClass) return 0;
+  --it;
+  return cp <= it->last ? it->ccc : 0;
+}
+
+namespace {
+
+constexpr uint32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
+constexpr uint32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCount = 11172;
+
+bool nfc_inert(uint32_t cp) {
+  if (cp < 0x300) return true;
+  using unicode_data::kNfcNonInert;
+  const auto* end = kNfcNonInert + unicode_data::kNfcNonInertCount;
+  const auto* it = std::upper_bound(kNfcNonInert, end, cp,
+                                    [](uint32_t c, const unicode_data::CodepointRange& r) { return c < r.first; });
+  if (it == kNfcNonInert) return true;
+  --it;
+  return cp > it->last;
+}
+
+void decompose_canonical(uint32_t cp, std::vector<uint32_t>& out) {
+  if (cp >= kSBase && cp < kSBase + kSCount) {
+    const uint32_t s = cp - kSBase;
+    out.push_back(kLBase + s / kNCount);
+    out.push_back(kVBase + (s % kNCount) / kTCount);
+    if (s % kTCount != 0) out.push_back(kTBase + s % kTCount);
+    return;
+  }
+  using unicode_data::kCanonicalDecomposition;
+  const auto* end = kCanonicalDecomposition + unicode_data::kCanonicalDecompositionCount;
+  const auto* it = std::lower_bound(kCanonicalDecomposition, end, cp,
+                                    [](const unicode_data::Decomposition& d, uint32_t c) { return d.cp < c; });
+  if (it == end || it->cp != cp) {
+    out.push_back(cp);
+    return;
+  }
+  decompose_canonical(it->first, out);
+  if (it->second != 0) decompose_canonical(it->second, out);
+}
+
+uint32_t compose_pair(uint32_t a, uint32_t b) {
+  if (a >= kLBase && a < kLBase + kLCount && b >= kVBase && b < kVBase + kVCount) {
+    return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
+  }
+  if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase && b < kTBase + kTCount) {
+    return a + (b - kTBase);
+  }
+  using unicode_data::kComposition;
+  const auto* end = kComposition + unicode_data::kCompositionCount;
+  const auto* it = std::lower_bound(kComposition, end, std::make_pair(a, b),
+                                    [](const unicode_data::Composition& c, const std::pair<uint32_t, uint32_t>& k) {
+                                      return c.first < k.first || (c.first == k.first && c.second < k.second);
+                                    });
+  return (it != end && it->first == a && it->second == b) ? it->composite : 0;
+}
+
+// Full NFC of a run of code points.
+void nfc_run(const std::vector<uint32_t>& in, std::string& out) {
+  std::vector<uint32_t> d;
+  for (uint32_t cp : in) decompose_canonical(cp, d);
+  // Canonical ordering: stable sort of each run of non-starters by combining class.
+  for (size_t i = 0; i < d.size();) {
+    if (combining_class(d[i]) == 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < d.size() && combining_class(d[j]) != 0) ++j;
+    std::stable_sort(d.begin() + static_cast<std::ptrdiff_t>(i), d.begin() + static_cast<std::ptrdiff_t>(j),
+                     [](uint32_t a, uint32_t b) { return combining_class(a) < combining_class(b); });
+    i = j;
+  }
+  // Canonical composition.
+  std::vector<uint32_t> r;
+  r.reserve(d.size());
+  ptrdiff_t starter = -1;
+  uint8_t last_cc = 0;
+  for (uint32_t c : d) {
+    const uint8_t cc = combining_class(c);
+    if (starter >= 0) {
+      const bool adjacent = static_cast<ptrdiff_t>(r.size()) - 1 == starter;
+      const bool blocked = !adjacent && (last_cc == 0 || last_cc >= cc);
+      if (!blocked) {
+        if (const uint32_t comp = compose_pair(r[static_cast<size_t>(starter)], c); comp != 0) {
+          r[static_cast<size_t>(starter)] = comp;
+          continue;
+        }
+      }
+    }
+    if (cc == 0) starter = static_cast<ptrdiff_t>(r.size());
+    last_cc = cc;
+    r.push_back(c);
+  }
+  for (uint32_t c : r) append_utf8(out, c);
+}
+
+}  // namespace
+
+std::string nfc(std::string_view text) {
+  // Fast path: nothing at or above U+0300 (all of ASCII and Latin-1 text).
+  size_t first = 0;
+  while (first < text.size() && static_cast<uint8_t>(text[first]) < 0xCC) ++first;  // 0xCC 0x80 = U+0300
+  if (first == text.size()) return std::string(text);
+
+  std::string out;
+  out.reserve(text.size());
+  std::vector<uint32_t> run;  // the last inert starter before a non-inert run, then the run
+  size_t pos = 0;
+  size_t last_char_start = std::string::npos;  // start of the most recent valid inert code point
+  auto flush_run = [&]() {
+    if (run.empty()) return;
+    nfc_run(run, out);
+    run.clear();
+  };
+  while (pos < text.size()) {
+    const size_t start = pos;
+    uint32_t cp;
+    if (!decode(text, pos, cp)) {
+      flush_run();
+      out += text[start];
+      last_char_start = std::string::npos;
+      continue;
+    }
+    if (nfc_inert(cp)) {
+      flush_run();
+      out.append(text.substr(start, pos - start));
+      last_char_start = start;
+      continue;
+    }
+    if (run.empty()) {
+      // Take the preceding inert character back: the run may compose with it.
+      if (last_char_start != std::string::npos) {
+        size_t p = last_char_start;
+        uint32_t prev;
+        decode(text, p, prev);
+        out.resize(out.size() - (p - last_char_start));
+        run.push_back(prev);
+      }
+    }
+    run.push_back(cp);
+    last_char_start = std::string::npos;
+  }
+  flush_run();
+  return out;
 }
 
 }  // namespace vellum::tokenizer::unicode

@@ -49,4 +49,10 @@ bool is_cjk(uint32_t cp);          // the CJK ranges BERT isolates as single-cha
 uint32_t nfd_first(uint32_t cp);   // first code point of the canonical decomposition (itself if none)
 uint32_t to_lower(uint32_t cp);    // simple lowercase mapping (first code point of it)
 
+// Unicode Normalization Form C (canonical decomposition, reordering, canonical composition), as
+// Hugging Face's NFC normalizer applies it. Invalid UTF-8 bytes are kept as they are. Text with
+// nothing to normalize (all ASCII, most CJK) is returned unchanged cheaply.
+std::string nfc(std::string_view text);
+uint8_t combining_class(uint32_t cp);
+
 }  // namespace vellum::tokenizer::unicode

@@ -22,6 +22,26 @@ struct CodepointPair {
   uint32_t to;
 };
 
+struct CodepointRange {
+  uint32_t first;
+  uint32_t last;
+};
+struct CccRange {
+  uint32_t first;
+  uint32_t last;
+  uint8_t ccc;
+};
+struct Decomposition {
+  uint32_t cp;
+  uint32_t first;
+  uint32_t second;  // 0 for a singleton decomposition
+};
+struct Composition {
+  uint32_t first;
+  uint32_t second;
+  uint32_t composite;
+};
+
 extern const CategoryRange kCategoryRanges[];
 extern const size_t kCategoryRangeCount;
 // Code point -> first code point of its canonical decomposition (NFD), sorted by `from`.
@@ -30,5 +50,17 @@ extern const size_t kNfdFirstCount;
 // Code point -> (first code point of) its lowercase mapping, sorted by `from`.
 extern const CodepointPair kLowercase[];
 extern const size_t kLowercaseCount;
+
+// NFC data: canonical combining classes (non-zero only), one-level canonical decompositions (sorted
+// by cp), primary composites (sorted by first, second), and the ranges of code points that NFC may
+// change or combine (everything else is left alone, with no effect on its neighbours' composition).
+extern const CccRange kCombiningClass[];
+extern const size_t kCombiningClassCount;
+extern const Decomposition kCanonicalDecomposition[];
+extern const size_t kCanonicalDecompositionCount;
+extern const Composition kComposition[];
+extern const size_t kCompositionCount;
+extern const CodepointRange kNfcNonInert[];
+extern const size_t kNfcNonInertCount;
 
 }  // namespace vellum::tokenizer::unicode_data

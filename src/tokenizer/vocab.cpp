@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "tokenizer/unicode.h"
@@ -93,7 +96,8 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
   for (size_t i = 0; i < n; ++i) {
     TokenData& t = v.tokens_[i];
     t.text = std::move(texts[i]);
-    t.score = scores.empty() ? 0.0f : scores[i];
+    // A NaN score would break the merge queue's ordering; treat it as the lowest score.
+    t.score = scores.empty() ? 0.0f : (std::isnan(scores[i]) ? -std::numeric_limits<float>::max() : scores[i]);
     t.attr = types.empty() ? kAttrNormal : attr_from_type(types[i]);
     v.max_token_len_ = std::max(v.max_token_len_, t.text.size());
     // First occurrence wins for duplicate texts, as a map built front to back would give.
@@ -139,6 +143,8 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
   v.add_eos_ = md.get_or<bool>("tokenizer.ggml.add_eos_token", is_wpm);
   v.add_space_prefix_ = md.get_or<bool>("tokenizer.ggml.add_space_prefix", v.type_ == VocabType::Spm);
   v.ignore_merges_ = v.type_ == VocabType::Bpe && pre_ignores_merges(v.pre_);
+  v.normalize_nfc_ = v.type_ == VocabType::Bpe &&
+                     (v.pre_ == "qwen2" || v.pre_ == "qwen2.5" || v.pre_ == "qwen-2.5" || v.pre_ == "deepseek-r1-qwen");
 
   // End-of-generation markers: the explicit ids plus the usual end-of-turn texts.
   static const std::array<std::string_view, 12> eog_texts = {
@@ -199,10 +205,43 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
     }
   }
 
+  if (v.type_ == VocabType::Spm) {
+    v.spm_splits_at_spaces_ = true;
+    static constexpr std::string_view kSpace = "\xe2\x96\x81";
+    for (const TokenData& t : v.tokens_) {
+      if (t.attr & (kAttrControl | kAttrUnknown | kAttrUnused | kAttrByte)) continue;
+      for (size_t p = t.text.find(kSpace, 1); p != std::string::npos; p = t.text.find(kSpace, p + 1)) {
+        if (p < 3 || std::string_view(t.text).substr(p - 3, 3) != kSpace) {
+          v.spm_splits_at_spaces_ = false;
+          break;
+        }
+      }
+      if (!v.spm_splits_at_spaces_) break;
+    }
+  }
+
   for (size_t i = 0; i < n; ++i) {
     const TokenData& t = v.tokens_[i];
     if ((t.attr & (kAttrControl | kAttrUserDefined | kAttrUnknown)) && !t.text.empty()) {
       v.special_tokens_.push_back(static_cast<int32_t>(i));
+    }
+  }
+  // Strip attributes are not stored in GGUF; llama.cpp sets them per model, and so do we.
+  {
+    std::string name = md.get_or<std::string>("general.name", "");
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto set_attr = [&](std::string_view text, uint32_t attr, bool on) {
+      const int32_t id = v.find(text);
+      if (id < 0) return;
+      auto& a = v.tokens_[static_cast<size_t>(id)].attr;
+      a = on ? (a | attr) : (a & ~attr);
+    };
+    if (v.pre_ == "jina-v2-de" || v.pre_ == "jina-v2-es" || v.pre_ == "jina-v2-code") {
+      set_attr("<mask>", kAttrLStrip, true);
+    } else if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+      for (int32_t id : v.special_tokens_) v.tokens_[static_cast<size_t>(id)].attr |= kAttrRStrip;
+      set_attr("</s>", kAttrRStrip, true);
+      for (auto t : {"<unk>", "<s>", "<|endoftext|>"}) set_attr(t, kAttrRStrip, false);
     }
   }
   std::stable_sort(v.special_tokens_.begin(), v.special_tokens_.end(), [&](int32_t a, int32_t b) {

@@ -31,6 +31,8 @@ enum TokenAttr : uint32_t {
   kAttrControl = 1u << 3,
   kAttrUserDefined = 1u << 4,
   kAttrByte = 1u << 5,
+  kAttrLStrip = 1u << 6,  // when split out of text, whitespace before it is dropped
+  kAttrRStrip = 1u << 7,  // when split out of text, whitespace after it is dropped
 };
 
 // GGUF token types (tokenizer.ggml.token_type values).
@@ -90,6 +92,12 @@ class Vocab {
   bool add_bos() const { return add_bos_; }
   bool add_eos() const { return add_eos_; }
   bool add_space_prefix() const { return add_space_prefix_; }
+  // SentencePiece: no mergeable piece has a space (U+2581) right after a non-space, so text can be
+  // encoded in independent segments cut before each run of spaces.
+  bool spm_splits_at_spaces() const { return spm_splits_at_spaces_; }
+  // Text is NFC-normalized before encoding (Qwen2's tokenizer.json normalizer; GGUF has no key for
+  // normalizers, so this follows the pre-tokenizer name).
+  bool normalize_nfc() const { return normalize_nfc_; }
   // llama3-style BPE: a pre-tokenized word that is itself a token skips the merges.
   bool ignore_merges() const { return ignore_merges_; }
 
@@ -116,6 +124,8 @@ class Vocab {
 
   int32_t bos_ = -1, eos_ = -1, eot_ = -1, pad_ = -1, unk_ = -1, sep_ = -1, cls_ = -1, mask_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
+  bool spm_splits_at_spaces_ = false;
+  bool normalize_nfc_ = false;
 };
 
 }  // namespace vellum::tokenizer

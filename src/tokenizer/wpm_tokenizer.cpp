@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tokenizer/unicode.h"
+#include "tokenizer/word_cache.h"
 
 namespace vellum::tokenizer {
 
@@ -56,35 +57,44 @@ std::vector<std::string> WpmTokenizer::split_words(std::string_view text) {
   return words;
 }
 
+WpmTokenizer::WpmTokenizer(const Vocab& vocab) : vocab_(vocab), cache_owner_(WordCache::new_owner()) {}
+
 void WpmTokenizer::encode(std::string_view text, std::vector<int32_t>& out) const {
+  for (const std::string& word : split_words(text)) {
+    if (WordCache::lookup(cache_owner_, word, out)) continue;
+    const size_t before = out.size();
+    encode_word(word, out);
+    WordCache::insert(cache_owner_, word, out.data() + before, out.size() - before);
+  }
+}
+
+void WpmTokenizer::encode_word(const std::string& word, std::vector<int32_t>& out) const {
   static const std::string kPhantom = "\xe2\x96\x81";
   const size_t max_len = vocab_.max_token_length();
-  for (const std::string& word : split_words(text)) {
-    size_t chars = 0;
-    for (char c : word) chars += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
-    const size_t before = out.size();
-    if (chars <= kMaxCharsPerWord) {
-      const std::string w = kPhantom + word;
-      const size_t n = w.size();
-      for (size_t i = 0; i < n;) {
-        bool found = false;
-        for (size_t j = std::min(n, i + max_len + 1); j > i; --j) {
-          const int32_t id = vocab_.find(std::string_view(w).substr(i, j - i));
-          if (id >= 0) {
-            out.push_back(id);
-            i = j;
-            found = true;
-            break;
-          }
-        }
-        if (!found) {
-          out.resize(before);
+  size_t chars = 0;
+  for (char c : word) chars += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
+  const size_t before = out.size();
+  if (chars <= kMaxCharsPerWord) {
+    const std::string w = kPhantom + word;
+    const size_t n = w.size();
+    for (size_t i = 0; i < n;) {
+      bool found = false;
+      for (size_t j = std::min(n, i + max_len + 1); j > i; --j) {
+        const int32_t id = vocab_.find(std::string_view(w).substr(i, j - i));
+        if (id >= 0) {
+          out.push_back(id);
+          i = j;
+          found = true;
           break;
         }
       }
+      if (!found) {
+        out.resize(before);
+        break;
+      }
     }
-    if (out.size() == before && vocab_.unk() >= 0) out.push_back(vocab_.unk());
   }
+  if (out.size() == before && vocab_.unk() >= 0) out.push_back(vocab_.unk());
 }
 
 }  // namespace vellum::tokenizer

@@ -16,13 +16,16 @@ namespace vellum::tokenizer {
 
 class WpmTokenizer {
  public:
-  explicit WpmTokenizer(const Vocab& vocab) : vocab_(vocab) {}
+  explicit WpmTokenizer(const Vocab& vocab);
   void encode(std::string_view text, std::vector<int32_t>& out) const;
   // Normalized, lowercased words (exposed for tests).
   static std::vector<std::string> split_words(std::string_view text);
 
  private:
+  void encode_word(const std::string& word, std::vector<int32_t>& out) const;
+
   const Vocab& vocab_;
+  uint64_t cache_owner_;
 };
 
 }  // namespace vellum::tokenizer

@@ -102,6 +102,9 @@ TEST(TokenizerHfImport, Qwen3Metadata) {
   // Control tokens are plain text unless parse_special.
   EXPECT_NE(tok.encode("<|im_end|>", false, false), std::vector<int32_t>{151645});
   EXPECT_EQ(tok.encode("<|im_end|>", false, true), std::vector<int32_t>{151645});
+  // Qwen's normalizer is NFC: decomposed text encodes as the composed text does.
+  EXPECT_TRUE(v.normalize_nfc());
+  EXPECT_EQ(tok.encode("Cafe\u0301 Vie\u0323\u0302t", false, false), tok.encode("Café Việt", false, false));
 }
 
 TEST(TokenizerHfImport, Llama3Metadata) {
