@@ -114,6 +114,9 @@ void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std
     u.id = seq.id;
     u.index = seq.index;
     u.new_tokens.push_back(token);
+    u.prompt_tokens = seq.prompt_len;
+    u.cached_tokens = seq.cached_tokens;
+    u.completion_tokens = seq.generated();
     updates.push_back(std::move(u));
     return;
   }

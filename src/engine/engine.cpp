@@ -1,0 +1,157 @@
+#include "engine/engine.h"
+
+#include "core/error.h"
+
+namespace vellum::engine {
+
+void RequestHandle::push(StreamEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (event.finish != FinishReason::None && open_branches_ > 0) --open_branches_;
+    events_.push_back(std::move(event));
+  }
+  cv_.notify_all();
+}
+
+std::optional<StreamEvent> RequestHandle::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return !events_.empty() || open_branches_ == 0; });
+  if (events_.empty()) return std::nullopt;
+  StreamEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+std::optional<StreamEvent> RequestHandle::next_for(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!cv_.wait_for(lock, timeout, [&] { return !events_.empty() || open_branches_ == 0; })) return std::nullopt;
+  if (events_.empty()) return std::nullopt;
+  StreamEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+bool RequestHandle::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return open_branches_ == 0 && events_.empty();
+}
+
+Engine::Engine(model::Transformer& model, backend::Backend& backend, const EngineConfig& config,
+               tokenizer::Tokenizer tokenizer, std::vector<int32_t> eog_tokens)
+    : core_(model, backend, config, std::move(eog_tokens)), tokenizer_(std::move(tokenizer)),
+      thread_([this] { loop(); }) {}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::shared_ptr<RequestHandle> Engine::submit(Request request, GenerationOptions options) {
+  core_.validate(request);  // immutable state only: safe from this thread
+  std::lock_guard<std::mutex> lock(mutex_);
+  const RequestId id = next_id_++;
+  auto handle = std::make_shared<RequestHandle>(id, request.n);
+  incoming_.emplace_back(id, std::move(request), std::move(options), handle);
+  cv_.notify_all();
+  return handle;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cancels_.push_back(id);
+  cv_.notify_all();
+}
+
+kv::KvStats Engine::kv_stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void Engine::deliver(const RequestUpdate& u) {
+  auto it = active_.find(u.id);
+  if (it == active_.end()) return;
+  Active& a = it->second;
+  auto out = a.outputs.find(u.index);
+  if (out == a.outputs.end()) {
+    out = a.outputs.emplace(u.index, Branch{TextOutput(tokenizer_, a.options.stop, a.options.strip_leading_space), 0}).first;
+  }
+  Branch& branch = out->second;
+  if (branch.text.stopped()) return;  // a stop string ended this branch already (its abort is in flight)
+  StreamEvent e;
+  e.index = u.index;
+  e.finish = u.finish;
+  e.error = u.error;
+  for (size_t i = 0; i < u.new_tokens.size(); ++i) {
+    const int32_t t = u.new_tokens[i];
+    e.tokens.push_back(t);
+    ++branch.generated;
+    const bool stop_token = u.finish == FinishReason::Stop && i + 1 == u.new_tokens.size();
+    if (stop_token) break;  // an end-of-generation or stop token has no text
+    const auto d = branch.text.push(t);
+    e.text += d.text;
+    if (d.stopped) {  // a stop string: this branch ends here
+      e.finish = FinishReason::Stop;
+      core_.abort_branch(u.id, u.index);
+      break;
+    }
+  }
+  if (e.finish != FinishReason::None) {
+    if (!branch.text.stopped()) e.text += branch.text.finish();
+    e.prompt_tokens = static_cast<uint32_t>(a.prompt_tokens);
+    e.cached_tokens = u.cached_tokens;
+    e.completion_tokens = branch.generated;
+  }
+  a.handle->push(std::move(e));
+}
+
+void Engine::loop() {
+  for (;;) {
+    decltype(incoming_) incoming;
+    std::vector<RequestId> cancels;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !cancels_.empty() || core_.has_work(); });
+      if (stop_) break;
+      incoming.swap(incoming_);
+      cancels.swap(cancels_);
+    }
+    for (auto& [id, request, options, handle] : incoming) {
+      const uint32_t n = request.n;
+      try {
+        const size_t prompt_tokens = request.prompt.size();
+        core_.add_request(std::move(request), id);
+        active_.emplace(id, Active{handle, {}, std::move(options), prompt_tokens});
+      } catch (const Error& e) {
+        for (uint32_t i = 0; i < n; ++i) handle->push({i, {}, {}, FinishReason::Error, e.what()});
+      }
+    }
+    for (RequestId id : cancels) core_.abort(id);
+    for (const auto& u : core_.step()) deliver(u);
+    // Forget requests whose every branch has finished.
+    for (auto it = active_.begin(); it != active_.end();) {
+      bool open = false;
+      {
+        std::lock_guard<std::mutex> lock(it->second.handle->mutex_);
+        open = it->second.handle->open_branches_ > 0;
+      }
+      it = open ? std::next(it) : active_.erase(it);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_ = core_.kv().stats();
+  }
+  // Shutdown: everything still open ends aborted.
+  for (auto& [id, a] : active_) {
+    uint32_t open;
+    {
+      std::lock_guard<std::mutex> lock(a.handle->mutex_);
+      open = a.handle->open_branches_;
+    }
+    for (uint32_t i = 0; i < open; ++i) a.handle->push({i, {}, {}, FinishReason::Aborted, {}});
+  }
+}
+
+}  // namespace vellum::engine
