@@ -8,11 +8,10 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/command.h"
 #include "core/error.h"
-#include "engine/engine_core.h"
+#include "engine/engine.h"
 #include "engine/sampler.h"
 #include "gguf/gguf_file.h"
 #include "model/transformer.h"
-#include "tokenizer/detokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vellum::cli {
@@ -26,6 +25,7 @@ struct RunOptions {
   int64_t seed = -1;
   bool no_bos = false, special = false, log_kv_stats = false;
   uint32_t kv_cache_mib = 0;
+  std::vector<std::string> stop;
   engine::SamplingParams sampling;
 };
 
@@ -57,7 +57,7 @@ void run(const RunOptions& o) {
   for (uint32_t id = 0; id < tok.vocab_size(); ++id) {
     if (tok.is_eog(static_cast<int32_t>(id))) eog.push_back(static_cast<int32_t>(id));
   }
-  engine::EngineCore core(m, be, ec, eog);
+  engine::Engine engine(m, be, ec, tok, eog);
   std::fprintf(stderr, "loaded %s: %u layers, dim %u, vocab %u, context %u, KV %u blocks of %u, %u threads, %.2f s\n",
                hp.arch_name.c_str(), hp.layers, hp.dim, hp.vocab, ec.max_seq_len, ec.num_blocks, ec.block_size,
                be.threads(), seconds_since(t_load));
@@ -70,32 +70,30 @@ void run(const RunOptions& o) {
   const uint64_t room = ec.max_seq_len - std::min<uint64_t>(ec.max_seq_len, req.prompt.size());
   req.max_tokens = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(o.n_predict), room));
   const size_t prompt_tokens = req.prompt.size();
-  core.add_request(req);
-
+  engine::GenerationOptions go;
+  go.stop = o.stop;
   // SentencePiece's dummy-prefix space is dropped only at the very start of the text.
-  tokenizer::StreamingDetokenizer detok(tok, o.prompt.empty() && tok.strips_leading_space(), false);
+  go.strip_leading_space = o.prompt.empty();
+
   std::printf("%s", o.prompt.c_str());
   std::fflush(stdout);
   const auto t_start = Clock::now();
+  auto handle = engine.submit(std::move(req), go);
   double prompt_s = 0;
-  int32_t generated = 0;
-  while (core.has_work()) {
-    for (const auto& u : core.step()) {
-      for (int32_t t : u.new_tokens) {
-        if (generated++ == 0) prompt_s = seconds_since(t_start);  // time to the first token
-        if (u.finish == engine::FinishReason::Stop) continue;     // the end-of-generation token itself
-        std::printf("%s", detok.push(t).c_str());
-      }
-      if (u.finish == engine::FinishReason::Error) throw_error("{}", u.error);
-      std::fflush(stdout);
-    }
-    if (o.log_kv_stats) std::fprintf(stderr, "[kv] %s\n", core.kv().format_stats().c_str());
+  size_t generated = 0;
+  while (auto e = handle->next()) {
+    if (generated == 0 && !e->tokens.empty()) prompt_s = seconds_since(t_start);  // time to the first token
+    generated += e->tokens.size();
+    std::printf("%s", e->text.c_str());
+    std::fflush(stdout);
+    if (e->finish == engine::FinishReason::Error) throw_error("{}", e->error);
+    if (o.log_kv_stats) std::fprintf(stderr, "[kv] %s\n", kv::format_stats(engine.kv_stats()).c_str());
   }
-  std::printf("%s\n", detok.flush().c_str());
+  std::printf("\n");
   const double gen_s = seconds_since(t_start) - prompt_s;
-  const int32_t decoded = std::max(0, generated - 1);  // the first token came with the prompt pass
-  std::fprintf(stderr, "prompt: %zu tokens in %.3f s (%.1f tok/s); generation: %d tokens in %.3f s (%.1f tok/s)\n",
-               prompt_tokens, prompt_s, prompt_tokens / std::max(prompt_s, 1e-9), decoded, gen_s,
+  const int64_t decoded = std::max<int64_t>(0, static_cast<int64_t>(generated) - 1);  // the first came with the prompt pass
+  std::fprintf(stderr, "prompt: %zu tokens in %.3f s (%.1f tok/s); generation: %lld tokens in %.3f s (%.1f tok/s)\n",
+               prompt_tokens, prompt_s, prompt_tokens / std::max(prompt_s, 1e-9), static_cast<long long>(decoded), gen_s,
                decoded / std::max(gen_s, 1e-9));
 }
 
@@ -116,6 +114,7 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--top-p", o->sampling.top_p, "Top-p (1: off)");
   cmd->add_option("--min-p", o->sampling.min_p, "Min-p (0: off)");
   cmd->add_option("-s,--seed", o->seed, "Random seed (-1: random)");
+  cmd->add_option("--stop", o->stop, "Stop string (repeatable)");
   cmd->add_flag("--no-bos", o->no_bos, "Do not add BOS");
   cmd->add_flag("--special", o->special, "Parse special tokens written in the prompt");
   cmd->callback([o] {
