@@ -95,6 +95,11 @@ void CpuBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor
 
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias) {
   const float* b = bias != nullptr ? static_cast<const float*>(bias->data) : nullptr;
+  if (cpu::CpuMatmul::supported(w.type, w.cols)) {
+    matmul_.run(pool_, w, x, out, b, cpu::active_isa());
+    return;
+  }
+  // Types without a kernel: dequantize each weight row, then the reference f32 dot.
   // Parallel over output features: each thread dequantizes a weight row once and applies it to
   // every token row, so one output element is always one dot product in one fixed order.
   pool_.parallel_for(w.rows, [&](int64_t begin, int64_t end, unsigned) {

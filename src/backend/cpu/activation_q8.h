@@ -1,0 +1,44 @@
+#pragma once
+// Activations quantized on the fly for the integer dot products of quantized weights: each row cut
+// into blocks of 32, each block stored as int8 q = nearest(x * 127 / amax) with its f32 scale
+// d = amax / 127 and the sums of its two halves of 16 (the K-quants need per-16 sums for their
+// offsets and mins). One f32 scale per 32 (rather than llama.cpp's one per 256 for K-quants) keeps
+// the quantization error of every block relative to its own magnitude.
+//
+// Quantization is scalar and depends only on the row's values, so a row quantizes to the same bytes
+// whatever other rows are in the matmul (batch invariance).
+
+#include <cstdint>
+#include <vector>
+
+namespace vellum::backend::cpu {
+
+inline constexpr int kActBlock = 32;
+
+// A read-only view of quantized rows: row r has q + r*k, d + r*k/32, sums + r*k/16.
+struct ActQ8View {
+  const int8_t* q = nullptr;
+  const float* d = nullptr;
+  const int16_t* sums = nullptr;
+  int64_t k = 0;  // elements per row, a multiple of 32
+};
+
+class ActQ8Rows {
+ public:
+  // Sizes the buffers for `rows` rows of `k` elements (k % 32 == 0).
+  void resize(int64_t rows, int64_t k);
+  // Quantizes one row of k floats into row r.
+  void quantize_row(int64_t r, const float* x);
+  ActQ8View view() const { return {q_.data(), d_.data(), sums_.data(), k_}; }
+
+ private:
+  int64_t k_ = 0;
+  std::vector<int8_t> q_;
+  std::vector<float> d_;
+  std::vector<int16_t> sums_;
+};
+
+// The quantization of one block of 32 (exposed for tests).
+void quantize_act_block(const float* x, int8_t* q, float* d, int16_t* sums);
+
+}  // namespace vellum::backend::cpu
