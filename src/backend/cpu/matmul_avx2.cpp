@@ -1,4 +1,4 @@
-// AVX2 + FMA + F16C kernels (matmul_simd.inc without VNNI), chosen at run time (cpu_features.h).
+// AVX2 + FMA + F16C kernels (matmul_simd.inc), chosen at run time (cpu_features.h).
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -19,10 +19,8 @@ namespace avx2 {
 namespace {
 
 #define VELLUM_SIMD_TARGET "avx2,fma,f16c"
-#define VELLUM_SIMD_VNNI 0
 #include "backend/cpu/matmul_simd.inc"
 #undef VELLUM_SIMD_TARGET
-#undef VELLUM_SIMD_VNNI
 
 }  // namespace
 }  // namespace avx2

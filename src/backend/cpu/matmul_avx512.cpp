@@ -1,6 +1,16 @@
-// AVX-512 kernels: the YMM kernels of matmul_simd.inc with VNNI (vpdpbusd, vpdpwssd on 256-bit
-// registers, AVX-512VL), chosen at run time (cpu_features.h) where the CPU and OS enable AVX-512.
+// AVX-512 kernels (F, BW, VL, VNNI), chosen at run time (cpu_features.h). They compute exactly the
+// lanes and float operations of matmul_kernels.h (the same bits as the scalar and AVX2 kernels), two
+// blocks of 32 per 512-bit register: block b in the low half, b + 1 in the high half, which is the
+// "accumulator by block parity" of the canonical order. Integer dots use vpdpbusd: activations made
+// unsigned (a + 128) and the excess 128 * Σv removed through the accumulator's initial value, so
+// one instruction per row and pair of blocks gives Σ4 v * a exactly.
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() and warn when inlined into functions
+// with a target attribute (GCC bug 105593, fixed in 13): silence that false positive here only.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -20,10 +30,195 @@ namespace avx512 {
 namespace {
 
 #define VELLUM_SIMD_TARGET "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni"
-#define VELLUM_SIMD_VNNI 1
 #include "backend/cpu/matmul_simd.inc"
+
+#define VZ __attribute__((target(VELLUM_SIMD_TARGET)))
+
+constexpr int kZTile = 8;
+
+VZ inline __m512i combine(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1); }
+
+VZ inline float hsum16(__m512 v) {  // lanes i + i+8, then hsum8
+  return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
+// Two decoded blocks (b, b + 1; the second absent at an odd tail) as one 512-bit operand.
+template <class T>
+struct Pair {
+  __m512i v;      // signed levels
+  __m512i negw;   // -128 * Σ4 v per lane
+  __m512 f;       // per-lane float scales
+  Blk blk[2];     // for the mins
+};
+
+template <class T>
+VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& pr) {
+  const uint8_t* p0 = w_row + (b / T::kSub) * T::kBytes;
+  T::block(p0, static_cast<int>(b % T::kSub), pr.blk[0]);
+  __m256i v1 = _mm256_setzero_si256();
+  float f0[2], f1[2] = {0.0f, 0.0f};
+  lane_scales<T>(pr.blk[0], f0);
+  if (two) {
+    const uint8_t* p1 = w_row + ((b + 1) / T::kSub) * T::kBytes;
+    T::block(p1, static_cast<int>((b + 1) % T::kSub), pr.blk[1]);
+    v1 = signed_levels<T>(pr.blk[1]);
+    lane_scales<T>(pr.blk[1], f1);
+  }
+  pr.v = combine(signed_levels<T>(pr.blk[0]), v1);
+  const __m512i w128 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), pr.v);
+  pr.negw = _mm512_sub_epi32(_mm512_setzero_si512(), w128);
+  const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  pr.f = _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(_mm_setr_ps(f0[0], f0[1], f1[0], f1[1])));
+}
+
+template <class T, int NR>
+VZ void quant_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64_t k, float* out, int64_t os) {
+  const int64_t nb = k / 32;
+  const int8_t* aq[NR];
+  const float* ad[NR];
+  const int16_t* as[NR];
+  __m512 acc[NR];
+  float macc[NR];
+  for (int r = 0; r < NR; ++r) {
+    aq[r] = act.q8.q + (r0 + r) * k;
+    ad[r] = act.q8.d + (r0 + r) * nb;
+    as[r] = act.q8.sums + (r0 + r) * nb * 2;
+    acc[r] = _mm512_setzero_ps();
+    macc[r] = 0.0f;
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  Pair<T> pr{};
+  for (int64_t b = 0; b < nb; b += 2) {
+    const bool two = b + 1 < nb;
+    decode_pair<T>(w_row, b, two, pr);
+    const __mmask64 amask = two ? ~__mmask64(0) : __mmask64(0xFFFFFFFFull);
+    for (int r = 0; r < NR; ++r) {
+      const __m512i a = _mm512_maskz_loadu_epi8(amask, aq[r] + 32 * b);
+      const __m512i lanes = _mm512_dpbusd_epi32(pr.negw, _mm512_xor_si512(a, flip), pr.v);
+      const __m128 d2 = two ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(ad[r] + b))) : _mm_load_ss(ad[r] + b);
+      const __m512 s = _mm512_mul_ps(pr.f, _mm512_permutexvar_ps(didx, _mm512_zextps128_ps512(d2)));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes), s, acc[r]);
+      if constexpr (T::kMins) {
+        for (int h = 0; h < (two ? 2 : 1); ++h) {
+          const int s_lo = as[r][2 * (b + h)], s_hi = as[r][2 * (b + h) + 1];
+          macc[r] = std::fma(pr.blk[h].mw * ad[r][b + h], static_cast<float>(pr.blk[h].m_lo * s_lo + pr.blk[h].m_hi * s_hi),
+                             macc[r]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    const float v = hsum16(acc[r]);
+    out[r * os] = T::kMins ? v + macc[r] : v;
+  }
+}
+
+template <class T>
+VZ void quant_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
+  switch (rows) {
+    case 1: return quant_tile_z<T, 1>(w_row, act, r0, k, out, os);
+    case 2: return quant_tile_z<T, 2>(w_row, act, r0, k, out, os);
+    case 3: return quant_tile_z<T, 3>(w_row, act, r0, k, out, os);
+    case 4: return quant_tile_z<T, 4>(w_row, act, r0, k, out, os);
+    case 5: return quant_tile_z<T, 5>(w_row, act, r0, k, out, os);
+    case 6: return quant_tile_z<T, 6>(w_row, act, r0, k, out, os);
+    case 7: return quant_tile_z<T, 7>(w_row, act, r0, k, out, os);
+    default: return quant_tile_z<T, 8>(w_row, act, r0, k, out, os);
+  }
+}
+
+// ---- float weights: F32 16 lanes (one register), F16/BF16 32 lanes (two registers) ----------
+
+inline __mmask16 tail_mask(int64_t left) {  // the first min(16, max(0, left)) lanes
+  return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
+}
+
+template <int NR>
+VZ void f32_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64_t k, float* out, int64_t os) {
+  const float* w = reinterpret_cast<const float*>(w_row);
+  const float* x[NR];
+  __m512 acc[NR];
+  for (int r = 0; r < NR; ++r) {
+    x[r] = act.x + (r0 + r) * act.x_stride;
+    acc[r] = _mm512_setzero_ps();
+  }
+  for (int64_t i = 0; i < k; i += 16) {
+    const __mmask16 m = tail_mask(k - i);
+    const __m512 wv = _mm512_maskz_loadu_ps(m, w + i);
+    for (int r = 0; r < NR; ++r) acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x[r] + i), wv));
+  }
+  for (int r = 0; r < NR; ++r) out[r * os] = hsum16(acc[r]);
+}
+
+template <bool kBf16>
+VZ inline __m512 load16_half(const uint8_t* p, __mmask16 m) {
+  const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+  if constexpr (kBf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_cvtph_ps(h);
+}
+
+template <bool kBf16, int NR>
+VZ void half_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64_t k, float* out, int64_t os) {
+  const float* x[NR];
+  __m512 a0[NR], a1[NR];
+  for (int r = 0; r < NR; ++r) {
+    x[r] = act.x + (r0 + r) * act.x_stride;
+    a0[r] = a1[r] = _mm512_setzero_ps();
+  }
+  for (int64_t i = 0; i < k; i += 32) {
+    const __mmask16 m0 = tail_mask(k - i), m1 = tail_mask(k - i - 16);
+    const __m512 w0 = load16_half<kBf16>(w_row + 2 * i, m0), w1 = load16_half<kBf16>(w_row + 2 * (i + 16), m1);
+    for (int r = 0; r < NR; ++r) {
+      a0[r] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m0, x[r] + i), a0[r]);
+      a1[r] = _mm512_fmadd_ps(w1, _mm512_maskz_loadu_ps(m1, x[r] + i + 16), a1[r]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) out[r * os] = hsum16(_mm512_add_ps(a0[r], a1[r]));
+}
+
+VZ void f32_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
+  switch (rows) {
+    case 1: return f32_tile_z<1>(w_row, act, r0, k, out, os);
+    case 2: return f32_tile_z<2>(w_row, act, r0, k, out, os);
+    case 3: return f32_tile_z<3>(w_row, act, r0, k, out, os);
+    default: return f32_tile_z<4>(w_row, act, r0, k, out, os);
+  }
+}
+
+template <bool kBf16>
+VZ void half_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
+  switch (rows) {
+    case 1: return half_tile_z<kBf16, 1>(w_row, act, r0, k, out, os);
+    case 2: return half_tile_z<kBf16, 2>(w_row, act, r0, k, out, os);
+    case 3: return half_tile_z<kBf16, 3>(w_row, act, r0, k, out, os);
+    case 4: return half_tile_z<kBf16, 4>(w_row, act, r0, k, out, os);
+    case 5: return half_tile_z<kBf16, 5>(w_row, act, r0, k, out, os);
+    default: return half_tile_z<kBf16, 6>(w_row, act, r0, k, out, os);
+  }
+}
+
+MatmulKernel zmm_kernel(TensorType type) {
+  switch (type) {
+    case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
+    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1};
+    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1};
+    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32};
+    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32};
+    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32};
+    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32};
+    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32};
+    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256};
+    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256};
+    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256};
+    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256};
+    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256};
+    default: return {};
+  }
+}
+
+#undef VZ
 #undef VELLUM_SIMD_TARGET
-#undef VELLUM_SIMD_VNNI
 
 }  // namespace
 }  // namespace avx512
@@ -31,7 +226,7 @@ namespace {
 
 MatmulKernel avx512_kernel(TensorType type) {
 #if defined(__x86_64__)
-  return avx512::ymm_kernel(type);
+  return avx512::zmm_kernel(type);
 #else
   (void)type;
   return {};

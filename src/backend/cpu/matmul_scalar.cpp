@@ -198,37 +198,39 @@ void decode_q6_k(const uint8_t* row, int64_t b, Block32& o) {
 template <void (*Decode)(const uint8_t*, int64_t, Block32&), bool kMins>
 void quant_tile(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
   const int64_t nb = k / 32;
-  float acc[kMaxTile][8] = {};
+  float acc[kMaxTile][2][8] = {};  // [row][block parity][lane]
   float macc[kMaxTile] = {};
   Block32 blk;
+  int v[32];
+  float f[8];
   for (int64_t b = 0; b < nb; ++b) {
     blk = Block32{};
     Decode(w_row, b, blk);
+    for (int i = 0; i < 32; ++i) v[i] = blk.q[i] - blk.o;  // signed levels, |v| <= 128
+    for (int j = 0; j < 8; ++j) f[j] = blk.dw * float(j < 4 ? blk.sc_lo : blk.sc_hi);  // dw * 1 == dw
     for (int r = 0; r < rows; ++r) {
       const int64_t row = r0 + r;
       const int8_t* a = act.q8.q + row * k + 32 * b;
       const float da = act.q8.d[row * nb + b];
-      const int s_lo = act.q8.sums[(row * nb + b) * 2], s_hi = act.q8.sums[(row * nb + b) * 2 + 1];
-      int lanes[8];
+      float* lane_acc = acc[r][b & 1];
       for (int j = 0; j < 8; ++j) {
-        int s = 0;
-        for (int i = 4 * j; i < 4 * j + 4; ++i) s += blk.q[i] * a[i];
-        lanes[j] = s * (j < 4 ? blk.sc_lo : blk.sc_hi);
+        int lane = 0;
+        for (int i = 4 * j; i < 4 * j + 4; ++i) lane += v[i] * a[i];
+        lane_acc[j] = std::fma(static_cast<float>(lane), f[j] * da, lane_acc[j]);
       }
-      lanes[0] += -blk.o * (blk.sc_lo * s_lo + blk.sc_hi * s_hi);
-      const float scale = blk.dw * da;
-      for (int j = 0; j < 8; ++j) acc[r][j] = std::fma(static_cast<float>(lanes[j]), scale, acc[r][j]);
       if constexpr (kMins) {
+        const int s_lo = act.q8.sums[(row * nb + b) * 2], s_hi = act.q8.sums[(row * nb + b) * 2 + 1];
         macc[r] = std::fma(blk.mw * da, static_cast<float>(blk.m_lo * s_lo + blk.m_hi * s_hi), macc[r]);
       }
     }
   }
   for (int r = 0; r < rows; ++r) {
-    float* v = acc[r];
+    float v8[8];
+    for (int j = 0; j < 8; ++j) v8[j] = acc[r][0][j] + acc[r][1][j];
     for (int width = 4; width > 0; width /= 2) {
-      for (int l = 0; l < width; ++l) v[l] += v[l + width];
+      for (int l = 0; l < width; ++l) v8[l] += v8[l + width];
     }
-    out[r * os] = kMins ? v[0] + macc[r] : v[0];
+    out[r * os] = kMins ? v8[0] + macc[r] : v8[0];
   }
 }
 
