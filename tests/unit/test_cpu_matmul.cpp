@@ -233,6 +233,26 @@ TEST(CpuMatmul, F32IsTheReferenceDot) {
   }
 }
 
+TEST(CpuMatmul, VectorisedDotAndAxpyAreTheReference) {
+  // Attention and RMSNorm use these: every level must give the bits of the portable code.
+  std::mt19937 rng(21);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int64_t n : {1, 7, 16, 31, 64, 100, 896}) {
+    std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n)), y0(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) a[i] = dist(rng), b[i] = dist(rng), y0[i] = dist(rng);
+    const float ref = backend::cpu::dot_f32(a.data(), b.data(), n);
+    std::vector<float> yref = y0;
+    backend::cpu::axpy_f32(0.37f, a.data(), yref.data(), n);
+    for (IsaLevel l : levels()) {
+      EXPECT_EQ(std::bit_cast<uint32_t>(backend::cpu::dot_f32_for(l)(a.data(), b.data(), n)), std::bit_cast<uint32_t>(ref))
+          << isa_name(l) << " n " << n;
+      std::vector<float> y = y0;
+      backend::cpu::axpy_f32_for(l)(0.37f, a.data(), y.data(), n);
+      EXPECT_TRUE(bits_equal(y, yref)) << isa_name(l) << " n " << n;
+    }
+  }
+}
+
 TEST(CpuMatmul, BiasIsAddedAfterTheDot) {
   const Matrix m = make_weights(TensorType::Q8_0, 9, 64, 5);
   const auto x = make_acts(3, 64, 6);
@@ -261,6 +281,28 @@ TEST(CpuMatmul, ActivationQuantization) {
   }
   EXPECT_EQ(sums[0], s0);
   EXPECT_EQ(sums[1], s1);
+  // The AVX2 quantizer writes the same bytes, ties, zeros, NaN and infinities included.
+  if (backend::cpu::detected_isa() >= IsaLevel::Avx2) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.0f, 3.0f);
+    for (int trial = 0; trial < 200; ++trial) {
+      float y[32];
+      for (float& v : y) v = dist(rng);
+      if (trial % 5 == 1) for (int i = 0; i < 32; ++i) y[i] = float(i - 16) * 0.25f;  // exact ties
+      if (trial % 5 == 2) y[trial % 32] = NAN;
+      if (trial % 5 == 3) y[trial % 32] = -INFINITY;
+      if (trial % 5 == 4) for (float& v : y) v = 0.0f;
+      int8_t qa[32], qb[32];
+      float da, db;
+      int16_t sa[2], sb[2];
+      backend::cpu::quantize_act_block(y, qa, &da, sa);
+      backend::cpu::quantize_act_block_avx2(y, qb, &db, sb);
+      ASSERT_EQ(std::memcmp(qa, qb, 32), 0) << "trial " << trial;
+      ASSERT_EQ(std::bit_cast<uint32_t>(da), std::bit_cast<uint32_t>(db)) << "trial " << trial;
+      ASSERT_EQ(sa[0], sb[0]);
+      ASSERT_EQ(sa[1], sb[1]);
+    }
+  }
   float zeros[32] = {};
   backend::cpu::quantize_act_block(zeros, q, &d, sums);
   EXPECT_EQ(d, 0.0f);

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/cpu_features.h"
+
 namespace vellum::backend::cpu {
 
 inline constexpr int kActBlock = 32;
@@ -27,8 +29,8 @@ class ActQ8Rows {
  public:
   // Sizes the buffers for `rows` rows of `k` elements (k % 32 == 0).
   void resize(int64_t rows, int64_t k);
-  // Quantizes one row of k floats into row r.
-  void quantize_row(int64_t r, const float* x);
+  // Quantizes one row of k floats into row r (the same bytes at every level; `level` picks the code).
+  void quantize_row(int64_t r, const float* x, IsaLevel level);
   ActQ8View view() const { return {q_.data(), d_.data(), sums_.data(), k_}; }
 
  private:
@@ -38,7 +40,9 @@ class ActQ8Rows {
   std::vector<int16_t> sums_;
 };
 
-// The quantization of one block of 32 (exposed for tests).
+// The quantization of one block of 32 (exposed for tests): portable, and the AVX2 version (same
+// bytes; call it only where the CPU has AVX2).
 void quantize_act_block(const float* x, int8_t* q, float* d, int16_t* sums);
+void quantize_act_block_avx2(const float* x, int8_t* q, float* d, int16_t* sums);
 
 }  // namespace vellum::backend::cpu

@@ -11,7 +11,6 @@
 
 namespace vellum::backend {
 
-using cpu::axpy_f32;
 using cpu::dot_f32;
 
 namespace {
@@ -80,12 +79,13 @@ void CpuBackend::embed(const Weight& table, Tensor out) {
 void CpuBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) {
   const int64_t group = gain.cols;
   const float* g = static_cast<const float*>(gain.data);
+  const auto dot = cpu::dot_f32_for(cpu::active_isa());
   pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t r = begin; r < end; ++r) {
       for (int64_t c0 = 0; c0 < x.cols; c0 += group) {
         const float* src = x.data + r * x.cols + c0;
         float* dst = out.data + r * out.cols + c0;
-        const float mean = cpu::sum_squares_f32(src, group) / static_cast<float>(group);
+        const float mean = dot(src, src, group) / static_cast<float>(group);  // sum_squares_f32
         const float scale = 1.0f / std::sqrt(mean + eps);
         for (int64_t i = 0; i < group; ++i) dst[i] = src[i] * scale * g[i];
       }
@@ -174,6 +174,8 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
     for (uint32_t t = 0; t < seq.q_count; ++t) rows.push_back({s, seq.q_begin + t, seq.n_past + t});
   }
   const uint32_t group = shape.heads / shape.kv_heads;
+  const auto dot = cpu::dot_f32_for(cpu::active_isa());
+  const auto axpy = cpu::axpy_f32_for(cpu::active_isa());
   const int64_t units = static_cast<int64_t>(rows.size()) * shape.heads;
   pool_.parallel_for(units, [&](int64_t begin, int64_t end, unsigned) {
     std::vector<float> scores;
@@ -190,7 +192,7 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
       for (uint32_t p = 0; p < n_ctx; ++p) {
         const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
         const float* kv = kv_row(layer, 0, slot) + size_t(kvh) * shape.head_dim;
-        scores[p] = dot_f32(qv, kv, shape.head_dim) * shape.scale;
+        scores[p] = dot(qv, kv, shape.head_dim) * shape.scale;
         max_score = std::max(max_score, scores[p]);
       }
       float sum = 0.0f;
@@ -203,7 +205,7 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
       const float inv = 1.0f / sum;
       for (uint32_t p = 0; p < n_ctx; ++p) {
         const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
-        axpy_f32(scores[p] * inv, kv_row(layer, 1, slot) + size_t(kvh) * shape.head_dim, o, shape.head_dim);
+        axpy(scores[p] * inv, kv_row(layer, 1, slot) + size_t(kvh) * shape.head_dim, o, shape.head_dim);
       }
     }
   });

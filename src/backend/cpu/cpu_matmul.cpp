@@ -30,7 +30,7 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
   if (kernel.q8_activations) {
     act_.resize(rows, k);
     pool.parallel_for(rows, [&](int64_t begin, int64_t end, unsigned) {
-      for (int64_t r = begin; r < end; ++r) act_.quantize_row(r, x.data + r * x.cols);
+      for (int64_t r = begin; r < end; ++r) act_.quantize_row(r, x.data + r * x.cols, level);
     });
     act.q8 = act_.view();
   }
