@@ -73,7 +73,7 @@ __attribute__((target("avx2,avx512f"))) float dot_f32_avx512(const float* a, con
     const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
     acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
   }
-  const __m256 lo = _mm512_castps512_ps256(acc);
+  const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(acc), 0));  // GCC 12: no cast (bug 105593)
   const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(acc), 1));
   return reduce8(_mm256_add_ps(lo, hi));
 }
