@@ -64,12 +64,20 @@ __attribute__((target("avx2,fma"))) void quantize_act_block_avx2(const float* x,
 void quantize_act_block_avx2(const float* x, int8_t* q, float* d, int16_t* sums) { quantize_act_block(x, q, d, sums); }
 #endif
 
-void ActQ8Rows::resize(int64_t rows, int64_t k) {
+void ActQ8Rows::resize(int64_t rows, int64_t k, bool lanes) {
   k_ = k;
   const size_t n = static_cast<size_t>(rows * k);
   if (q_.size() < n) q_.resize(n);
   if (d_.size() < n / kActBlock) d_.resize(n / kActBlock);
   if (sums_.size() < n / 16) sums_.resize(n / 16);
+  lanes_ = lanes;
+  if (lanes) {
+    const int64_t nb = k / kActBlock;
+    lane_stride_ = (nb + (nb & 1)) * 8;
+    const size_t m = static_cast<size_t>(rows * lane_stride_);
+    if (neg128_.size() < m) neg128_.resize(m);
+    if (dlanes_.size() < m) dlanes_.resize(m);
+  }
 }
 
 void ActQ8Rows::quantize_row(int64_t r, const float* x, IsaLevel level) {
@@ -79,6 +87,15 @@ void ActQ8Rows::quantize_row(int64_t r, const float* x, IsaLevel level) {
   int16_t* s = sums_.data() + r * nb * 2;
   auto* block = level >= IsaLevel::Avx2 ? quantize_act_block_avx2 : quantize_act_block;
   for (int64_t b = 0; b < nb; ++b) block(x + b * kActBlock, q + b * kActBlock, d + b, s + 2 * b);
+  if (lanes_) {
+    int32_t* neg = neg128_.data() + r * lane_stride_;
+    float* dl = dlanes_.data() + r * lane_stride_;
+    for (int64_t j = 0; j < nb * 8; ++j) {
+      neg[j] = -128 * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
+      dl[j] = d[j / 8];
+    }
+    for (int64_t j = nb * 8; j < lane_stride_; ++j) neg[j] = 0, dl[j] = 0.0f;
+  }
 }
 
 }  // namespace vellum::backend::cpu

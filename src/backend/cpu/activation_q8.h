@@ -17,27 +17,39 @@ namespace vellum::backend::cpu {
 
 inline constexpr int kActBlock = 32;
 
-// A read-only view of quantized rows: row r has q + r*k, d + r*k/32, sums + r*k/16.
+// A read-only view of quantized rows: row r has q + r*k, d + r*k/32, sums + r*k/16. With lane
+// arrays (for the VNNI kernels), also, per group of 4 elements, -128 * Σ4 q (neg128) and the
+// block's scale (dlanes), row r at r * lane_stride, padded with zeros to an even number of blocks.
 struct ActQ8View {
   const int8_t* q = nullptr;
   const float* d = nullptr;
   const int16_t* sums = nullptr;
   int64_t k = 0;  // elements per row, a multiple of 32
+  const int32_t* neg128 = nullptr;
+  const float* dlanes = nullptr;
+  int64_t lane_stride = 0;
 };
 
 class ActQ8Rows {
  public:
-  // Sizes the buffers for `rows` rows of `k` elements (k % 32 == 0).
-  void resize(int64_t rows, int64_t k);
+  // Sizes the buffers for `rows` rows of `k` elements (k % 32 == 0), with or without lane arrays.
+  void resize(int64_t rows, int64_t k, bool lanes);
   // Quantizes one row of k floats into row r (the same bytes at every level; `level` picks the code).
   void quantize_row(int64_t r, const float* x, IsaLevel level);
-  ActQ8View view() const { return {q_.data(), d_.data(), sums_.data(), k_}; }
+  ActQ8View view() const {
+    return {q_.data(), d_.data(), sums_.data(), k_, lanes_ ? neg128_.data() : nullptr, lanes_ ? dlanes_.data() : nullptr,
+            lane_stride_};
+  }
 
  private:
   int64_t k_ = 0;
   std::vector<int8_t> q_;
   std::vector<float> d_;
   std::vector<int16_t> sums_;
+  bool lanes_ = false;
+  int64_t lane_stride_ = 0;
+  std::vector<int32_t> neg128_;
+  std::vector<float> dlanes_;
 };
 
 // The quantization of one block of 32 (exposed for tests): portable, and the AVX2 version (same

@@ -28,7 +28,7 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
   const int64_t k = w.cols, rows = x.rows;
   ActRows act{x.data, x.cols, {}};
   if (kernel.q8_activations) {
-    act_.resize(rows, k);
+    act_.resize(rows, k, kernel.q8_lanes);
     pool.parallel_for(rows, [&](int64_t begin, int64_t end, unsigned) {
       for (int64_t r = begin; r < end; ++r) act_.quantize_row(r, x.data + r * x.cols, level);
     });

@@ -1,9 +1,11 @@
 // AVX-512 kernels (F, BW, VL, VNNI), chosen at run time (cpu_features.h). They compute exactly the
 // lanes and float operations of matmul_kernels.h (the same bits as the scalar and AVX2 kernels), two
 // blocks of 32 per 512-bit register: block b in the low half, b + 1 in the high half, which is the
-// "accumulator by block parity" of the canonical order. Integer dots use vpdpbusd: activations made
-// unsigned (a + 128) and the excess 128 * Σv removed through the accumulator's initial value, so
-// one instruction per row and pair of blocks gives Σ4 v * a exactly.
+// "accumulator by block parity" of the canonical order. Integer dots use vpdpbusd: weight levels
+// made unsigned (v + 128, once per weight block) and the excess 128 * Σ4 a removed through the
+// accumulator's initial value, precomputed per activation row (ActQ8View::neg128), so one
+// instruction per row and pair of blocks gives Σ4 v * a exactly; the per-lane activation scales
+// come precomputed too (dlanes), leaving four vector operations per row and 64 weights.
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() and warn when inlined into functions
@@ -45,8 +47,7 @@ VZ inline float hsum16(__m512 v) {  // lanes i + i+8, then hsum8
 // Two decoded blocks (b, b + 1; the second absent at an odd tail) as one 512-bit operand.
 template <class T>
 struct Pair {
-  __m512i v;      // signed levels
-  __m512i negw;   // -128 * Σ4 v per lane
+  __m512i vu;     // levels + 128, as unsigned bytes
   __m512 f;       // per-lane float scales
   Blk blk[2];     // for the mins
 };
@@ -64,9 +65,7 @@ VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& p
     v1 = signed_levels<T>(pr.blk[1]);
     lane_scales<T>(pr.blk[1], f1);
   }
-  pr.v = combine(signed_levels<T>(pr.blk[0]), v1);
-  const __m512i w128 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), pr.v);
-  pr.negw = _mm512_sub_epi32(_mm512_setzero_si512(), w128);
+  pr.vu = _mm512_xor_si512(combine(signed_levels<T>(pr.blk[0]), v1), _mm512_set1_epi8(static_cast<char>(0x80)));
   const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   pr.f = _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(_mm_setr_ps(f0[0], f0[1], f1[0], f1[1])));
 }
@@ -86,8 +85,12 @@ VZ void quant_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64
     acc[r] = _mm512_setzero_ps();
     macc[r] = 0.0f;
   }
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const int32_t* neg[NR];
+  const float* dl[NR];
+  for (int r = 0; r < NR; ++r) {
+    neg[r] = act.q8.neg128 + (r0 + r) * act.q8.lane_stride;
+    dl[r] = act.q8.dlanes + (r0 + r) * act.q8.lane_stride;
+  }
   Pair<T> pr{};
   for (int64_t b = 0; b < nb; b += 2) {
     const bool two = b + 1 < nb;
@@ -95,9 +98,8 @@ VZ void quant_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64
     const __mmask64 amask = two ? ~__mmask64(0) : __mmask64(0xFFFFFFFFull);
     for (int r = 0; r < NR; ++r) {
       const __m512i a = _mm512_maskz_loadu_epi8(amask, aq[r] + 32 * b);
-      const __m512i lanes = _mm512_dpbusd_epi32(pr.negw, _mm512_xor_si512(a, flip), pr.v);
-      const __m128 d2 = two ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(ad[r] + b))) : _mm_load_ss(ad[r] + b);
-      const __m512 s = _mm512_mul_ps(pr.f, _mm512_permutexvar_ps(didx, _mm512_zextps128_ps512(d2)));
+      const __m512i lanes = _mm512_dpbusd_epi32(_mm512_loadu_si512(neg[r] + 8 * b), pr.vu, a);
+      const __m512 s = _mm512_mul_ps(pr.f, _mm512_loadu_ps(dl[r] + 8 * b));
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes), s, acc[r]);
       if constexpr (T::kMins) {
         for (int h = 0; h < (two ? 2 : 1); ++h) {
@@ -203,16 +205,16 @@ MatmulKernel zmm_kernel(TensorType type) {
     case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
     case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1};
     case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1};
-    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32};
-    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32};
-    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32};
-    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32};
-    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32};
-    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256};
-    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256};
-    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256};
-    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256};
-    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256};
+    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true};
+    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true};
+    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true};
+    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32, true};
+    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32, true};
+    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256, true};
+    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256, true};
+    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true};
+    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256, true};
+    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256, true};
     default: return {};
   }
 }

@@ -40,6 +40,7 @@ struct MatmulKernel {
   int tile_rows = 1;             // most rows one call takes
   bool q8_activations = false;   // needs act.q8
   int64_t k_multiple = 1;        // k must be a multiple of this (the type's block)
+  bool q8_lanes = false;         // needs act.q8's lane arrays too
 };
 
 // The kernel for weights of `type` at `level` (fn == nullptr when the type has no kernel).
