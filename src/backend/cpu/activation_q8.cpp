@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -64,19 +65,17 @@ __attribute__((target("avx2,fma"))) void quantize_act_block_avx2(const float* x,
 void quantize_act_block_avx2(const float* x, int8_t* q, float* d, int16_t* sums) { quantize_act_block(x, q, d, sums); }
 #endif
 
-void ActQ8Rows::resize(int64_t rows, int64_t k, bool lanes) {
+void ActQ8Rows::resize(int64_t rows, int64_t k, bool records) {
   k_ = k;
   const size_t n = static_cast<size_t>(rows * k);
   if (q_.size() < n) q_.resize(n);
   if (d_.size() < n / kActBlock) d_.resize(n / kActBlock);
   if (sums_.size() < n / 16) sums_.resize(n / 16);
-  lanes_ = lanes;
-  if (lanes) {
-    const int64_t nb = k / kActBlock;
-    lane_stride_ = (nb + (nb & 1)) * 8;
-    const size_t m = static_cast<size_t>(rows * lane_stride_);
-    if (neg128_.size() < m) neg128_.resize(m);
-    if (dlanes_.size() < m) dlanes_.resize(m);
+  records_on_ = records;
+  pairs_ = (k / kActBlock + 1) / 2;
+  if (records) {
+    const size_t m = static_cast<size_t>((rows + kRecordGroup - 1) / kRecordGroup * kRecordGroup * pairs_);
+    if (records_.size() < m) records_.resize(m);
   }
 }
 
@@ -87,14 +86,20 @@ void ActQ8Rows::quantize_row(int64_t r, const float* x, IsaLevel level) {
   int16_t* s = sums_.data() + r * nb * 2;
   auto* block = level >= IsaLevel::Avx2 ? quantize_act_block_avx2 : quantize_act_block;
   for (int64_t b = 0; b < nb; ++b) block(x + b * kActBlock, q + b * kActBlock, d + b, s + 2 * b);
-  if (lanes_) {
-    int32_t* neg = neg128_.data() + r * lane_stride_;
-    float* dl = dlanes_.data() + r * lane_stride_;
-    for (int64_t j = 0; j < nb * 8; ++j) {
-      neg[j] = -128 * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
-      dl[j] = d[j / 8];
+  if (records_on_) {
+    for (int64_t p = 0; p < pairs_; ++p) {
+      ActRecord& rec = records_[static_cast<size_t>(((r / kRecordGroup) * pairs_ + p) * kRecordGroup + r % kRecordGroup)];
+      for (int h = 0; h < 2; ++h) {
+        const int64_t b = 2 * p + h;
+        for (int j = 0; j < 8; ++j) {
+          const int8_t* g = q + 32 * b + 4 * j;
+          rec.neg128[8 * h + j] = b < nb ? -128 * (g[0] + g[1] + g[2] + g[3]) : 0;
+          rec.dlanes[8 * h + j] = b < nb ? d[b] : 0.0f;
+        }
+        if (b < nb) std::memcpy(rec.q + 32 * h, q + 32 * b, 32);
+        else std::memset(rec.q + 32 * h, 0, 32);
+      }
     }
-    for (int64_t j = nb * 8; j < lane_stride_; ++j) neg[j] = 0, dl[j] = 0.0f;
   }
 }
 

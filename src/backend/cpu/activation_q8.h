@@ -17,28 +17,39 @@ namespace vellum::backend::cpu {
 
 inline constexpr int kActBlock = 32;
 
-// A read-only view of quantized rows: row r has q + r*k, d + r*k/32, sums + r*k/16. With lane
-// arrays (for the VNNI kernels), also, per group of 4 elements, -128 * Σ4 q (neg128) and the
-// block's scale (dlanes), row r at r * lane_stride, padded with zeros to an even number of blocks.
+// The VNNI kernels' record of one row and one pair of blocks (b, b + 1): per group of 4 elements
+// -128 * Σ4 q and the block's scale, then the 64 quantized values; a missing second block (odd
+// block count) is all zeros. Records are grouped by 8 rows so that a tile of up to 8 rows starting
+// at a multiple of 8 reaches all its records from one pointer: record (r, p) is at
+// ((r / 8) * pairs + p) * 8 * kRecordBytes + (r % 8) * kRecordBytes.
+inline constexpr int kRecordBytes = 192;
+inline constexpr int kRecordGroup = 8;
+struct ActRecord {
+  int32_t neg128[16];
+  float dlanes[16];
+  int8_t q[64];
+};
+static_assert(sizeof(ActRecord) == kRecordBytes);
+
+// A read-only view of quantized rows: row r has q + r*k, d + r*k/32, sums + r*k/16, and, when
+// built with records, the records above.
 struct ActQ8View {
   const int8_t* q = nullptr;
   const float* d = nullptr;
   const int16_t* sums = nullptr;
   int64_t k = 0;  // elements per row, a multiple of 32
-  const int32_t* neg128 = nullptr;
-  const float* dlanes = nullptr;
-  int64_t lane_stride = 0;
+  const ActRecord* records = nullptr;
+  int64_t pairs = 0;  // (k / 32 + 1) / 2
 };
 
 class ActQ8Rows {
  public:
-  // Sizes the buffers for `rows` rows of `k` elements (k % 32 == 0), with or without lane arrays.
-  void resize(int64_t rows, int64_t k, bool lanes);
+  // Sizes the buffers for `rows` rows of `k` elements (k % 32 == 0), with or without records.
+  void resize(int64_t rows, int64_t k, bool records);
   // Quantizes one row of k floats into row r (the same bytes at every level; `level` picks the code).
   void quantize_row(int64_t r, const float* x, IsaLevel level);
   ActQ8View view() const {
-    return {q_.data(), d_.data(), sums_.data(), k_, lanes_ ? neg128_.data() : nullptr, lanes_ ? dlanes_.data() : nullptr,
-            lane_stride_};
+    return {q_.data(), d_.data(), sums_.data(), k_, records_on_ ? records_.data() : nullptr, pairs_};
   }
 
  private:
@@ -46,10 +57,9 @@ class ActQ8Rows {
   std::vector<int8_t> q_;
   std::vector<float> d_;
   std::vector<int16_t> sums_;
-  bool lanes_ = false;
-  int64_t lane_stride_ = 0;
-  std::vector<int32_t> neg128_;
-  std::vector<float> dlanes_;
+  bool records_on_ = false;
+  int64_t pairs_ = 0;
+  std::vector<ActRecord> records_;
 };
 
 // The quantization of one block of 32 (exposed for tests): portable, and the AVX2 version (same

@@ -28,7 +28,7 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
   const int64_t k = w.cols, rows = x.rows;
   ActRows act{x.data, x.cols, {}};
   if (kernel.q8_activations) {
-    act_.resize(rows, k, kernel.q8_lanes);
+    act_.resize(rows, k, kernel.q8_records);
     pool.parallel_for(rows, [&](int64_t begin, int64_t end, unsigned) {
       for (int64_t r = begin; r < end; ++r) act_.quantize_row(r, x.data + r * x.cols, level);
     });
@@ -42,7 +42,13 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
       const int64_t o1 = std::min(end, o0 + kWeightBlock);
       for (int64_t r = 0; r < rows; r += tile) {
         const int nr = static_cast<int>(std::min<int64_t>(tile, rows - r));
-        for (int64_t o = o0; o < o1; ++o) {
+        int64_t o = o0;
+        if (kernel.fn2 != nullptr) {
+          for (; o + 2 <= o1; o += 2) {
+            kernel.fn2(wdata + static_cast<size_t>(o) * wbytes, wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
+          }
+        }
+        for (; o < o1; ++o) {
           kernel.fn(wdata + static_cast<size_t>(o) * wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
         }
       }

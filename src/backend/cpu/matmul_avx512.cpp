@@ -36,7 +36,7 @@ namespace {
 
 #define VZ __attribute__((target(VELLUM_SIMD_TARGET)))
 
-constexpr int kZTile = 8;
+constexpr int kZTile = kRecordGroup;  // tiles start at multiples of 8: one record pointer per tile
 
 VZ inline __m512i combine(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1); }
 
@@ -70,64 +70,83 @@ VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& p
   pr.f = _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(_mm_setr_ps(f0[0], f0[1], f1[0], f1[1])));
 }
 
-template <class T, int NR>
-VZ void quant_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64_t k, float* out, int64_t os) {
-  const int64_t nb = k / 32;
-  const int8_t* aq[NR];
-  const float* ad[NR];
-  const int16_t* as[NR];
-  __m512 acc[NR];
-  float macc[NR];
+// NC weight rows (1 or 2, w_stride apart) × NR token rows; output (r, c) at out[r * os + c]. Each
+// (row, weight row) pair runs the same operations whatever NR and NC are.
+template <class T, int NR, int NC>
+VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int64_t k, float* out,
+                     int64_t os) {
+  static_assert(NR <= kRecordGroup);
+  const int64_t nb = k / 32, pairs = act.q8.pairs;
+  // r0 is a multiple of 8 (tiles of kZTile rows): one pointer reaches the tile's records.
+  const auto* rec = reinterpret_cast<const uint8_t*>(act.q8.records + (r0 / kRecordGroup) * pairs * kRecordGroup);
+  __m512 acc[NR][NC];
+  float macc[NR][NC];
   for (int r = 0; r < NR; ++r) {
-    aq[r] = act.q8.q + (r0 + r) * k;
-    ad[r] = act.q8.d + (r0 + r) * nb;
-    as[r] = act.q8.sums + (r0 + r) * nb * 2;
-    acc[r] = _mm512_setzero_ps();
-    macc[r] = 0.0f;
+    for (int c = 0; c < NC; ++c) {
+      acc[r][c] = _mm512_setzero_ps();
+      macc[r][c] = 0.0f;
+    }
   }
-  const int32_t* neg[NR];
-  const float* dl[NR];
-  for (int r = 0; r < NR; ++r) {
-    neg[r] = act.q8.neg128 + (r0 + r) * act.q8.lane_stride;
-    dl[r] = act.q8.dlanes + (r0 + r) * act.q8.lane_stride;
-  }
-  Pair<T> pr{};
+  Pair<T> pr[NC];
   for (int64_t b = 0; b < nb; b += 2) {
     const bool two = b + 1 < nb;
-    decode_pair<T>(w_row, b, two, pr);
-    const __mmask64 amask = two ? ~__mmask64(0) : __mmask64(0xFFFFFFFFull);
+    for (int c = 0; c < NC; ++c) decode_pair<T>(w_row + c * w_stride, b, two, pr[c]);
+    const uint8_t* base = rec + (b / 2) * kRecordGroup * kRecordBytes;
     for (int r = 0; r < NR; ++r) {
-      const __m512i a = _mm512_maskz_loadu_epi8(amask, aq[r] + 32 * b);
-      const __m512i lanes = _mm512_dpbusd_epi32(_mm512_loadu_si512(neg[r] + 8 * b), pr.vu, a);
-      const __m512 s = _mm512_mul_ps(pr.f, _mm512_loadu_ps(dl[r] + 8 * b));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes), s, acc[r]);
+      const uint8_t* p = base + r * kRecordBytes;
+      const __m512i neg = _mm512_loadu_si512(p + offsetof(ActRecord, neg128));
+      const __m512 dl = _mm512_loadu_ps(reinterpret_cast<const float*>(p + offsetof(ActRecord, dlanes)));
+      const __m512i a = _mm512_loadu_si512(p + offsetof(ActRecord, q));
+      for (int c = 0; c < NC; ++c) {
+        const __m512i lanes = _mm512_dpbusd_epi32(neg, pr[c].vu, a);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes), _mm512_mul_ps(pr[c].f, dl), acc[r][c]);
+      }
       if constexpr (T::kMins) {
-        for (int h = 0; h < (two ? 2 : 1); ++h) {
-          const int s_lo = as[r][2 * (b + h)], s_hi = as[r][2 * (b + h) + 1];
-          macc[r] = std::fma(pr.blk[h].mw * ad[r][b + h], static_cast<float>(pr.blk[h].m_lo * s_lo + pr.blk[h].m_hi * s_hi),
-                             macc[r]);
+        const int64_t row = r0 + r;
+        const float* ad = act.q8.d + row * nb;
+        const int16_t* as = act.q8.sums + row * nb * 2;
+        for (int c = 0; c < NC; ++c) {
+          for (int h = 0; h < (two ? 2 : 1); ++h) {
+            const Blk& bk = pr[c].blk[h];
+            macc[r][c] = std::fma(bk.mw * ad[b + h], static_cast<float>(bk.m_lo * as[2 * (b + h)] + bk.m_hi * as[2 * (b + h) + 1]),
+                                  macc[r][c]);
+          }
         }
       }
     }
   }
   for (int r = 0; r < NR; ++r) {
-    const float v = hsum16(acc[r]);
-    out[r * os] = T::kMins ? v + macc[r] : v;
+    for (int c = 0; c < NC; ++c) {
+      const float v = hsum16(acc[r][c]);
+      out[r * os + c] = T::kMins ? v + macc[r][c] : v;
+    }
+  }
+}
+
+template <class T, int NC>
+VZ void quant_rows(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k, float* out,
+                   int64_t os) {
+  switch (rows) {
+    case 1: return quant_tile_z<T, 1, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 2: return quant_tile_z<T, 2, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 3: return quant_tile_z<T, 3, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 4: return quant_tile_z<T, 4, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 5: return quant_tile_z<T, 5, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 6: return quant_tile_z<T, 6, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 7: return quant_tile_z<T, 7, NC>(w_row, w_stride, act, r0, k, out, os);
+    default: return quant_tile_z<T, 8, NC>(w_row, w_stride, act, r0, k, out, os);
   }
 }
 
 template <class T>
 VZ void quant_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
-  switch (rows) {
-    case 1: return quant_tile_z<T, 1>(w_row, act, r0, k, out, os);
-    case 2: return quant_tile_z<T, 2>(w_row, act, r0, k, out, os);
-    case 3: return quant_tile_z<T, 3>(w_row, act, r0, k, out, os);
-    case 4: return quant_tile_z<T, 4>(w_row, act, r0, k, out, os);
-    case 5: return quant_tile_z<T, 5>(w_row, act, r0, k, out, os);
-    case 6: return quant_tile_z<T, 6>(w_row, act, r0, k, out, os);
-    case 7: return quant_tile_z<T, 7>(w_row, act, r0, k, out, os);
-    default: return quant_tile_z<T, 8>(w_row, act, r0, k, out, os);
-  }
+  quant_rows<T, 1>(w_row, 0, act, r0, rows, k, out, os);
+}
+
+template <class T>
+VZ void quant_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
+                        float* out, int64_t os) {
+  quant_rows<T, 2>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
 // ---- float weights: F32 16 lanes (one register), F16/BF16 32 lanes (two registers) ----------
@@ -205,16 +224,16 @@ MatmulKernel zmm_kernel(TensorType type) {
     case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
     case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1};
     case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1};
-    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true};
-    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true};
-    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true};
-    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32, true};
-    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32, true};
-    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256, true};
-    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256, true};
-    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true};
-    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256, true};
-    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256, true};
+    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_0T>};
+    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_1T>};
+    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_0T>};
+    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_1T>};
+    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q8_0T>};
+    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q2_KT>};
+    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q3_KT>};
+    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true, quant_tile_zmm2<Q45_KT<false>>};
+    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256, true, quant_tile_zmm2<Q45_KT<true>>};
+    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q6_KT>};
     default: return {};
   }
 }

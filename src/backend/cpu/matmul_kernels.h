@@ -35,12 +35,18 @@ struct ActRows {
 using TileFn = void (*)(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out,
                         int64_t out_stride);
 
+// The same for two consecutive weight rows (w_row and w_row + w_stride) into out[i * out_stride]
+// and out[i * out_stride + 1]: each output with the float operations of a 1-row TileFn call.
+using TileFn2 = void (*)(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
+                         float* out, int64_t out_stride);
+
 struct MatmulKernel {
   TileFn fn = nullptr;
   int tile_rows = 1;             // most rows one call takes
   bool q8_activations = false;   // needs act.q8
   int64_t k_multiple = 1;        // k must be a multiple of this (the type's block)
-  bool q8_lanes = false;         // needs act.q8's lane arrays too
+  bool q8_records = false;       // needs act.q8's records too
+  TileFn2 fn2 = nullptr;         // optional: two weight rows per call
 };
 
 // The kernel for weights of `type` at `level` (fn == nullptr when the type has no kernel).
