@@ -95,6 +95,7 @@ void ActQ8Rows::quantize_row(int64_t r, const float* x, IsaLevel level) {
           const int8_t* g = q + 32 * b + 4 * j;
           rec.neg128[8 * h + j] = b < nb ? -128 * (g[0] + g[1] + g[2] + g[3]) : 0;
           rec.dlanes[8 * h + j] = b < nb ? d[b] : 0.0f;
+          rec.lsum[8 * h + j] = b < nb ? static_cast<float>(g[0] + g[1] + g[2] + g[3]) * d[b] : 0.0f;
         }
         if (b < nb) std::memcpy(rec.q + 32 * h, q + 32 * b, 32);
         else std::memset(rec.q + 32 * h, 0, 32);

@@ -18,16 +18,17 @@ namespace vellum::backend::cpu {
 inline constexpr int kActBlock = 32;
 
 // The VNNI kernels' record of one row and one pair of blocks (b, b + 1): per group of 4 elements
-// -128 * Σ4 q and the block's scale, then the 64 quantized values; a missing second block (odd
+// -128 * Σ4 q and the block's scale, then the 64 quantized values, then float(Σ4 q) * d; a missing second block (odd
 // block count) is all zeros. Records are grouped by 8 rows so that a tile of up to 8 rows starting
 // at a multiple of 8 reaches all its records from one pointer: record (r, p) is at
 // ((r / 8) * pairs + p) * 8 * kRecordBytes + (r % 8) * kRecordBytes.
-inline constexpr int kRecordBytes = 192;
+inline constexpr int kRecordBytes = 256;
 inline constexpr int kRecordGroup = 8;
-struct ActRecord {
+struct alignas(64) ActRecord {
   int32_t neg128[16];
   float dlanes[16];
   int8_t q[64];
+  float lsum[16];  // float(Σ4 q) * d: the mins' per-lane activation sums
 };
 static_assert(sizeof(ActRecord) == kRecordBytes);
 

@@ -49,25 +49,31 @@ template <class T>
 struct Pair {
   __m512i vu;     // levels + 128, as unsigned bytes
   __m512 f;       // per-lane float scales
-  Blk blk[2];     // for the mins
+  __m512 mv;      // per-lane min factors (kMins)
 };
 
 template <class T>
 VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& pr) {
+  Blk blk[2];
   const uint8_t* p0 = w_row + (b / T::kSub) * T::kBytes;
-  T::block(p0, static_cast<int>(b % T::kSub), pr.blk[0]);
+  T::block(p0, static_cast<int>(b % T::kSub), blk[0]);
   __m256i v1 = _mm256_setzero_si256();
   float f0[2], f1[2] = {0.0f, 0.0f};
-  lane_scales<T>(pr.blk[0], f0);
+  lane_scales<T>(blk[0], f0);
   if (two) {
     const uint8_t* p1 = w_row + ((b + 1) / T::kSub) * T::kBytes;
-    T::block(p1, static_cast<int>((b + 1) % T::kSub), pr.blk[1]);
-    v1 = signed_levels<T>(pr.blk[1]);
-    lane_scales<T>(pr.blk[1], f1);
+    T::block(p1, static_cast<int>((b + 1) % T::kSub), blk[1]);
+    v1 = signed_levels<T>(blk[1]);
+    lane_scales<T>(blk[1], f1);
   }
-  pr.vu = _mm512_xor_si512(combine(signed_levels<T>(pr.blk[0]), v1), _mm512_set1_epi8(static_cast<char>(0x80)));
+  pr.vu = _mm512_xor_si512(combine(signed_levels<T>(blk[0]), v1), _mm512_set1_epi8(static_cast<char>(0x80)));
   const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   pr.f = _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(_mm_setr_ps(f0[0], f0[1], f1[0], f1[1])));
+  if constexpr (T::kMins) {
+    const float m1lo = two ? blk[1].mw * float(blk[1].m_lo) : 0.0f, m1hi = two ? blk[1].mw * float(blk[1].m_hi) : 0.0f;
+    pr.mv = _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(_mm_setr_ps(blk[0].mw * float(blk[0].m_lo),
+                                                                          blk[0].mw * float(blk[0].m_hi), m1lo, m1hi)));
+  }
 }
 
 // NC weight rows (1 or 2, w_stride apart) × NR token rows; output (r, c) at out[r * os + c]. Each
@@ -79,13 +85,9 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
   const int64_t nb = k / 32, pairs = act.q8.pairs;
   // r0 is a multiple of 8 (tiles of kZTile rows): one pointer reaches the tile's records.
   const auto* rec = reinterpret_cast<const uint8_t*>(act.q8.records + (r0 / kRecordGroup) * pairs * kRecordGroup);
-  __m512 acc[NR][NC];
-  float macc[NR][NC];
+  __m512 acc[NR][NC], macc[NR][NC];
   for (int r = 0; r < NR; ++r) {
-    for (int c = 0; c < NC; ++c) {
-      acc[r][c] = _mm512_setzero_ps();
-      macc[r][c] = 0.0f;
-    }
+    for (int c = 0; c < NC; ++c) acc[r][c] = macc[r][c] = _mm512_setzero_ps();
   }
   Pair<T> pr[NC];
   for (int64_t b = 0; b < nb; b += 2) {
@@ -102,23 +104,15 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
         acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes), _mm512_mul_ps(pr[c].f, dl), acc[r][c]);
       }
       if constexpr (T::kMins) {
-        const int64_t row = r0 + r;
-        const float* ad = act.q8.d + row * nb;
-        const int16_t* as = act.q8.sums + row * nb * 2;
-        for (int c = 0; c < NC; ++c) {
-          for (int h = 0; h < (two ? 2 : 1); ++h) {
-            const Blk& bk = pr[c].blk[h];
-            macc[r][c] = std::fma(bk.mw * ad[b + h], static_cast<float>(bk.m_lo * as[2 * (b + h)] + bk.m_hi * as[2 * (b + h) + 1]),
-                                  macc[r][c]);
-          }
-        }
+        const __m512 ls = _mm512_loadu_ps(reinterpret_cast<const float*>(p + offsetof(ActRecord, lsum)));
+        for (int c = 0; c < NC; ++c) macc[r][c] = _mm512_fmadd_ps(ls, pr[c].mv, macc[r][c]);
       }
     }
   }
   for (int r = 0; r < NR; ++r) {
     for (int c = 0; c < NC; ++c) {
       const float v = hsum16(acc[r][c]);
-      out[r * os + c] = T::kMins ? v + macc[r][c] : v;
+      out[r * os + c] = T::kMins ? v + hsum16(macc[r][c]) : v;
     }
   }
 }

@@ -199,7 +199,7 @@ template <void (*Decode)(const uint8_t*, int64_t, Block32&), bool kMins>
 void quant_tile(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
   const int64_t nb = k / 32;
   float acc[kMaxTile][2][8] = {};  // [row][block parity][lane]
-  float macc[kMaxTile] = {};
+  float macc[kMaxTile][2][8] = {};  // the mins, by block parity and lane
   Block32 blk;
   int v[32];
   float f[8];
@@ -219,19 +219,23 @@ void quant_tile(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, 
         lane_acc[j] = std::fma(static_cast<float>(lane), f[j] * da, lane_acc[j]);
       }
       if constexpr (kMins) {
-        const int s_lo = act.q8.sums[(row * nb + b) * 2], s_hi = act.q8.sums[(row * nb + b) * 2 + 1];
-        macc[r] = std::fma(blk.mw * da, static_cast<float>(blk.m_lo * s_lo + blk.m_hi * s_hi), macc[r]);
+        for (int j = 0; j < 8; ++j) {
+          const float ls = static_cast<float>(a[4 * j] + a[4 * j + 1] + a[4 * j + 2] + a[4 * j + 3]) * da;
+          const float mv = blk.mw * float(j < 4 ? blk.m_lo : blk.m_hi);
+          macc[r][b & 1][j] = std::fma(ls, mv, macc[r][b & 1][j]);
+        }
       }
     }
   }
-  for (int r = 0; r < rows; ++r) {
+  auto reduce = [](const float (&lanes)[2][8]) {
     float v8[8];
-    for (int j = 0; j < 8; ++j) v8[j] = acc[r][0][j] + acc[r][1][j];
+    for (int j = 0; j < 8; ++j) v8[j] = lanes[0][j] + lanes[1][j];
     for (int width = 4; width > 0; width /= 2) {
       for (int l = 0; l < width; ++l) v8[l] += v8[l + width];
     }
-    out[r * os] = kMins ? v8[0] + macc[r] : v8[0];
-  }
+    return v8[0];
+  };
+  for (int r = 0; r < rows; ++r) out[r * os] = kMins ? reduce(acc[r]) + reduce(macc[r]) : reduce(acc[r]);
 }
 
 }  // namespace
