@@ -76,6 +76,85 @@ VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& p
   }
 }
 
+// K-quants decoded a super-block at a time: scales and mins converted once (eight or sixteen in
+// one vector operation, each exactly the product the canonical order names), then each pair of
+// sub-blocks picks its lanes with one permute.
+struct Super {
+  const uint8_t* p;
+  __m512 scales;  // Q4_K/Q5_K: d * sc_j in lanes j < 8; Q6_K: d * scales[i] in lane i
+  __m512 mins;    // Q4_K/Q5_K: -dmin * m_j in lanes j < 8
+};
+
+template <class T>
+struct SuperDecoder {
+  static constexpr bool kHas = false;
+  VZ static inline void super(const uint8_t*, Super&) {}
+  VZ static inline void pair(const Super&, int, Pair<T>&) {}
+};
+
+template <bool kFive>
+struct SuperDecoder<Q45_KT<kFive>> {
+  using B = typename Q45_KT<kFive>::B;
+  static constexpr bool kHas = true;
+  VZ static inline void super(const uint8_t* p, Super& s) {
+    s.p = p;
+    alignas(32) int32_t sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+      uint8_t a, b;
+      get_scale_min_k4(j, p + offsetof(B, scales), a, b);
+      sc[j] = a;
+      m[j] = b;
+    }
+    const __m256 d = _mm256_set1_ps(f16_scalar(p + offsetof(B, d)));
+    const __m256 mw = _mm256_set1_ps(-f16_scalar(p + offsetof(B, dmin)));
+    s.scales = _mm512_zextps256_ps512(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)))));
+    s.mins = _mm512_zextps256_ps512(_mm256_mul_ps(mw, _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(m)))));
+  }
+  VZ static inline void pair(const Super& s, int c, Pair<Q45_KT<kFive>>& pr) {  // sub-blocks 2c, 2c + 1
+    const __m256i v = loadu256(s.p + offsetof(B, qs) + 32 * c);
+    const __m256i m15 = _mm256_set1_epi8(15);
+    __m256i lo = _mm256_and_si256(v, m15), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+    if constexpr (kFive) {
+      const __m256i qh = loadu256(s.p + offsetof(B, qh));
+      const __m256i one = _mm256_set1_epi8(1);
+      lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(srl16(qh, 2 * c), one), 4));
+      hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(srl16(qh, 2 * c + 1), one), 4));
+    }
+    pr.vu = _mm512_or_si512(combine(lo, hi), _mm512_set1_epi8(static_cast<char>(0x80)));  // levels < 128: +128
+    const __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(2 * c),
+                                         _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    pr.f = _mm512_permutexvar_ps(idx, s.scales);
+    pr.mv = _mm512_permutexvar_ps(idx, s.mins);
+  }
+};
+
+template <>
+struct SuperDecoder<Q6_KT> {
+  static constexpr bool kHas = true;
+  VZ static inline void super(const uint8_t* p, Super& s) {
+    s.p = p;
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ6_K, scales)));
+    s.scales = _mm512_mul_ps(_mm512_set1_ps(f16_scalar(p + offsetof(BlockQ6_K, d))), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
+  }
+  VZ static inline void pair(const Super& s, int c, Pair<Q6_KT>& pr) {  // sub-blocks 2c, 2c + 1: h = c / 2, k = 2 (c % 2) + {0, 1}
+    const int h = c / 2, k0 = 2 * (c % 2);
+    const uint8_t* ql = s.p + offsetof(BlockQ6_K, ql) + 64 * h;
+    const __m256i m15 = _mm256_set1_epi8(15), three = _mm256_set1_epi8(3);
+    __m256i a = loadu256(ql), b = loadu256(ql + 32);
+    if (c % 2) {
+      a = _mm256_srli_epi16(a, 4);
+      b = _mm256_srli_epi16(b, 4);
+    }
+    const __m256i qh = loadu256(s.p + offsetof(BlockQ6_K, qh) + 32 * h);
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(a, m15), _mm256_slli_epi16(_mm256_and_si256(srl16(qh, 2 * k0), three), 4));
+    const __m256i hi = _mm256_or_si256(_mm256_and_si256(b, m15), _mm256_slli_epi16(_mm256_and_si256(srl16(qh, 2 * k0 + 2), three), 4));
+    pr.vu = _mm512_add_epi8(combine(lo, hi), _mm512_set1_epi8(96));  // (q - 32) + 128
+    const __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(4 * c),
+                                         _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+    pr.f = _mm512_permutexvar_ps(idx, s.scales);
+  }
+};
+
 // NC weight rows (1 or 2, w_stride apart) × NR token rows; output (r, c) at out[r * os + c]. Each
 // (row, weight row) pair runs the same operations whatever NR and NC are.
 template <class T, int NR, int NC>
@@ -90,9 +169,19 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
     for (int c = 0; c < NC; ++c) acc[r][c] = macc[r][c] = _mm512_setzero_ps();
   }
   Pair<T> pr[NC];
+  Super sup[NC];
   for (int64_t b = 0; b < nb; b += 2) {
     const bool two = b + 1 < nb;
-    for (int c = 0; c < NC; ++c) decode_pair<T>(w_row + c * w_stride, b, two, pr[c]);
+    if constexpr (SuperDecoder<T>::kHas) {
+      const int64_t sb = b / T::kSub;
+      const int c2 = static_cast<int>(b % T::kSub) / 2;
+      for (int c = 0; c < NC; ++c) {
+        if (c2 == 0) SuperDecoder<T>::super(w_row + c * w_stride + sb * T::kBytes, sup[c]);
+        SuperDecoder<T>::pair(sup[c], c2, pr[c]);
+      }
+    } else {
+      for (int c = 0; c < NC; ++c) decode_pair<T>(w_row + c * w_stride, b, two, pr[c]);
+    }
     const uint8_t* base = rec + (b / 2) * kRecordGroup * kRecordBytes;
     for (int r = 0; r < NR; ++r) {
       const uint8_t* p = base + r * kRecordBytes;
