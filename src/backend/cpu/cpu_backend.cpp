@@ -217,13 +217,13 @@ void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
       const float g = gate.data[i];
       out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
     }
-  }, 64);
+  }, 4096);  // small (decode) sizes run inline: a fork costs more than the work
 }
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
   pool_.parallel_for(static_cast<int64_t>(a.elements()), [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t i = begin; i < end; ++i) out.data[i] = a.data[i] + b.data[i];
-  }, 64);
+  }, 4096);  // small (decode) sizes run inline: a fork costs more than the work
 }
 
 void CpuBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {
