@@ -9,8 +9,9 @@
 namespace vellum {
 namespace {
 
-// About 50 µs of polling before sleeping on a condition variable.
-constexpr int kSpins = 20000;
+// A few microseconds of polling before sleeping on a condition variable: enough to catch the other
+// threads of a balanced fork, short enough not to starve them when the machine is oversubscribed.
+constexpr int kSpins = 2000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__)
