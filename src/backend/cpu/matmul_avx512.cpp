@@ -262,23 +262,34 @@ VZ inline __m512 load16_half(const uint8_t* p, __mmask16 m) {
   return _mm512_cvtph_ps(h);
 }
 
-template <bool kBf16, int NR>
-VZ void half_tile_z(const uint8_t* w_row, const ActRows& act, int64_t r0, int64_t k, float* out, int64_t os) {
+// NC weight rows (w_stride apart) × NR token rows, output (r, c) at out[r * os + c].
+template <bool kBf16, int NR, int NC>
+VZ void half_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int64_t k, float* out,
+                    int64_t os) {
   const float* x[NR];
-  __m512 a0[NR], a1[NR];
+  __m512 a0[NR][NC], a1[NR][NC];
   for (int r = 0; r < NR; ++r) {
     x[r] = act.x + (r0 + r) * act.x_stride;
-    a0[r] = a1[r] = _mm512_setzero_ps();
+    for (int c = 0; c < NC; ++c) a0[r][c] = a1[r][c] = _mm512_setzero_ps();
   }
   for (int64_t i = 0; i < k; i += 32) {
     const __mmask16 m0 = tail_mask(k - i), m1 = tail_mask(k - i - 16);
-    const __m512 w0 = load16_half<kBf16>(w_row + 2 * i, m0), w1 = load16_half<kBf16>(w_row + 2 * (i + 16), m1);
+    __m512 w0[NC], w1[NC];
+    for (int c = 0; c < NC; ++c) {
+      w0[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * i, m0);
+      w1[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * (i + 16), m1);
+    }
     for (int r = 0; r < NR; ++r) {
-      a0[r] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m0, x[r] + i), a0[r]);
-      a1[r] = _mm512_fmadd_ps(w1, _mm512_maskz_loadu_ps(m1, x[r] + i + 16), a1[r]);
+      const __m512 x0 = _mm512_maskz_loadu_ps(m0, x[r] + i), x1 = _mm512_maskz_loadu_ps(m1, x[r] + i + 16);
+      for (int c = 0; c < NC; ++c) {
+        a0[r][c] = _mm512_fmadd_ps(w0[c], x0, a0[r][c]);
+        a1[r][c] = _mm512_fmadd_ps(w1[c], x1, a1[r][c]);
+      }
     }
   }
-  for (int r = 0; r < NR; ++r) out[r * os] = hsum16(_mm512_add_ps(a0[r], a1[r]));
+  for (int r = 0; r < NR; ++r) {
+    for (int c = 0; c < NC; ++c) out[r * os + c] = hsum16(_mm512_add_ps(a0[r][c], a1[r][c]));
+  }
 }
 
 VZ void f32_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
@@ -290,23 +301,35 @@ VZ void f32_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int r
   }
 }
 
+template <bool kBf16, int NC>
+VZ void half_rows(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k, float* out,
+                  int64_t os) {
+  switch (rows) {
+    case 1: return half_tile_z<kBf16, 1, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 2: return half_tile_z<kBf16, 2, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 3: return half_tile_z<kBf16, 3, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 4: return half_tile_z<kBf16, 4, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 5: return half_tile_z<kBf16, 5, NC>(w_row, w_stride, act, r0, k, out, os);
+    default: return half_tile_z<kBf16, 6, NC>(w_row, w_stride, act, r0, k, out, os);
+  }
+}
+
 template <bool kBf16>
 VZ void half_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
-  switch (rows) {
-    case 1: return half_tile_z<kBf16, 1>(w_row, act, r0, k, out, os);
-    case 2: return half_tile_z<kBf16, 2>(w_row, act, r0, k, out, os);
-    case 3: return half_tile_z<kBf16, 3>(w_row, act, r0, k, out, os);
-    case 4: return half_tile_z<kBf16, 4>(w_row, act, r0, k, out, os);
-    case 5: return half_tile_z<kBf16, 5>(w_row, act, r0, k, out, os);
-    default: return half_tile_z<kBf16, 6>(w_row, act, r0, k, out, os);
-  }
+  half_rows<kBf16, 1>(w_row, 0, act, r0, rows, k, out, os);
+}
+
+template <bool kBf16>
+VZ void half_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
+                       float* out, int64_t os) {
+  half_rows<kBf16, 2>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
 MatmulKernel zmm_kernel(TensorType type) {
   switch (type) {
     case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
-    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1};
-    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1};
+    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1, false, half_tile_zmm2<false>};
+    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1, false, half_tile_zmm2<true>};
     case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_0T>};
     case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_1T>};
     case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_0T>};
