@@ -172,6 +172,9 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
   Super sup[NC];
   for (int64_t b = 0; b < nb; b += 2) {
     const bool two = b + 1 < nb;
+    for (int c = 0; c < NC; ++c) {  // decode is bound by memory latency: ask for weights ~1 KB ahead
+      _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + (b * T::kBytes) / T::kSub + 1024), _MM_HINT_T0);
+    }
     if constexpr (SuperDecoder<T>::kHas) {
       const int64_t sb = b / T::kSub;
       const int c2 = static_cast<int>(b % T::kSub) / 2;
@@ -274,6 +277,7 @@ VZ void half_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, i
   }
   for (int64_t i = 0; i < k; i += 32) {
     const __mmask16 m0 = tail_mask(k - i), m1 = tail_mask(k - i - 16);
+    for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + 2 * i + 1024), _MM_HINT_T0);
     __m512 w0[NC], w1[NC];
     for (int c = 0; c < NC; ++c) {
       w0[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * i, m0);
