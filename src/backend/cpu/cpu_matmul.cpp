@@ -11,6 +11,8 @@ namespace {
 // Weight rows per block: the block is reused for every tile of token rows, so it should fit in L1/L2
 // (16 rows of 4864 F16 weights are 156 KB; of Q8_0 83 KB).
 constexpr int64_t kWeightBlock = 16;
+// Below this many multiply-adds a fork costs more than it saves: one thread does it all.
+constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
 
 }  // namespace
 
@@ -37,6 +39,7 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
   const size_t wbytes = row_bytes(w.type, static_cast<uint64_t>(k));
   const auto* wdata = static_cast<const uint8_t*>(w.data);
   const int tile = kernel.tile_rows;
+  const int64_t grain = rows * k * w.rows < kMinParallelMacs ? w.rows : kWeightBlock;
   pool.parallel_for(w.rows, [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t o0 = begin; o0 < end; o0 += kWeightBlock) {
       const int64_t o1 = std::min(end, o0 + kWeightBlock);
@@ -58,7 +61,7 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
         }
       }
     }
-  }, kWeightBlock);
+  }, grain);
 }
 
 }  // namespace vellum::backend::cpu
