@@ -52,8 +52,38 @@ struct Pair {
   __m512 mv;      // per-lane min factors (kMins)
 };
 
+// Q4_0 / Q5_0, both blocks present: nibbles, fifth bits and scales of the pair in 512-bit operations.
+template <class T>
+VZ inline void decode_pair_q450(const uint8_t* w_row, int64_t b, Pair<T>& pr) {
+  constexpr bool kFive = std::is_same_v<T, Q5_0T>;
+  constexpr int kQs = kFive ? 6 : 2;
+  const uint8_t* p0 = w_row + b * T::kBytes;
+  const uint8_t* p1 = p0 + T::kBytes;
+  const __m256i qs = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p1 + kQs)),
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p0 + kQs)));
+  const __m512i z = _mm512_inserti64x4(_mm512_zextsi256_si512(qs), qs, 1);  // qs0 qs1 qs0 qs1
+  const __m512i zz = _mm512_shuffle_i64x2(z, z, 0xD8);                        // qs0 qs0 qs1 qs1
+  const __m512i shift = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004,
+                                          0x0004000400040004);
+  __m512i q = _mm512_and_si512(_mm512_srlv_epi16(zz, shift), _mm512_set1_epi8(15));  // low nibbles, then high
+  if constexpr (kFive) {
+    uint32_t h0, h1;
+    std::memcpy(&h0, p0 + 2, 4);
+    std::memcpy(&h1, p1 + 2, 4);
+    const __mmask64 bits = static_cast<__mmask64>(h0) | (static_cast<__mmask64>(h1) << 32);
+    q = _mm512_or_si512(q, _mm512_maskz_mov_epi8(bits, _mm512_set1_epi8(16)));
+  }
+  pr.vu = _mm512_add_epi8(q, _mm512_set1_epi8(static_cast<char>(128 - T::kOffset)));  // (q - offset) + 128
+  const uint32_t dd = uint32_t(load_u16(p0)) | (uint32_t(load_u16(p1)) << 16);
+  const __m128 d2 = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));
+  pr.f = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), _mm512_zextps128_ps512(d2));
+}
+
 template <class T>
 VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& pr) {
+  if constexpr (std::is_same_v<T, Q5_0T> || std::is_same_v<T, Q4_0T>) {
+    if (two) return decode_pair_q450<T>(w_row, b, pr);
+  }
   Blk blk[2];
   const uint8_t* p0 = w_row + (b / T::kSub) * T::kBytes;
   T::block(p0, static_cast<int>(b % T::kSub), blk[0]);
