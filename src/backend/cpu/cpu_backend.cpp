@@ -11,7 +11,6 @@
 
 namespace vellum::backend {
 
-using cpu::axpy_f32;
 using cpu::dot_f32;
 
 namespace {
@@ -93,12 +92,13 @@ void CpuBackend::embed(const Weight& table, Tensor out) {
 void CpuBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) {
   const int64_t group = gain.cols;
   const float* g = static_cast<const float*>(gain.data);
+  const auto dot = cpu::dot_f32_for(cpu::active_isa());
   pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t r = begin; r < end; ++r) {
       for (int64_t c0 = 0; c0 < x.cols; c0 += group) {
         const float* src = x.data + r * x.cols + c0;
         float* dst = out.data + r * out.cols + c0;
-        const float mean = cpu::sum_squares_f32(src, group) / static_cast<float>(group);
+        const float mean = dot(src, src, group) / static_cast<float>(group);  // sum_squares_f32
         const float scale = 1.0f / std::sqrt(mean + eps);
         for (int64_t i = 0; i < group; ++i) dst[i] = src[i] * scale * g[i];
       }
@@ -108,6 +108,11 @@ void CpuBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor
 
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias) {
   const float* b = bias != nullptr ? static_cast<const float*>(bias->data) : nullptr;
+  if (cpu::CpuMatmul::supported(w.type, w.cols)) {
+    matmul_.run(pool_, w, x, out, b, cpu::active_isa());
+    return;
+  }
+  // Types without a kernel: dequantize each weight row, then the reference f32 dot.
   // Parallel over output features: each thread dequantizes a weight row once and applies it to
   // every token row, so one output element is always one dot product in one fixed order.
   pool_.parallel_for(w.rows, [&](int64_t begin, int64_t end, unsigned) {
@@ -226,6 +231,8 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
     for (uint32_t t = 0; t < seq.q_count; ++t) rows.push_back({s, seq.q_begin + t, seq.n_past + t});
   }
   const uint32_t group = shape.heads / shape.kv_heads;
+  const auto dot = cpu::dot_f32_for(cpu::active_isa());
+  const auto axpy = cpu::axpy_f32_for(cpu::active_isa());
   const int64_t units = static_cast<int64_t>(rows.size()) * shape.heads;
   pool_.parallel_for(units, [&](int64_t begin, int64_t end, unsigned) {
     std::vector<float> scores;
@@ -242,7 +249,7 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
       for (uint32_t p = 0; p < n_ctx; ++p) {
         const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
         const float* kv = kv_row(layer, 0, slot) + size_t(kvh) * shape.head_dim;
-        scores[p] = dot_f32(qv, kv, shape.head_dim) * shape.scale;
+        scores[p] = dot(qv, kv, shape.head_dim) * shape.scale;
         max_score = std::max(max_score, scores[p]);
       }
       float sum = 0.0f;
@@ -255,7 +262,7 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
       const float inv = 1.0f / sum;
       for (uint32_t p = 0; p < n_ctx; ++p) {
         const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
-        axpy_f32(scores[p] * inv, kv_row(layer, 1, slot) + size_t(kvh) * shape.head_dim, o, shape.head_dim);
+        axpy(scores[p] * inv, kv_row(layer, 1, slot) + size_t(kvh) * shape.head_dim, o, shape.head_dim);
       }
     }
   });
@@ -267,13 +274,13 @@ void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
       const float g = gate.data[i];
       out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
     }
-  }, 64);
+  }, 4096);  // small (decode) sizes run inline: a fork costs more than the work
 }
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
   pool_.parallel_for(static_cast<int64_t>(a.elements()), [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t i = begin; i < end; ++i) out.data[i] = a.data[i] + b.data[i];
-  }, 64);
+  }, 4096);  // small (decode) sizes run inline: a fork costs more than the work
 }
 
 void CpuBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {

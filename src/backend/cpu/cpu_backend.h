@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_matmul.h"
 #include "core/thread_pool.h"
 
 namespace vellum::backend {
@@ -46,6 +47,7 @@ class CpuBackend final : public Backend {
   float* kv_row(uint32_t layer, int kv, int64_t slot);
 
   ThreadPool pool_;
+  cpu::CpuMatmul matmul_;
   std::vector<std::unique_ptr<float[]>> scratch_;
   kv::KvLayout layout_;
   size_t block_floats_ = 0;                             // f32 elements per block

@@ -1,5 +1,9 @@
 #include "backend/cpu/cpu_kernels.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace vellum::backend::cpu {
 namespace {
 
@@ -28,6 +32,79 @@ float sum_squares_f32(const float* a, int64_t n) { return dot_f32(a, a, n); }
 
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+namespace {
+#if defined(__x86_64__)
+
+__attribute__((target("avx2"))) float reduce8(__m256 v) {  // lanes (i, i+4), (i, i+2), (i, i+1)
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+__attribute__((target("avx2"))) float dot_f32_avx2(const float* a, const float* b, int64_t n) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8)));
+  }
+  if (i < n) {  // missing lanes add 0 * 0: a lane never holds -0, so they stay unchanged
+    alignas(32) float ta[16] = {}, tb[16] = {};
+    for (int64_t j = i; j < n; ++j) ta[j - i] = a[j], tb[j - i] = b[j];
+    lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_load_ps(ta), _mm256_load_ps(tb)));
+    hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_load_ps(ta + 8), _mm256_load_ps(tb + 8)));
+  }
+  return reduce8(_mm256_add_ps(lo, hi));
+}
+
+__attribute__((target("avx2"))) void axpy_f32_avx2(float a, const float* x, float* y, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(av, _mm256_loadu_ps(x + i))));
+  for (; i < n; ++i) y[i] += a * x[i];
+}
+
+__attribute__((target("avx2,avx512f"))) float dot_f32_avx512(const float* a, const float* b, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+  }
+  const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(acc), 0));  // GCC 12: no cast (bug 105593)
+  const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(acc), 1));
+  return reduce8(_mm256_add_ps(lo, hi));
+}
+
+__attribute__((target("avx2,avx512f"))) void axpy_f32_avx512(float a, const float* x, float* y, int64_t n) {
+  const __m512 av = _mm512_set1_ps(a);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, x + i))));
+  }
+}
+
+#endif
+}  // namespace
+
+DotF32Fn dot_f32_for(IsaLevel level) {
+#if defined(__x86_64__)
+  if (level >= IsaLevel::Avx512) return dot_f32_avx512;
+  if (level >= IsaLevel::Avx2) return dot_f32_avx2;
+#endif
+  (void)level;
+  return dot_f32;
+}
+
+AxpyF32Fn axpy_f32_for(IsaLevel level) {
+#if defined(__x86_64__)
+  if (level >= IsaLevel::Avx512) return axpy_f32_avx512;
+  if (level >= IsaLevel::Avx2) return axpy_f32_avx2;
+#endif
+  (void)level;
+  return axpy_f32;
 }
 
 }  // namespace vellum::backend::cpu

@@ -1,0 +1,30 @@
+#pragma once
+// The CPU matmul driver: out = x · Wᵀ (+ bias) for weights of any type with a kernel
+// (matmul_kernels.h). Work is split over output features (weight rows) in contiguous chunks, one
+// per thread; inside a chunk, blocks of weight rows small enough to stay in L1/L2 are applied to
+// tiles of token rows, so weights stream from memory once per matmul. Quantized weights take their
+// activations quantized once per matmul (activation_q8.h), not once per weight row.
+//
+// Each output element is one kernel call on one thread, whose float operations depend only on the
+// shapes (matmul_kernels.h): results are bitwise identical for any number of token rows, tiling or
+// thread count.
+
+#include "backend/backend.h"
+#include "backend/cpu/activation_q8.h"
+#include "backend/cpu/cpu_features.h"
+#include "core/thread_pool.h"
+
+namespace vellum::backend::cpu {
+
+class CpuMatmul {
+ public:
+  // Whether weights of `type` with `cols` columns have a kernel (otherwise the caller falls back).
+  static bool supported(TensorType type, int64_t cols);
+  // out[r][o] = dot(x[r], W[o]) (+ bias[o]) at the given ISA level.
+  void run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor out, const float* bias, IsaLevel level);
+
+ private:
+  ActQ8Rows act_;
+};
+
+}  // namespace vellum::backend::cpu
