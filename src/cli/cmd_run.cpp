@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "cli/command.h"
@@ -24,7 +26,7 @@ struct RunOptions {
   uint32_t context = 0, block_size = 16, batch = 512;
   unsigned threads = 0;
   int64_t seed = -1;
-  bool no_bos = false, special = false;
+  bool no_bos = false, special = false, print_ids = false;
   engine::SamplingParams sampling;
 };
 
@@ -78,9 +80,11 @@ void run(const RunOptions& o) {
 
   const auto t_gen = Clock::now();
   int32_t generated = 0;
+  std::vector<int32_t> sampled;  // every sampled id, an end-of-generation one included
   while (generated < o.n_predict && ids.size() < context) {
     const int32_t next = sampler.sample(logits);
     ++generated;
+    sampled.push_back(next);
     if (tok.is_eog(next)) break;
     std::printf("%s", detok.push(next).c_str());
     std::fflush(stdout);
@@ -96,6 +100,15 @@ void run(const RunOptions& o) {
   std::fprintf(stderr, "prompt: %zu tokens in %.3f s (%.1f tok/s); generation: %d tokens in %.3f s (%.1f tok/s)\n",
                prompt_tokens, prompt_s, prompt_tokens / std::max(prompt_s, 1e-9), generated, gen_s,
                generated / std::max(gen_s, 1e-9));
+  if (o.print_ids) {
+    auto list = [](const int32_t* p, size_t n) {
+      std::string s = "[";
+      for (size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(p[i]);
+      return s + "]";
+    };
+    std::fprintf(stderr, "token ids: prompt %s generated %s\n", list(ids.data(), prompt_tokens).c_str(),
+                 list(sampled.data(), sampled.size()).c_str());
+  }
 }
 
 const CommandRegistration registration("", [](CLI::App& parent) {
@@ -115,6 +128,9 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("-s,--seed", o->seed, "Random seed (-1: random)");
   cmd->add_flag("--no-bos", o->no_bos, "Do not add BOS");
   cmd->add_flag("--special", o->special, "Parse special tokens written in the prompt");
+  cmd->add_flag("--print-token-ids", o->print_ids,
+                "At the end, print the prompt's token ids and the sampled ones (an end-of-generation id included) "
+                "to stderr as `token ids: prompt [..] generated [..]`");
   cmd->callback([o] {
     o->sampling.validate();
     run(*o);
