@@ -41,17 +41,22 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 OUT_DIR = REPO / "tests" / "data" / "llamacpp_reference"
 
 # Plain completions, and one chat turn written with the model's special tokens (parsed as such on
-# both sides: llama.tokenize(special=True), vellum run --special).
+# both sides: llama.tokenize(special=True), vellum run --special), in the model's own chat format.
 PROMPTS = [
     {"prompt": "def fibonacci(n):", "special": False},
     {"prompt": "The capital of France is", "special": False},
     {"prompt": "# Quicksort in Python\n\ndef quicksort(arr):\n", "special": False},
-    {
-        "prompt": "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-        "Write a haiku about the sea.<|im_end|>\n<|im_start|>assistant\n",
-        "special": True,
-    },
 ]
+CHAT_PROMPTS = {
+    "qwen2": "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+             "Write a haiku about the sea.<|im_end|>\n<|im_start|>assistant\n",
+    "gemma3": "<start_of_turn>user\nWrite a haiku about the sea.<end_of_turn>\n<start_of_turn>model\n",
+}
+
+
+def prompts_for(arch: str):
+    chat = CHAT_PROMPTS.get(arch)
+    return PROMPTS + ([{"prompt": chat, "special": True}] if chat else [])
 
 
 def sha256_of(path: pathlib.Path) -> str:
@@ -82,8 +87,9 @@ def run_llamacpp(model: pathlib.Path, n_predict: int, threads: int, commit: str 
     )
     vocab = llm._model.vocab
     n_vocab = llm.n_vocab()
+    arch = llm.metadata.get("general.architecture", "")
     cases = []
-    for p in PROMPTS:
+    for p in prompts_for(arch):
         ids = llm.tokenize(p["prompt"].encode(), add_bos=True, special=p["special"])  # BOS only if the vocab asks
         llm.reset()
         llm.eval(ids)
@@ -112,6 +118,7 @@ def run_llamacpp(model: pathlib.Path, n_predict: int, threads: int, commit: str 
             "seconds": round(secs, 2),
         })
     return {
+        "architecture": arch,
         "llama_cpp_python": llama_cpp.__version__,
         "llama_cpp_commit": commit,
         "system_info": llama_cpp.llama_print_system_info().decode(),
@@ -119,6 +126,10 @@ def run_llamacpp(model: pathlib.Path, n_predict: int, threads: int, commit: str 
         "sampling": "argmax of the last row's logits after each llama_decode (prompt in one batch, then one token per decode)",
         "cases": cases,
     }
+
+
+class NotSupported(Exception):
+    """vellum refuses the model (an architecture it does not implement yet)."""
 
 
 IDS_RE = re.compile(r"^token ids: prompt \[([0-9,]*)\] generated \[([0-9,]*)\]$", re.M)
@@ -137,6 +148,8 @@ def run_vellum(vellum: pathlib.Path, model: pathlib.Path, prompt: str, special: 
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     secs = time.perf_counter() - t0
+    if p.returncode == 1 and "is not supported" in p.stderr:
+        raise NotSupported(p.stderr.strip().splitlines()[-1])
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stderr}")
     m = IDS_RE.search(p.stderr)
@@ -211,8 +224,13 @@ def main():
     if a.vellum:
         cases = []
         for c in ref["llama_cpp"]["cases"]:
-            pids, gids, text, secs, stderr = run_vellum(a.vellum, a.model, c["prompt"], c["special"], ref["n_predict"],
-                                                        a.threads)
+            try:
+                pids, gids, text, secs, stderr = run_vellum(a.vellum, a.model, c["prompt"], c["special"],
+                                                            ref["n_predict"], a.threads)
+            except NotSupported as e:
+                print(f"{a.model.name}: vellum refuses it: {e}")
+                ref["vellum"] = {"commit": vellum_commit(), "supported": False, "error": str(e)}
+                break
             d = first_divergence(gids, c["generated_ids"])
             speed = re.search(r"prompt: .*", stderr)
             cases.append({
@@ -228,8 +246,10 @@ def main():
             })
             print(f"{a.model.name}: {c['prompt']!r}: vellum {'matches' if cases[-1]['matches_llamacpp'] else 'DIFFERS'}"
                   f" (first divergence {d}, {secs:.1f} s)", flush=True)
-        ref["vellum"] = {"commit": vellum_commit(), "host": platform.machine(), "threads": a.threads, "cases": cases}
-    if "vellum" in ref and (a.vellum or a.arbitrate_only):
+        else:
+            ref["vellum"] = {"commit": vellum_commit(), "supported": True, "host": platform.machine(),
+                             "threads": a.threads, "cases": cases}
+    if ref.get("vellum", {}).get("supported") and (a.vellum or a.arbitrate_only):
         arbitrate(ref, a.model)
     a.out_dir.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(ref, indent=1, ensure_ascii=False) + "\n")

@@ -4,7 +4,8 @@ For every reference in tests/data/llamacpp_reference/*.json (written by tools/ge
 with llama-cpp-python), runs `vellum run --temp 0 --print-token-ids` on each recorded prompt and
 compares the prompt's token ids and the generated ones with llama.cpp's. The models are not in the
 repository and CI does not download them: when models/<file> is absent the test skips, naming the
-path and the fetch script. VELLUM_MODELS_DIR overrides the models folder, as it does for the script.
+path and the fetch script. VELLUM_MODELS_DIR overrides the models folder, as it does for the script;
+VELLUM_SKIP_REAL_MODELS=1 skips these tests even when the models are there (they take minutes on 2 cores).
 """
 import json
 import os
@@ -43,6 +44,8 @@ def _first_divergence(a, b):
 def model_path():
     def get(ref):
         path = MODELS_DIR / ref["model"]["file"]
+        if os.environ.get("VELLUM_SKIP_REAL_MODELS") == "1":
+            pytest.skip("VELLUM_SKIP_REAL_MODELS=1")
         if not path.exists():
             pytest.skip(f"{path} not found: run scripts/fetch-models.sh to fetch it (not done in CI)")
         if path.stat().st_size != ref["model"]["size"]:
@@ -72,7 +75,10 @@ def test_greedy_matches_llamacpp(vellum, model_path, ref, index):
             "--print-token-ids"]
     if case["special"]:
         args.append("--special")
-    p = run(*args)
+    p = run(*args, check=False)
+    if p.returncode == 1 and "is not supported" in p.stderr:
+        pytest.xfail(f"vellum refuses {path.name}: {p.stderr.strip().splitlines()[-1]} (docs/models.md says what it needs)")
+    assert p.returncode == 0, f"vellum run exited {p.returncode}:\n{p.stderr}"
     m = IDS_RE.search(p.stderr)
     assert m, f"no token ids on vellum's stderr:\n{p.stderr}"
     prompt_ids, generated = _ids(m.group(1)), _ids(m.group(2))
