@@ -23,7 +23,7 @@ struct RunOptions {
   uint32_t context = 0, block_size = 16, batch = 512;  // batch: --max-num-batched-tokens
   unsigned threads = 0;
   int64_t seed = -1;
-  bool no_bos = false, special = false, log_kv_stats = false;
+  bool no_bos = false, special = false, log_kv_stats = false, print_ids = false;
   uint32_t kv_cache_mib = 0;
   std::vector<std::string> stop;
   engine::SamplingParams sampling;
@@ -70,6 +70,8 @@ void run(const RunOptions& o) {
   const uint64_t room = ec.max_seq_len - std::min<uint64_t>(ec.max_seq_len, req.prompt.size());
   req.max_tokens = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(o.n_predict), room));
   const size_t prompt_tokens = req.prompt.size();
+  const std::vector<int32_t> prompt_ids = req.prompt;
+  std::vector<int32_t> sampled;  // every sampled id, an end-of-generation one included
   engine::GenerationOptions go;
   go.stop = o.stop;
   // SentencePiece's dummy-prefix space is dropped only at the very start of the text.
@@ -84,6 +86,7 @@ void run(const RunOptions& o) {
   while (auto e = handle->next()) {
     if (generated == 0 && !e->tokens.empty()) prompt_s = seconds_since(t_start);  // time to the first token
     generated += e->tokens.size();
+    sampled.insert(sampled.end(), e->tokens.begin(), e->tokens.end());
     std::printf("%s", e->text.c_str());
     std::fflush(stdout);
     if (e->finish == engine::FinishReason::Error) throw_error("{}", e->error);
@@ -95,6 +98,14 @@ void run(const RunOptions& o) {
   std::fprintf(stderr, "prompt: %zu tokens in %.3f s (%.1f tok/s); generation: %lld tokens in %.3f s (%.1f tok/s)\n",
                prompt_tokens, prompt_s, prompt_tokens / std::max(prompt_s, 1e-9), static_cast<long long>(decoded), gen_s,
                decoded / std::max(gen_s, 1e-9));
+  if (o.print_ids) {
+    auto list = [](const std::vector<int32_t>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+      return s + "]";
+    };
+    std::fprintf(stderr, "token ids: prompt %s generated %s\n", list(prompt_ids).c_str(), list(sampled).c_str());
+  }
 }
 
 const CommandRegistration registration("", [](CLI::App& parent) {
@@ -117,6 +128,9 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--stop", o->stop, "Stop string (repeatable)");
   cmd->add_flag("--no-bos", o->no_bos, "Do not add BOS");
   cmd->add_flag("--special", o->special, "Parse special tokens written in the prompt");
+  cmd->add_flag("--print-token-ids", o->print_ids,
+                "At the end, print the prompt's token ids and the sampled ones (an end-of-generation id included) "
+                "to stderr as `token ids: prompt [..] generated [..]`");
   cmd->callback([o] {
     o->sampling.validate();
     run(*o);
