@@ -10,27 +10,15 @@
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "engine/engine_core.h"
-#include "gguf/llama2c_import.h"
+#include "stories_fixture.h"
 
 namespace vellum::engine {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kStories = fs::path(VELLUM_FIXTURES_DIR) / "stories260K";
-
-const gguf::GgufFile& stories() {
-  static const gguf::GgufFile file = [] {
-    const std::string out = (fs::temp_directory_path() / ("vellum_engine_" + std::to_string(::getpid()) + ".gguf")).string();
-    gguf::Llama2cConvertOptions o;
-    o.model_path = (kStories / "stories260K.bin").string();
-    o.tokenizer_path = (kStories / "tok512.bin").string();
-    o.output_path = out;
-    gguf::convert_llama2c(o);
-    return gguf::GgufFile::open(out);
-  }();
-  return file;
-}
+const fs::path kStories = testing::kStoriesDir;
+const gguf::GgufFile& stories() { return testing::stories_model(); }
 
 struct Harness {
   backend::CpuBackend be{2};
