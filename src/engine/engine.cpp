@@ -71,6 +71,13 @@ kv::KvStats Engine::kv_stats() const {
   return stats_;
 }
 
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EngineStats s;  // TODO(#6): the engine helper fills the counters
+  s.kv = stats_;
+  return s;
+}
+
 void Engine::deliver(const RequestUpdate& u) {
   auto it = active_.find(u.id);
   if (it == active_.end()) return;

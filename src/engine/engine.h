@@ -25,6 +25,20 @@ struct StreamEvent {
   FinishReason finish = FinishReason::None;
   std::string error;                // with FinishReason::Error
   uint32_t prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;  // with a finish
+  std::vector<TokenLogprob> logprobs;  // parallel to tokens when the request asked for logprobs
+};
+
+// Counters for monitoring (the server's /metrics), a snapshot taken between steps.
+struct EngineStats {
+  uint32_t running = 0;                  // requests with a sequence in the scheduler's running set
+  uint32_t waiting = 0;                  // requests queued or waiting for admission
+  uint64_t requests_finished = 0;
+  uint64_t prompt_tokens = 0;            // prompt tokens of admitted requests
+  uint64_t cached_prompt_tokens = 0;     // of which served from the prefix cache
+  uint64_t generation_tokens = 0;
+  uint64_t preemptions = 0;
+  uint64_t steps = 0;
+  kv::KvStats kv;
 };
 
 struct GenerationOptions {
@@ -68,6 +82,7 @@ class Engine {
 
   // Snapshot of the KV statistics (taken between steps).
   kv::KvStats kv_stats() const;
+  EngineStats stats() const;
 
  private:
   struct Branch {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace vellum::engine {
 
@@ -15,6 +17,13 @@ struct SamplingParams {
   float top_p = 0.95f;       // 1: off
   float min_p = 0.05f;       // 0: off
   uint64_t seed = 0;
+  // Penalties over the tokens seen so far (llama.cpp / vLLM semantics): repetition divides positive
+  // logits (multiplies negative ones) of every token in prompt or output; presence subtracts a constant
+  // from, and frequency subtracts count × value from, each token already generated.
+  float repetition_penalty = 1.0f;  // 1: off; (0, 2]
+  float presence_penalty = 0.0f;    // [-2, 2]
+  float frequency_penalty = 0.0f;   // [-2, 2]
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token, added to its logit in [-100, 100])
 
   // Throws vellum::Error naming the parameter when a value is out of range.
   void validate() const;
