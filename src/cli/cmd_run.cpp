@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <random>
 
-#include "backend/cpu/cpu_backend.h"
+#include "app/loaded_engine.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "engine/engine.h"
@@ -18,13 +18,11 @@ namespace vellum::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, prompt;
+  app::EngineOptions engine;
+  std::string prompt;
   int32_t n_predict = 128;
-  uint32_t context = 0, block_size = 16, batch = 512;  // batch: --max-num-batched-tokens
-  unsigned threads = 0;
   int64_t seed = -1;
   bool no_bos = false, special = false, log_kv_stats = false, print_ids = false;
-  uint32_t kv_cache_mib = 0;
   std::vector<std::string> stop;
   engine::SamplingParams sampling;
 };
@@ -33,34 +31,12 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 void run(const RunOptions& o) {
-  const auto t_load = Clock::now();
-  std::fprintf(stderr, "loading %s …\n", o.model.c_str());
-  const auto file = gguf::GgufFile::open(o.model);
-  const auto tok = tokenizer::Tokenizer::from_gguf(file);
-  backend::CpuBackend be(o.threads);
-  model::Transformer m(file, be);
-  const auto& hp = m.hparams();
-
-  engine::EngineConfig ec;
-  ec.max_seq_len = o.context != 0 ? o.context : std::min<uint32_t>(hp.context_train, 4096);
-  ec.block_size = o.block_size;
-  ec.scheduler.max_num_batched_tokens = o.batch;
-  ec.scheduler.max_num_seqs = 1;
-  if (o.block_size == 0) throw_error("--block-size must be positive");
-  if (o.kv_cache_mib > 0) {
-    const auto kc = kv::KvConfig::from_memory(m.kv_layout(o.block_size), uint64_t(o.kv_cache_mib) << 20, ec.max_seq_len);
-    ec.num_blocks = kc.num_blocks;
-  } else {
-    ec.num_blocks = static_cast<uint32_t>(kv::blocks_for_tokens(ec.max_seq_len, o.block_size));
-  }
-  std::vector<int32_t> eog;
-  for (uint32_t id = 0; id < tok.vocab_size(); ++id) {
-    if (tok.is_eog(static_cast<int32_t>(id))) eog.push_back(static_cast<int32_t>(id));
-  }
-  engine::Engine engine(m, be, ec, tok, eog);
-  std::fprintf(stderr, "loaded %s: %u layers, dim %u, vocab %u, context %u, KV %u blocks of %u, %u threads, %.2f s\n",
-               hp.arch_name.c_str(), hp.layers, hp.dim, hp.vocab, ec.max_seq_len, ec.num_blocks, ec.block_size,
-               be.threads(), seconds_since(t_load));
+  std::fprintf(stderr, "loading %s …\n", o.engine.model.c_str());
+  const auto loaded = app::LoadedEngine::load(o.engine);
+  const auto& tok = loaded->tokenizer();
+  auto& engine = loaded->engine();
+  const auto& ec = loaded->config();
+  std::fprintf(stderr, "loaded %s\n", loaded->summary().c_str());
 
   engine::Request req;
   req.prompt = tok.encode(o.prompt, !o.no_bos, o.special);
@@ -110,15 +86,11 @@ void run(const RunOptions& o) {
 
 const CommandRegistration registration("", [](CLI::App& parent) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* cmd = parent.add_subcommand("run", "Generate a continuation of one prompt on the CPU");
-  cmd->add_option("-m,--model", o->model, "GGUF model")->required();
+  CLI::App* cmd = parent.add_subcommand("run", "Generate a continuation of one prompt");
+  o->engine.max_num_seqs = 1;
+  app::add_engine_options(*cmd, o->engine);
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
   cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->check(CLI::Range(0, 1 << 30));
-  cmd->add_option("-c,--ctx-size", o->context, "Context length (default: the model's, at most 4096)");
-  cmd->add_option("-t,--threads", o->threads, "CPU threads (default: all)");
-  cmd->add_option("-b,--batch-size", o->batch, "Prompt tokens per forward pass")->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--block-size", o->block_size, "KV block size in tokens");
-  cmd->add_option("--kv-cache-memory", o->kv_cache_mib, "KV cache size in MiB (default: one full context)");
   cmd->add_flag("--log-kv-stats", o->log_kv_stats, "Print KV cache statistics after every step");
   cmd->add_option("--temp", o->sampling.temperature, "Temperature (0: greedy)");
   cmd->add_option("--top-k", o->sampling.top_k, "Top-k (0: off)");

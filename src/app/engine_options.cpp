@@ -1,0 +1,55 @@
+#include "app/engine_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.h"
+
+namespace vellum::app {
+
+void EngineOptions::validate() const {
+  if (block_size == 0 || block_size > 1024) throw_error("--block-size {} must be in [1, 1024]", block_size);
+  if (max_num_batched_tokens == 0) throw_error("--max-num-batched-tokens must be positive");
+  if (max_num_seqs == 0) throw_error("--max-num-seqs must be positive");
+  if (device != "cpu" && device != "cuda" && device != "auto" && device.rfind("cuda:", 0) != 0) {
+    throw_error("--device '{}': expected cpu, cuda, cuda:N or auto", device);
+  }
+}
+
+void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required) {
+  auto* m = cmd.add_option("-m,--model", o.model, "GGUF model file");
+  if (model_required) m->required();
+  cmd.add_option("--device", o.device, "Compute device: cpu, cuda, cuda:N or auto")->capture_default_str();
+  cmd.add_option("-t,--threads", o.threads, "CPU threads (0: all cores)");
+  cmd.add_option("-c,--ctx-size", o.context, "Context length per sequence (0: the model's, at most 4096)");
+  cmd.add_option("--block-size", o.block_size, "KV cache block size in tokens")->capture_default_str();
+  cmd.add_option("--kv-cache-memory", o.kv_cache_mib,
+                 "KV cache size in MiB (0: room for ctx-size × min(max-num-seqs, 8) tokens)");
+  cmd.add_option("-b,--max-num-batched-tokens,--batch-size", o.max_num_batched_tokens,
+                 "Token budget of one forward step")
+      ->capture_default_str();
+  cmd.add_option("--max-num-seqs", o.max_num_seqs, "Sequences running at once")->capture_default_str();
+  cmd.add_option("--max-prefill-chunk", o.max_prefill_chunk,
+                 "Prompt tokens per sequence per step (0: the whole budget)");
+  cmd.add_flag("!--no-prefix-cache", o.prefix_caching, "Disable automatic prefix caching");
+}
+
+EngineOptions parse_engine_flags(const std::string& flags, EngineOptions base) {
+  CLI::App app{"engine flags"};
+  app.set_help_flag();
+  add_engine_options(app, base, false);
+  try {
+    app.parse(flags, false);
+  } catch (const CLI::ParseError& e) {
+    throw_error("engine flags \"{}\": {}", flags, e.what());
+  }
+  base.validate();
+  return base;
+}
+
+std::string describe(const EngineOptions& o) {
+  return fmt::format("device={} threads={} ctx={} block={} budget={} seqs={} prefix-cache={}", o.device,
+                     o.threads, o.context, o.block_size, o.max_num_batched_tokens, o.max_num_seqs,
+                     o.prefix_caching ? "on" : "off");
+}
+
+}  // namespace vellum::app

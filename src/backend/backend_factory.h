@@ -1,0 +1,24 @@
+#pragma once
+// Chooses and constructs a compute backend by name, so that front ends (CLI, server, benchmarks)
+// never name a concrete backend class.
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+
+namespace vellum::backend {
+
+struct BackendOptions {
+  std::string device = "auto";  // "cpu", "cuda" (or "cuda:N"), "auto": CUDA when a device is visible
+  unsigned threads = 0;         // CPU threads (0: all cores)
+};
+
+// The backend `options` name; throws vellum::Error for an unknown device or one this build or
+// machine cannot provide.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+
+// True when this build has a CUDA backend and the runtime sees at least one device.
+bool cuda_available();
+
+}  // namespace vellum::backend
