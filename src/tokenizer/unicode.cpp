@@ -52,6 +52,7 @@ bool decode(std::string_view s, size_t& pos, uint32_t& cp) {
 }
 
 void append_utf8(std::string& out, uint32_t cp) {
+  if (cp > 0x10FFFF) cp = kReplacement;
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {

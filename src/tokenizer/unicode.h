@@ -22,7 +22,7 @@ inline size_t sequence_length(uint8_t lead) {
 // Decodes one code point at `pos`. On success stores it, advances `pos` past it and returns true; on an
 // invalid, overlong, surrogate or truncated sequence advances `pos` by one byte and returns false.
 bool decode(std::string_view text, size_t& pos, uint32_t& cp);
-void append_utf8(std::string& out, uint32_t cp);
+void append_utf8(std::string& out, uint32_t cp);  // U+FFFD for a value beyond U+10FFFF
 std::string to_utf8(uint32_t cp);
 bool is_valid_utf8(std::string_view text);
 // Number of bytes at the end of `text` that form the start of a possibly valid but unfinished
