@@ -42,7 +42,7 @@ EOF
 elif [ "$MODE" = decode ]; then
   ARGS=()
   for T in "$@"; do
-    "$V" gguf synth --preset llama3-8b --type "$T" -o "/tmp/l8b-$T.gguf" 2>&1 | tail -1
+    S=$SECONDS; "$V" gguf synth --preset llama3-8b --type "$T" -o "/tmp/l8b-$T.gguf" 2>&1 | tail -1; echo "synth $T: $((SECONDS - S)) s"
     ARGS+=(--model "/tmp/l8b-$T.gguf")
   done
   "$C" --only-bench "${ARGS[@]}" 2>"$OUT/decode.log" | tee "$OUT/decode_table.txt"
