@@ -91,7 +91,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp;
   int64_t n_tokens = 0;
   int32_t* d_tokens = nullptr;
   int32_t* d_positions = nullptr;
@@ -159,9 +159,12 @@ Weight CudaBackend::upload_weight(const std::string& name, TensorType type, int6
   }
   const uint64_t expected = row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<uint64_t>(rows);
   if (bytes.size() != expected) throw_error("weight {}: {} bytes, expected {}", name, bytes.size(), expected);
-  void* d = cuda::device_alloc(bytes.size(), "weight " + name);
-  m.weights.push_back(d);
-  m.weight_bytes += bytes.size();
+  const bool repack = cuda::needs_repack(type);
+  const size_t device_bytes = repack ? cuda::device_row_bytes(type, cols) * size_t(rows) : bytes.size();
+  void* final_ptr = cuda::device_alloc(device_bytes, "weight " + name);
+  m.weights.push_back(final_ptr);
+  m.weight_bytes += device_bytes;
+  void* d = repack ? m.repack_tmp.ensure(bytes.size(), "weight repacking") : final_ptr;
   // Through two pinned buffers, so the memcpy of one chunk overlaps the DMA of the other.
   for (size_t off = 0, i = 0; off < bytes.size(); off += kUploadChunk, ++i) {
     const size_t n = std::min(kUploadChunk, bytes.size() - off);
@@ -169,7 +172,8 @@ Weight CudaBackend::upload_weight(const std::string& name, TensorType type, int6
     std::memcpy(s.acquire(n), bytes.data() + off, n);
     s.upload(static_cast<uint8_t*>(d) + off, n, m.stream);
   }
-  return Weight{name, type, cols, rows, d};
+  if (repack) m.launched(cuda::launch_repack(type, d, rows, cols, final_ptr, m.stream), "repack kernel");
+  return Weight{name, type, cols, rows, final_ptr};
 }
 
 Tensor CudaBackend::scratch(int64_t rows, int64_t cols) {

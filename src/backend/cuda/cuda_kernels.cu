@@ -38,7 +38,7 @@ cudaError_t dispatch(TensorType type, bool vec, F&& f) {
     case TensorType::Q4_1: return f(DecQ4_1{});
     case TensorType::Q5_0: return f(DecQ5_0{});
     case TensorType::Q5_1: return f(DecQ5_1{});
-    case TensorType::Q8_0: return f(DecQ8_0{});
+    case TensorType::Q8_0: return f(DecQ8_0R{});  // repacked at upload (repack_weight)
     case TensorType::Q2_K: return f(DecQ2_K{});
     case TensorType::Q3_K: return f(DecQ3_K{});
     case TensorType::Q4_K: return f(DecQ4_K{});
@@ -52,7 +52,21 @@ bool vec_ok(const void* p, int64_t k) { return k % 8 == 0 && reinterpret_cast<ui
 
 template <class D>
 size_t row_bytes_of(int64_t k) {
-  return static_cast<size_t>(k / D::kBlockElems) * D::kBlockBytes;
+  return row_stride<D>(k);
+}
+
+// Original Q8_0 rows (34-byte blocks) -> DecQ8_0R's layout; one thread per block.
+__global__ void repack_q8_0_kernel(const uint8_t* src, int64_t rows, int64_t k, uint8_t* dst) {
+  const int64_t blocks = k / 32;
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows * blocks) return;
+  const int64_t r = i / blocks, c = i % blocks;
+  const uint8_t* b = src + r * blocks * 34 + c * 34;
+  uint8_t* g = dst + r * DecQ8_0R::repacked_row_bytes(k) + (c / 8) * DecQ8_0R::kGroupBytes;
+  const int j = int(c % 8);
+  g[2 * j] = b[0];
+  g[2 * j + 1] = b[1];
+  for (int l = 0; l < 32; ++l) g[16 + 32 * j + l] = b[2 + l];
 }
 
 // ---- matmul -------------------------------------------------------------------------------------
@@ -69,9 +83,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
 #pragma unroll
   for (int b = 0; b < kMaxGemvRows; ++b) acc[b] = 0.0f;
   const int64_t chunks = k / D::kChunk;
-  for (int64_t c = lane; c < chunks; c += 32) {
-    float wv[D::kChunk];
-    D::load(row, c, wv);
+  // U chunks per lane in flight: decode is latency bound unless each warp keeps several loads out.
+  constexpr int U = D::kChunk == 8 ? 4 : (D::kChunk == 32 ? 2 : 1);
+  const auto accumulate = [&](const float* wv, int64_t c) {
 #pragma unroll
     for (int b = 0; b < kMaxGemvRows; ++b) {
       if (b >= nb) break;
@@ -89,6 +103,19 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
       }
       acc[b] += s;
     }
+  };
+  int64_t c = lane;
+  for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+    float wv[U][D::kChunk];
+#pragma unroll
+    for (int u = 0; u < U; ++u) D::load(row, c + 32 * u, wv[u]);
+#pragma unroll
+    for (int u = 0; u < U; ++u) accumulate(wv[u], c + 32 * u);
+  }
+  for (; c < chunks; c += 32) {
+    float wv[D::kChunk];
+    D::load(row, c, wv);
+    accumulate(wv, c);
   }
 #pragma unroll
   for (int b = 0; b < kMaxGemvRows; ++b) {
@@ -213,12 +240,27 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
   for (int t0 = p0; t0 < p1; t0 += kAttnTile) {
     const int n = min(kAttnTile, p1 - t0);
     __syncthreads();
-    for (int i = threadIdx.x; i < n * hd; i += kAttnThreads) {
-      const int pp = i / hd, d = i % hd, pos = t0 + pp;
-      const float* base = p.kv.pool + int64_t(table[pos / bs]) * p.kv.block_floats + int64_t(pos % bs) * row_floats +
-                          int64_t(kvh) * hd + d;
-      ks[pp * ld + d] = base[p.kv.k_off];
-      vs[pp * ld + d] = base[p.kv.v_off];
+    if (hd % 4 == 0) {  // 16-byte loads (every offset in the pool is then a multiple of 4 floats)
+      const int hd4 = hd / 4;
+      for (int i = threadIdx.x; i < n * hd4; i += kAttnThreads) {
+        const int pp = i / hd4, d = (i % hd4) * 4, pos = t0 + pp;
+        const float* base = p.kv.pool + int64_t(table[pos / bs]) * p.kv.block_floats + int64_t(pos % bs) * row_floats +
+                            int64_t(kvh) * hd + d;
+        const float4 kq = *reinterpret_cast<const float4*>(base + p.kv.k_off);
+        const float4 vq = *reinterpret_cast<const float4*>(base + p.kv.v_off);
+        float* kd = ks + pp * ld + d;
+        float* vd = vs + pp * ld + d;
+        kd[0] = kq.x, kd[1] = kq.y, kd[2] = kq.z, kd[3] = kq.w;
+        vd[0] = vq.x, vd[1] = vq.y, vd[2] = vq.z, vd[3] = vq.w;
+      }
+    } else {
+      for (int i = threadIdx.x; i < n * hd; i += kAttnThreads) {
+        const int pp = i / hd, d = i % hd, pos = t0 + pp;
+        const float* base = p.kv.pool + int64_t(table[pos / bs]) * p.kv.block_floats + int64_t(pos % bs) * row_floats +
+                            int64_t(kvh) * hd + d;
+        ks[pp * ld + d] = base[p.kv.k_off];
+        vs[pp * ld + d] = base[p.kv.v_off];
+      }
     }
     __syncthreads();
 #pragma unroll
@@ -330,6 +372,23 @@ cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, in
         static_cast<const uint8_t*>(w), row_bytes_of<D>(k), row0, rows, k, static_cast<__nv_bfloat16*>(dst));
     return cudaGetLastError();
   });
+}
+
+size_t device_row_bytes(TensorType type, int64_t k) {
+  size_t out = 0;
+  (void)dispatch(type, true, [&](auto dec) {
+    out = row_bytes_of<decltype(dec)>(k);
+    return cudaSuccess;
+  });
+  return out;
+}
+
+cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_t k, void* dst, cudaStream_t stream) {
+  if (type != TensorType::Q8_0) return cudaErrorInvalidValue;
+  const int64_t total = rows * (k / 32);
+  repack_q8_0_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(static_cast<const uint8_t*>(src), rows, k,
+                                                                  static_cast<uint8_t*>(dst));
+  return cudaGetLastError();
 }
 
 cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream) {

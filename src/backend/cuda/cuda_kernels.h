@@ -15,6 +15,12 @@ namespace vellum::cuda {
 // Weight types the kernels decode (dequantization bit-identical to quant/dequantize_row).
 bool kernel_supports(TensorType type);
 
+// Types stored in a different layout on the device (Q8_0: scales apart from quants, see
+// dequant.cuh): upload the GGUF rows, then launch_repack into device_row_bytes(type, k) * rows.
+inline bool needs_repack(TensorType type) { return type == TensorType::Q8_0; }
+size_t device_row_bytes(TensorType type, int64_t k);
+cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_t k, void* dst, cudaStream_t stream);
+
 // out[b][o] = Σ_k x[b][k] W[o][k] (+ bias[o]) for b < nb ≤ kMaxGemvRows: one warp per output
 // feature, the weight read once for all nb rows, f32 arithmetic on the exact dequantized values.
 inline constexpr int kMaxGemvRows = 8;
@@ -62,7 +68,7 @@ cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v
 // through its block table (tables + row_table[r]). Contexts are split into fixed spans of
 // kAttnSplit positions (one thread block each, all heads of a KV group sharing each K/V tile);
 // a second kernel merges the spans. The split depends on positions only, never on the batch.
-inline constexpr int kAttnSplit = 256;
+inline constexpr int kAttnSplit = 128;
 inline constexpr int kMaxAttnGroup = 16;    // query heads per KV head
 inline constexpr int kMaxAttnHeadDim = 256;
 struct AttnParams {

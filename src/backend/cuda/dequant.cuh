@@ -21,12 +21,30 @@ __device__ __forceinline__ float ld_f16(const uint8_t* p) {
 __device__ __forceinline__ uint32_t ld_u32_bytes(const uint8_t* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
+// 32 bytes at a 16-byte aligned address, as 8 little-endian words; byte_of picks byte l.
+__device__ __forceinline__ void load32(const uint8_t* p, uint32_t* w) {
+  const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
+  w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
+}
+__device__ __forceinline__ uint32_t byte_of(const uint32_t* w, int l) { return (w[l / 4] >> (8 * (l % 4))) & 0xFFu; }
+
+// Bytes of one row in device memory (decoders that repack at upload pad rows to 16 bytes).
+template <class D>
+__host__ __device__ inline size_t row_stride(int64_t k) {
+  if constexpr (D::kRepacked) {
+    return D::repacked_row_bytes(k);
+  } else {
+    return static_cast<size_t>(k / D::kBlockElems) * D::kBlockBytes;
+  }
+}
+
 // No FMA contraction in decoders: the CPU reference rounds the product and the sum separately.
 __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
 
 struct DecF32x8 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 8, kBlockBytes = 32, kBlockElems = 8;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const float4* p = reinterpret_cast<const float4*>(row) + 2 * c;
@@ -35,6 +53,7 @@ struct DecF32x8 {
   }
 };
 struct DecF16x8 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 8, kBlockBytes = 16, kBlockElems = 8;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint4 v = reinterpret_cast<const uint4*>(row)[c];
@@ -47,6 +66,7 @@ struct DecF16x8 {
   }
 };
 struct DecBF16x8 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 8, kBlockBytes = 16, kBlockElems = 8;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint4 v = reinterpret_cast<const uint4*>(row)[c];
@@ -59,14 +79,17 @@ struct DecBF16x8 {
   }
 };
 struct DecF32x1 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 1, kBlockBytes = 4, kBlockElems = 1;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) { y[0] = reinterpret_cast<const float*>(row)[c]; }
 };
 struct DecF16x1 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 1, kBlockBytes = 2, kBlockElems = 1;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) { y[0] = ld_f16(row + 2 * c); }
 };
 struct DecBF16x1 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 1, kBlockBytes = 2, kBlockElems = 1;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     y[0] = __uint_as_float(uint32_t(reinterpret_cast<const uint16_t*>(row)[c]) << 16);
@@ -75,6 +98,7 @@ struct DecBF16x1 {
 
 // ---- legacy 32-element blocks --------------------------------------------------------------------
 struct DecQ4_0 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 18, kBlockElems = 32;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + c * kBlockBytes;
@@ -88,6 +112,7 @@ struct DecQ4_0 {
   }
 };
 struct DecQ4_1 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 20, kBlockElems = 32;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + c * kBlockBytes;
@@ -101,6 +126,7 @@ struct DecQ4_1 {
   }
 };
 struct DecQ5_0 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 22, kBlockElems = 32;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + c * kBlockBytes;
@@ -116,6 +142,7 @@ struct DecQ5_0 {
   }
 };
 struct DecQ5_1 {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 24, kBlockElems = 32;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + c * kBlockBytes;
@@ -130,18 +157,26 @@ struct DecQ5_1 {
     }
   }
 };
-struct DecQ8_0 {
+
+// Q8_0 as the CUDA backend stores it: each group of 8 blocks (256 elements) becomes the 8 f16
+// scales (16 bytes) then the 256 int8 quants, so a 32-element chunk is two aligned 16-byte loads.
+// A row's last group may hold fewer blocks (same offsets, shorter); rows are padded to 16 bytes.
+struct DecQ8_0R {
+  static constexpr bool kRepacked = true;
   static constexpr int kChunk = 32, kBlockBytes = 34, kBlockElems = 32;
+  static constexpr int kGroupBytes = 16 + 8 * 32;
+  __host__ __device__ static size_t repacked_row_bytes(int64_t k) {
+    const int64_t blocks = k / 32, tail = blocks % 8;
+    return size_t(blocks / 8) * kGroupBytes + (tail ? size_t(16 + 32 * tail) : 0);
+  }
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
-    const uint8_t* b = row + c * kBlockBytes;
-    const float d = ld_f16(b);
-    const uint16_t* q2 = reinterpret_cast<const uint16_t*>(b + 2);  // 2-byte aligned
+    const uint8_t* g = row + (c / 8) * kGroupBytes;
+    const int j = int(c % 8);
+    const float d = ld_f16(g + 2 * j);
+    uint32_t q[8];
+    load32(g + 16 + 32 * j, q);
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const uint16_t v = q2[j];
-      y[2 * j] = mul(float(int8_t(v & 0xFF)), d);
-      y[2 * j + 1] = mul(float(int8_t(v >> 8)), d);
-    }
+    for (int l = 0; l < 32; ++l) y[l] = mul(float(int8_t(byte_of(q, l))), d);
   }
 };
 
@@ -157,6 +192,7 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, int& sc, i
 }
 
 struct DecQ2_K {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 84, kBlockElems = 256;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + (c / 8) * kBlockBytes;
@@ -172,6 +208,7 @@ struct DecQ2_K {
   }
 };
 struct DecQ3_K {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 110, kBlockElems = 256;
   __device__ static int scale(const uint8_t* scales, int s) {
     const int lo = s < 8 ? (scales[s] & 0xF) : (scales[s - 8] >> 4);
@@ -192,6 +229,7 @@ struct DecQ3_K {
   }
 };
 struct DecQ4_K {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 144, kBlockElems = 256;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + (c / 8) * kBlockBytes;
@@ -199,15 +237,18 @@ struct DecQ4_K {
     int sc, m;
     scale_min_k4(s, b + 4, sc, m);
     const float d1 = mul(ld_f16(b), float(sc)), m1 = mul(ld_f16(b + 2), float(m));
+    uint32_t qs[8];  // blocks are 144 bytes and rows start 16-aligned: two 16-byte loads
+    load32(b + 16 + 32 * cc, qs);
 #pragma unroll
     for (int l = 0; l < 32; ++l) {
-      const uint8_t v = b[16 + 32 * cc + l];
-      const int q = upper ? (v >> 4) : (v & 0xF);
+      const uint32_t v = byte_of(qs, l);
+      const int q = upper ? int(v >> 4) : int(v & 0xF);
       y[l] = sub(mul(d1, float(q)), m1);
     }
   }
 };
 struct DecQ5_K {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 176, kBlockElems = 256;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + (c / 8) * kBlockBytes;
@@ -215,16 +256,20 @@ struct DecQ5_K {
     int sc, m;
     scale_min_k4(s, b + 4, sc, m);
     const float d1 = mul(ld_f16(b), float(sc)), m1 = mul(ld_f16(b + 2), float(m));
+    uint32_t qs[8], qh[8];  // 176-byte blocks, 16-aligned fields
+    load32(b + 48 + 32 * cc, qs);
+    load32(b + 16, qh);
 #pragma unroll
     for (int l = 0; l < 32; ++l) {
-      const uint8_t v = b[48 + 32 * cc + l];
-      const int lo = upper ? (v >> 4) : (v & 0xF);
-      const int hi = (b[16 + l] >> (2 * cc + upper)) & 1;
+      const uint32_t v = byte_of(qs, l);
+      const int lo = upper ? int(v >> 4) : int(v & 0xF);
+      const int hi = int(byte_of(qh, l) >> (2 * cc + upper)) & 1;
       y[l] = sub(mul(d1, float(lo + 16 * hi)), m1);
     }
   }
 };
 struct DecQ6_K {
+  static constexpr bool kRepacked = false;
   static constexpr int kChunk = 32, kBlockBytes = 210, kBlockElems = 256;
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
     const uint8_t* b = row + (c / 8) * kBlockBytes;
