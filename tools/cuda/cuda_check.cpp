@@ -440,6 +440,27 @@ void bench_attention(double bw) {
   }
 }
 
+// Batch-1 matmul (the decode GEMV) alone: weight bytes / time.
+void bench_gemv(double bw) {
+  CudaBackend be(0);
+  for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {1024, 4096}, {4096, 14336}}) {
+      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+      std::vector<uint8_t> w(bytes);
+      for (size_t i = 0; i < bytes; ++i) w[i] = uint8_t(i * 2654435761u >> 13);
+      if (t == TensorType::BF16) {  // finite values
+        for (size_t i = 1; i < bytes; i += 2) w[i] = 0x3c;
+      }
+      const Weight wt = be.upload_weight("w", t, k, n, w);
+      Tensor x = be.scratch(1, k), out = be.scratch(1, n);
+      be.fill(x, 0.5f);
+      const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 100);
+      bench_line(fmt::format("gemv {} {}x{} batch 1: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", tensor_type_name(t), n, k,
+                             ms * 1e3, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+    }
+  }
+}
+
 void bench_decode(const std::string& path, double bw) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
@@ -552,6 +573,7 @@ int run(int argc, char** argv) {
     const double bw = bench_copy();
     bench_gemm();
     bench_attention(bw);
+    bench_gemv(bw);
     for (const auto& m : models) bench_decode(m, bw);
   }
   int failed = 0;
