@@ -125,6 +125,55 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
   }
 }
 
+// Batch 1 (decode): each warp takes kGemv1Rows output rows and reuses every x chunk it loads for
+// all of them. With one weight row per warp, reading f32 x from L1 (4 bytes an element) costs more
+// than streaming the quantized weights (0.5-1 byte an element) and the L1 becomes the limit.
+constexpr int kGemv1Rows = 4, kGemv1Warps = 4;
+
+template <class D>
+__global__ void __launch_bounds__(kGemv1Warps * 32) gemv1_kernel(const uint8_t* w, size_t row_bytes, int64_t n,
+                                                                 int64_t k, const float* x, float* out,
+                                                                 const float* bias) {
+  const int lane = threadIdx.x & 31;
+  const int64_t o0 = (int64_t(blockIdx.x) * kGemv1Warps + threadIdx.x / 32) * kGemv1Rows;
+  if (o0 >= n) return;
+  const uint8_t* rows[kGemv1Rows];
+#pragma unroll
+  for (int r = 0; r < kGemv1Rows; ++r) rows[r] = w + min(o0 + r, n - 1) * row_bytes;  // past the end: re-read, drop
+  float acc[kGemv1Rows];
+#pragma unroll
+  for (int r = 0; r < kGemv1Rows; ++r) acc[r] = 0.0f;
+  const int64_t chunks = k / D::kChunk;
+  for (int64_t c = lane; c < chunks; c += 32) {
+    float xv[D::kChunk];
+    const float* xp = x + c * D::kChunk;
+    if constexpr (D::kChunk % 4 == 0) {
+#pragma unroll
+      for (int j = 0; j < D::kChunk; j += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(xp + j);
+        xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
+    }
+#pragma unroll
+    for (int r = 0; r < kGemv1Rows; ++r) {
+      float wv[D::kChunk];
+      D::load(rows[r], c, wv);
+      float s = 0.0f;
+#pragma unroll
+      for (int j = 0; j < D::kChunk; ++j) s += wv[j] * xv[j];
+      acc[r] += s;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kGemv1Rows; ++r) {
+    const float v = warp_sum(acc[r]);
+    if (lane == 0 && o0 + r < n) out[o0 + r] = bias != nullptr ? v + bias[o0 + r] : v;
+  }
+}
+
 template <class D>
 __global__ void dequant_bf16_kernel(const uint8_t* w, size_t row_bytes, int64_t row0, int64_t rows, int64_t k,
                                     __nv_bfloat16* dst) {
@@ -357,6 +406,11 @@ cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, co
   if (nb < 1 || nb > kMaxGemvRows) return cudaErrorInvalidValue;
   return dispatch(type, vec_ok(w, k), [&](auto dec) {
     using D = decltype(dec);
+    if (nb == 1) {
+      gemv1_kernel<D><<<blocks_for(n, kGemv1Rows * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(
+          static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x, out, bias);
+      return cudaGetLastError();
+    }
     gemv_kernel<D><<<blocks_for(n, 8), 256, 0, stream>>>(static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x,
                                                           ldx, nb, out, ldo, bias);
     return cudaGetLastError();
