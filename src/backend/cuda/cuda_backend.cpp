@@ -163,7 +163,7 @@ Weight CudaBackend::upload_weight(const std::string& name, TensorType type, int6
   const size_t device_bytes = repack ? cuda::device_row_bytes(type, cols) * size_t(rows) : bytes.size();
   void* final_ptr = cuda::device_alloc(device_bytes, "weight " + name);
   m.weights.push_back(final_ptr);
-  m.weight_bytes += device_bytes;
+  m.weight_bytes += bytes.size();  // GGUF bytes: what a decode step must read (padding is not read)
   void* d = repack ? m.repack_tmp.ensure(bytes.size(), "weight repacking") : final_ptr;
   // Through two pinned buffers, so the memcpy of one chunk overlaps the DMA of the other.
   for (size_t off = 0, i = 0; off < bytes.size(); off += kUploadChunk, ++i) {

@@ -43,7 +43,7 @@ cudaError_t dispatch(TensorType type, bool vec, F&& f) {
     case TensorType::Q3_K: return f(DecQ3_K{});
     case TensorType::Q4_K: return f(DecQ4_K{});
     case TensorType::Q5_K: return f(DecQ5_K{});
-    case TensorType::Q6_K: return f(DecQ6_K{});
+    case TensorType::Q6_K: return f(DecQ6_KR{});  // padded at upload
     default: return cudaErrorInvalidValue;
   }
 }
@@ -228,6 +228,25 @@ __global__ void rms_norm_kernel(const float* x, const float* gain, int64_t rows,
   for (int64_t i = lane; i < group; i += 32) out[base + i] = mul(mul(x[base + i], scale), gain[i]);
 }
 
+// One 256-thread block per (row, group), for whole-row norms: a single warp walking 4096 floats is
+// latency bound (tens of microseconds per call at batch 1).
+__global__ void __launch_bounds__(256) rms_norm_block_kernel(const float* x, const float* gain, int64_t cols,
+                                                             int64_t group, float eps, float* out) {
+  __shared__ float partial[8];
+  const int64_t groups = cols / group;
+  const int64_t base = (int64_t(blockIdx.x) / groups) * cols + (int64_t(blockIdx.x) % groups) * group;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < group; i += 256) ss += x[base + i] * x[base + i];
+  ss = warp_sum(ss);
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = ss;
+  __syncthreads();
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < 8; ++w) total += partial[w];
+  const float scale = 1.0f / sqrtf(total / static_cast<float>(group) + eps);
+  for (int64_t i = threadIdx.x; i < group; i += 256) out[base + i] = mul(mul(x[base + i], scale), gain[i]);
+}
+
 __global__ void rope_kernel(float* x, int64_t cols, int head_dim, const int32_t* positions, RopeParams p) {
   const int64_t r = blockIdx.y;
   const int heads = static_cast<int>(cols / head_dim);
@@ -395,6 +414,16 @@ __global__ void fill_kernel(float* p, int64_t n, float value) {
   if (i < n) p[i] = value;
 }
 
+// Q6_K blocks (210 bytes, rows back to back) -> 224-byte slots; one thread per block.
+__global__ void pad_q6_k_kernel(const uint8_t* src, int64_t blocks, uint8_t* dst) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= blocks) return;
+  const uint8_t* b = src + i * DecQ6_KR::kBlockBytes;
+  uint8_t* o = dst + i * DecQ6_KR::kPaddedBytes;
+  for (int j = 0; j < DecQ6_KR::kBlockBytes; ++j) o[j] = b[j];
+  for (int j = DecQ6_KR::kBlockBytes; j < DecQ6_KR::kPaddedBytes; ++j) o[j] = 0;
+}
+
 }  // namespace
 
 bool kernel_supports(TensorType type) {
@@ -438,6 +467,12 @@ size_t device_row_bytes(TensorType type, int64_t k) {
 }
 
 cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_t k, void* dst, cudaStream_t stream) {
+  if (type == TensorType::Q6_K) {
+    const int64_t total = rows * (k / 256);
+    pad_q6_k_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(static_cast<const uint8_t*>(src), total,
+                                                                 static_cast<uint8_t*>(dst));
+    return cudaGetLastError();
+  }
   if (type != TensorType::Q8_0) return cudaErrorInvalidValue;
   const int64_t total = rows * (k / 32);
   repack_q8_0_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(static_cast<const uint8_t*>(src), rows, k,
@@ -470,7 +505,11 @@ cudaError_t launch_embed(TensorType type, const void* table, int64_t vocab, int6
 cudaError_t launch_rms_norm(const float* x, const float* gain, int64_t rows, int64_t cols, int64_t group, float eps,
                             float* out, cudaStream_t stream) {
   if (group <= 0 || cols % group != 0) return cudaErrorInvalidValue;
-  rms_norm_kernel<<<blocks_for(rows * (cols / group), 8), 256, 0, stream>>>(x, gain, rows, cols, group, eps, out);
+  if (group >= 1024) {
+    rms_norm_block_kernel<<<static_cast<unsigned>(rows * (cols / group)), 256, 0, stream>>>(x, gain, cols, group, eps, out);
+  } else {
+    rms_norm_kernel<<<blocks_for(rows * (cols / group), 8), 256, 0, stream>>>(x, gain, rows, cols, group, eps, out);
+  }
   return cudaGetLastError();
 }
 
