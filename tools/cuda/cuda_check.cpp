@@ -387,7 +387,7 @@ double bench_copy() {
   return d2d;
 }
 
-void bench_gemm() {
+double bench_gemm() {
   const int n = 8192;
   const size_t e = size_t(n) * n;
   void* a = cuda::device_alloc(e * 2, "bench");
@@ -405,11 +405,13 @@ void bench_gemm() {
                     "gemm");
       },
       20);
-  bench_line(fmt::format("cuBLAS BF16 GEMM 8192^3 (f32 accumulate): {:.0f} TFLOP/s", 2.0 * n * n * double(n) / (ms * 1e-3) / 1e12));
+  const double tflops = 2.0 * n * n * double(n) / (ms * 1e-3) / 1e12;
+  bench_line(fmt::format("cuBLAS BF16 GEMM 8192^3 (f32 accumulate): {:.0f} TFLOP/s", tflops));
   cublasDestroy(h);
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
+  return tflops;
 }
 
 void bench_attention(double bw) {
@@ -461,7 +463,7 @@ void bench_gemv(double bw) {
   }
 }
 
-void bench_decode(const std::string& path, double bw) {
+void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
   const auto t0 = std::chrono::steady_clock::now();
@@ -500,6 +502,62 @@ void bench_decode(const std::string& path, double bw) {
   bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s): {:.1f} tok/s; "
                          "bandwidth floor {:.1f} tok/s -> {:.0f}%",
                          path, bytes / 1e9, load_s, n / s, floor_tps, 100.0 * (n / s) / floor_tps));
+
+  // Prefill and many-sequence decode need a larger pool: as many 1k-context sequences as fit.
+  const kv::KvLayout layout = model.kv_layout(bs);
+  size_t free_b = 0, total_b = 0;
+  cuda::check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  be.init_kv(layout, 1);  // free the old pool first
+  const uint32_t per_seq = (1024 + 16) / bs + 1;
+  const uint64_t fit = uint64_t(double(free_b) * 0.85) / layout.bytes_per_block();
+  const uint32_t blocks = uint32_t(std::min<uint64_t>(fit, uint64_t(per_seq) * 256));
+  be.init_kv(layout, blocks);
+  std::vector<int32_t> all(blocks);
+  for (uint32_t i = 0; i < blocks; ++i) all[i] = int32_t(i);
+  // Matmul FLOPs per token: 2 x the elements of every matrix but the (untied) embedding table.
+  double params = 0;
+  for (const auto& t : file.tensors()) {
+    if (t.shape.size() != 2 || (t.name == "token_embd.weight" && !tied)) continue;
+    params += double(t.shape[0]) * double(t.shape[1]);
+  }
+  for (uint32_t T : {512u, 2048u}) {
+    if ((T + bs - 1) / bs > blocks) continue;
+    const auto once = [&] {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(std::vector<int32_t>(T, 7), 0, std::vector<int32_t>(all.begin(), all.begin() + (T + bs - 1) / bs),
+                     engine::Batch::Logits::Last);
+      model.forward(b);
+    };
+    once();
+    const auto p0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) once();
+    const double ps = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() / 3;
+    const double tflops = 2.0 * params * T / ps / 1e12;
+    bench_line(fmt::format("prefill {} tokens: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.0f}% of the measured GEMM peak", T,
+                           T / ps, tflops, 100.0 * tflops / gemm_tflops));
+  }
+  for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
+    if (uint64_t(B) * per_seq > blocks) {
+      bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
+      continue;
+    }
+    const auto step = [&] {
+      engine::Batch b;
+      b.block_size = bs;
+      for (uint32_t q = 0; q < B; ++q) {
+        b.add_sequence({int32_t(q % hp.vocab)}, 1024, std::vector<int32_t>(all.begin() + q * per_seq, all.begin() + (q + 1) * per_seq),
+                       engine::Batch::Logits::Last);
+      }
+      model.forward(b);
+    };
+    step();
+    const auto d0 = std::chrono::steady_clock::now();
+    const int reps = 10;
+    for (int i = 0; i < reps; ++i) step();
+    const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
+    bench_line(fmt::format("decode {} seqs x 1k context: {:.1f} ms/step, {:.0f} tok/s aggregate", B, ds * 1e3, B / ds));
+  }
 }
 
 int run(int argc, char** argv) {
@@ -571,10 +629,10 @@ int run(int argc, char** argv) {
   }
   if (bench) {
     const double bw = bench_copy();
-    bench_gemm();
+    const double tflops = bench_gemm();
     bench_attention(bw);
     bench_gemv(bw);
-    for (const auto& m : models) bench_decode(m, bw);
+    for (const auto& m : models) bench_model(m, bw, tflops);
   }
   int failed = 0;
   std::printf("\n%-60s %10s %8s  %s\n", "check", "error", "bound", "result");
