@@ -579,6 +579,7 @@ int run(int argc, char** argv) {
   }
   if (g_rows.empty()) {
     Pair p;
+    p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // rows 1..8: GEMV kernels for every type; 9+: cuBLAS
     const std::vector<TensorType> types = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
                                            TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                            TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,

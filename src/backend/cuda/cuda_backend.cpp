@@ -68,7 +68,11 @@ struct CudaBackend::Impl {
   std::string device_name;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  int gemv_max_rows = cuda::kMaxGemvRows;
+  // Token rows up to which matmul uses the GEMV kernels. Plain types go to cuBLAS from 2 rows on
+  // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic); quantized types would
+  // need their weights dequantized for cuBLAS, which costs more than GEMV up to kMaxGemvRows.
+  int gemv_max_rows_plain = 1;
+  int gemv_max_rows_quant = cuda::kMaxGemvRows;
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
@@ -143,7 +147,9 @@ CudaBackend::~CudaBackend() {
 std::string CudaBackend::name() const { return fmt::format("cuda:{} ({})", impl_->device, impl_->device_name); }
 
 size_t CudaBackend::weight_bytes() const { return impl_->weight_bytes; }
-void CudaBackend::set_gemv_max_rows(int rows) { impl_->gemv_max_rows = std::clamp(rows, 0, cuda::kMaxGemvRows); }
+void CudaBackend::set_gemv_max_rows(int rows) {
+  impl_->gemv_max_rows_plain = impl_->gemv_max_rows_quant = std::clamp(rows, 0, cuda::kMaxGemvRows);
+}
 
 // ---- memory -------------------------------------------------------------------------------------
 
@@ -350,7 +356,8 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const float* b = bias != nullptr ? static_cast<const float*>(bias->data) : nullptr;
   const int64_t M = x.rows, N = w.rows, K = w.cols;
   if (M == 0) return;
-  if (M <= m.gemv_max_rows) {
+  const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
+  if (M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
     for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
       const int nb = static_cast<int>(std::min<int64_t>(cuda::kMaxGemvRows, M - r));
       m.launched(cuda::launch_gemv(w.type, w.data, N, K, x.data + r * x.cols, x.cols, nb, out.data + r * out.cols, out.cols,

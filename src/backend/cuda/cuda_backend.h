@@ -49,8 +49,9 @@ class CudaBackend final : public Backend {
   // Block `block` of the pool as raw f32 (layout: kv/kv_layout.h).
   std::vector<float> read_kv_block(int32_t block);
   void synchronize();
-  size_t weight_bytes() const;
-  // Rows at or below which matmul uses the GEMV kernels (cuBLAS above); tests move it.
+  size_t weight_bytes() const;  // GGUF bytes of the uploaded weights
+  // Rows at or below which matmul uses the GEMV kernels for every type (cuBLAS above); by default
+  // 1 for F32/F16/BF16 and 8 for quantized weights. The check sets 8 to test the GEMV path.
   void set_gemv_max_rows(int rows);
 
  private:

@@ -184,8 +184,22 @@ __global__ void dequant_bf16_kernel(const uint8_t* w, size_t row_bytes, int64_t 
   float y[D::kChunk];
   D::load(w + (row0 + r) * row_bytes, c, y);
   __nv_bfloat16* d = dst + r * k + c * D::kChunk;
+  if constexpr (D::kChunk % 8 == 0) {  // 16-byte stores: 8 bf16 at a time (k is a multiple of 8)
 #pragma unroll
-  for (int j = 0; j < D::kChunk; ++j) d[j] = __float2bfloat16_rn(y[j]);
+    for (int j = 0; j < D::kChunk; j += 8) {
+      uint4 v;
+      uint32_t* u = reinterpret_cast<uint32_t*>(&v);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const __nv_bfloat162 pair = __floats2bfloat162_rn(y[j + 2 * i], y[j + 2 * i + 1]);
+        u[i] = *reinterpret_cast<const uint32_t*>(&pair);
+      }
+      *reinterpret_cast<uint4*>(d + j) = v;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < D::kChunk; ++j) d[j] = __float2bfloat16_rn(y[j]);
+  }
 }
 
 __global__ void f32_to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t n) {
