@@ -69,10 +69,11 @@ struct CudaBackend::Impl {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   // Token rows up to which matmul uses the GEMV kernels. Plain types go to cuBLAS from 2 rows on
-  // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic); quantized types would
-  // need their weights dequantized for cuBLAS, which costs more than GEMV up to kMaxGemvRows.
+  // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic). Quantized types go to
+  // dequantize + cuBLAS from 3 rows: on llama3-8b Q8_0 the 8-row GEMV step took 66 ms, the
+  // dequantizing path 29 ms at 32 rows (docs/cuda.md); 2 rows is a guess between the two.
   int gemv_max_rows_plain = 1;
-  int gemv_max_rows_quant = cuda::kMaxGemvRows;
+  int gemv_max_rows_quant = 2;
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;

@@ -51,7 +51,7 @@ class CudaBackend final : public Backend {
   void synchronize();
   size_t weight_bytes() const;  // GGUF bytes of the uploaded weights
   // Rows at or below which matmul uses the GEMV kernels for every type (cuBLAS above); by default
-  // 1 for F32/F16/BF16 and 8 for quantized weights. The check sets 8 to test the GEMV path.
+  // 1 for F32/F16/BF16 and 2 for quantized weights. The check sets 8 to test the GEMV path.
   void set_gemv_max_rows(int rows);
 
  private:
