@@ -4,6 +4,7 @@
 # and the stories260K fixtures in $D/fixtures. Logs go to $OUT (default ./cuda-out).
 #   tools/cuda/device_run.sh DIR check            # op checks + stories260K greedy on the GPU + timings
 #   tools/cuda/device_run.sh DIR decode TYPE...   # synthesize llama3-8b in each TYPE and time decode
+#   tools/cuda/device_run.sh DIR compare PRESET... # greedy CPU vs GPU on synthetic F16 models
 set -u -o pipefail
 D=$(cd "$1" && pwd)
 MODE=${2:-check}
@@ -39,6 +40,11 @@ for c in cases:
             print("  ", [l for l in p.stderr.splitlines() if "tok/s" in l][-1:])
 print(f"stories260K greedy on the GPU: {ok}/{len(cases)} match greedy-reference.json")
 EOF
+elif [ "$MODE" = compare ]; then  # greedy CPU vs GPU on a synthetic model of each preset given
+  for P in "$@"; do
+    "$V" gguf synth --preset "$P" --type F16 -o "/tmp/$P.gguf" 2>&1 | tail -1
+    "$C" --compare "/tmp/$P.gguf" 2>>"$OUT/compare.log" | tee -a "$OUT/compare_table.txt"
+  done
 elif [ "$MODE" = decode ]; then
   ARGS=()
   for T in "$@"; do
