@@ -128,9 +128,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
 // Batch 1 (decode): each warp takes kGemv1Rows output rows and reuses every x chunk it loads for
 // all of them. With one weight row per warp, reading f32 x from L1 (4 bytes an element) costs more
 // than streaming the quantized weights (0.5-1 byte an element) and the L1 becomes the limit.
-constexpr int kGemv1Rows = 4, kGemv1Warps = 4;
+constexpr int kGemv1Warps = 4;
 
-template <class D>
+template <class D, int kGemv1Rows>
 __global__ void __launch_bounds__(kGemv1Warps * 32) gemv1_kernel(const uint8_t* w, size_t row_bytes, int64_t n,
                                                                  int64_t k, const float* x, float* out,
                                                                  const float* bias) {
@@ -450,8 +450,16 @@ cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, co
   return dispatch(type, vec_ok(w, k), [&](auto dec) {
     using D = decltype(dec);
     if (nb == 1) {
-      gemv1_kernel<D><<<blocks_for(n, kGemv1Rows * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(
-          static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x, out, bias);
+      // Fewer rows per warp for short outputs, so that they still spread over every SM.
+      const auto* wb = static_cast<const uint8_t*>(w);
+      const size_t rb = row_bytes_of<D>(k);
+      if (n >= 8192) {
+        gemv1_kernel<D, 4><<<blocks_for(n, 4 * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, x, out, bias);
+      } else if (n >= 2048) {
+        gemv1_kernel<D, 2><<<blocks_for(n, 2 * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, x, out, bias);
+      } else {
+        gemv1_kernel<D, 1><<<blocks_for(n, kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, x, out, bias);
+      }
       return cudaGetLastError();
     }
     gemv_kernel<D><<<blocks_for(n, 8), 256, 0, stream>>>(static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x,
