@@ -642,9 +642,9 @@ int run(int argc, char** argv) {
     }
     check_matmul(p, TensorType::Q8_0, 2048, 1000, {3, 24}, true);
     // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
-    check_matmul(p, TensorType::Q4_K, 1024, 8202, {1}, false);
+    check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);
     check_matmul(p, TensorType::Q6_K, 1024, 2049, {1}, true);
-    check_matmul(p, TensorType::BF16, 1024, 8195, {1}, false);
+    check_matmul(p, TensorType::BF16, 1024, 4103, {1}, false);
     check_matmul(p, TensorType::Q8_0, 1024, 3001, {1}, false);
     check_matmul(p, TensorType::F32, 172, 64, {1, 7, 19}, true);  // a width that takes the scalar path
     check_matmul(p, TensorType::F16, 172, 64, {2, 19}, false);
