@@ -144,7 +144,9 @@ TEST_F(EngineCoreTest, MinTokensSuppressesStopTokens) {
   const auto& lo = h.outputs[l];
   ASSERT_GE(lo.size(), 6u);
   EXPECT_EQ(std::count(lo.begin(), lo.begin() + 5, stop), 0) << "a stop id was drawn before min_tokens";
-  if (h.finished[l].finish == FinishReason::Stop) EXPECT_EQ(lo.back(), stop);
+  if (h.finished[l].finish == FinishReason::Stop) {
+    EXPECT_EQ(lo.back(), stop);
+  }
 
   // End-of-generation (id 2 in this harness): forbidden before min_tokens unless ignore_eos.
   Request eog = greedy(tokens(20, 4), 8);
