@@ -1,8 +1,8 @@
 // Issue 6's head-of-line benchmark: 8 steady greedy decoders, then one 4096-token prompt injected
 // mid-stream, through the engine core with a per-step token budget of 256, 512 or unbounded.
 // Reports the decoders' worst inter-token gap after the injection (and their median gap before it)
-// and the long prompt's time to first token. Model: a synthetic llama (dim 512, 4 layers, 8 heads,
-// FFN 1408, vocab 512, context 8192, F32 weights), generated on first use, so prefill costs seconds.
+// and the long prompt's time to first token. Model: a synthetic llama (dim 256, 4 layers, 4 heads,
+// FFN 768, vocab 512, context 8192, F32 weights), generated on first use, so prefill costs seconds.
 //
 //   ./build/bench/vellum_bench --benchmark_filter=HeadOfLine [--benchmark_out=hol.json]
 
@@ -30,9 +30,9 @@ constexpr int kAfterSteps = 8;   // decode steps after the long prompt's first t
 
 const std::string& model_path() {
   static const std::string path = [] {
-    const std::string p = (fs::temp_directory_path() / "vellum_bench_hol_f32.gguf").string();
+    const std::string p = (fs::temp_directory_path() / "vellum_bench_hol_d256_f32.gguf").string();
     model::SynthOptions o;
-    o.shape = {"llama", 512, 4, 8, 8, 64, 1408, 512, 8192, 10000.0f, 1e-5f, false};
+    o.shape = {"llama", 256, 4, 4, 4, 64, 768, 512, 8192, 10000.0f, 1e-5f, false};
     o.type = "F32";
     o.output_path = p;
     o.verbose = false;
@@ -56,7 +56,7 @@ void HeadOfLine(benchmark::State& state) {
     c.scheduler.max_num_batched_tokens = budget == 0 ? 1u << 20 : budget;
     c.scheduler.max_num_seqs = 64;
     c.max_seq_len = 8192;
-    c.num_blocks = (kLongPrompt + 64) / 16 + kDecoders * 16 + 16;
+    c.num_blocks = 8192 / 16 + kDecoders * 16 + 16;  // the pool must hold one full-context sequence
     engine::EngineCore core(model, be, c, {});
     for (int i = 0; i < kDecoders; ++i) {
       engine::Request r;
