@@ -1,6 +1,7 @@
 #pragma once
 // vellum public API: the caller's end of one request. Movable, not copyable; it must not outlive
-// the Model that made it. Destroying an unfinished stream cancels the request.
+// the Model that made it. Destroying an unfinished stream cancels the request; a moved-from stream
+// is empty (next() gives nullopt, done() is true).
 
 #include <chrono>
 #include <cstdint>

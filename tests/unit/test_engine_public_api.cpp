@@ -94,6 +94,9 @@ TEST_F(PublicApi, CompletionsLogprobsAndCancel) {
   }
   EXPECT_NE(out[0], out[1]);
   EXPECT_TRUE(s.done());
+  vellum::Stream moved = std::move(s);
+  EXPECT_TRUE(moved.done());
+  EXPECT_FALSE(s.next().has_value());  // NOLINT(bugprone-use-after-move): moved-from streams are empty
 
   vellum::GenerateOptions longer;
   longer.max_tokens = 400;

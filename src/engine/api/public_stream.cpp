@@ -57,12 +57,15 @@ Stream::~Stream() {
   if (impl_ && !impl_->handle->done()) impl_->engine.cancel(impl_->handle->id());
 }
 
-std::optional<Event> Stream::next() { return convert(impl_->handle->next()); }
+// A moved-from stream is empty: it yields nothing and is done.
+std::optional<Event> Stream::next() { return impl_ ? convert(impl_->handle->next()) : std::nullopt; }
 std::optional<Event> Stream::next_for(std::chrono::milliseconds timeout) {
-  return convert(impl_->handle->next_for(timeout));
+  return impl_ ? convert(impl_->handle->next_for(timeout)) : std::nullopt;
 }
-bool Stream::done() const { return impl_->handle->done(); }
-void Stream::cancel() { impl_->engine.cancel(impl_->handle->id()); }
-uint64_t Stream::id() const { return impl_->handle->id(); }
+bool Stream::done() const { return !impl_ || impl_->handle->done(); }
+void Stream::cancel() {
+  if (impl_) impl_->engine.cancel(impl_->handle->id());
+}
+uint64_t Stream::id() const { return impl_ ? impl_->handle->id() : 0; }
 
 }  // namespace vellum
