@@ -112,7 +112,8 @@ void Engine::deliver(const RequestUpdate& u) {
     ++branch.generated;
     const bool stop_token = u.finish == FinishReason::Stop && i + 1 == u.new_tokens.size();
     if (stop_token) break;  // an end-of-generation or stop token has no text
-    const auto d = branch.text.push(t);
+    // Like stop ids, stop strings cannot end a completion shorter than min_tokens (vLLM's rule).
+    const auto d = branch.text.push(t, branch.generated >= a.min_tokens);
     e.text += d.text;
     if (d.stopped) {  // a stop string: this branch ends here
       e.finish = FinishReason::Stop;
@@ -144,8 +145,9 @@ void Engine::loop() {
       const uint32_t n = request.n;
       try {
         const size_t prompt_tokens = request.prompt.size();
+        const uint32_t min_tokens = request.min_tokens;
         core_.add_request(std::move(request), id);
-        active_.emplace(id, Active{handle, {}, std::move(options), prompt_tokens});
+        active_.emplace(id, Active{handle, {}, std::move(options), prompt_tokens, min_tokens});
       } catch (const Error& e) {
         ++rejected_;
         for (uint32_t i = 0; i < n; ++i) handle->push(final_event(i, FinishReason::Error, e.what()));

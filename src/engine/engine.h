@@ -82,6 +82,7 @@ class Engine {
     std::map<uint32_t, Branch> outputs;  // per branch
     GenerationOptions options;
     size_t prompt_tokens = 0;
+    uint32_t min_tokens = 0;
   };
   void loop();
   void deliver(const RequestUpdate& update);

@@ -148,6 +148,18 @@ TEST_F(EngineTest, EventsCarryLogprobsAndStatsCount) {
   EXPECT_GE(s.steps, 8u);
 }
 
+TEST_F(EngineTest, StopStringsWaitForMinTokens) {
+  Fixture f;
+  GenerationOptions o;
+  o.stop = {"little girl"};
+  Request r = f.request("Once upon a time", 30);
+  r.min_tokens = 20;  // "little girl" completes around the 9th token
+  const auto c = collect(*f.engine->submit(r, o));
+  EXPECT_EQ(c.finish, FinishReason::Length);
+  EXPECT_EQ(c.tokens.size(), 30u);
+  EXPECT_NE(c.text.find("little girl"), std::string::npos) << c.text;
+}
+
 TEST_F(EngineTest, CancelMidStreamFreesEveryBlock) {
   Fixture f;
   auto h = f.engine->submit(f.request("Once upon a time", 400));
