@@ -481,7 +481,7 @@ cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, in
 
 size_t device_row_bytes(TensorType type, int64_t k) {
   size_t out = 0;
-  (void)dispatch(type, true, [&](auto dec) {
+  (void)dispatch(type, k % 8 == 0, [&](auto dec) {  // the 8-wide decoders only for whole chunks
     out = row_bytes_of<decltype(dec)>(k);
     return cudaSuccess;
   });
