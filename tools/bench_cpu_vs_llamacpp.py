@@ -40,9 +40,10 @@ def run_llamacpp(model, prompt, n, threads):
     t0 = time.perf_counter()
     llm.eval(toks)
     t1 = time.perf_counter()
-    for _ in range(n):
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
-        llm.eval([tok])
+    n_vocab = llm.n_vocab()
+    for _ in range(n):  # greedy: argmax of the last row's logits
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+        llm.eval([int(np.argmax(logits))])
     t2 = time.perf_counter()
     del llm
     return len(toks), len(toks) / (t1 - t0), n / (t2 - t1)
