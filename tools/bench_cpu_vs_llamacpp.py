@@ -6,6 +6,8 @@ For each model and repetition, runs back to back (so both see the same machine l
   - llama.cpp (llama-cpp-python): the same prompt tokenized by llama.cpp, evaluated in one batch
     (n_batch = n_ubatch = 512), then N greedy single-token decodes, timed with perf_counter.
 Prints one line per run with the 1-minute load average, and a summary (best of the repetitions).
+On a shared machine llama.cpp's OpenMP workers spin while they wait (its default); --omp-passive makes
+them sleep, which is what keeps its decode speed sane when other processes compete for the cores.
 
     python3 tools/bench_cpu_vs_llamacpp.py --vellum build/vellum --prompt-file P.txt M1.gguf M2.gguf ...
 """
@@ -58,7 +60,12 @@ def main():
     ap.add_argument("-t", "--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--skip-llamacpp", action="store_true")
+    ap.add_argument("--omp-passive", action="store_true",
+                    help="OMP_WAIT_POLICY=passive for llama.cpp: its OpenMP workers spin while waiting by "
+                         "default, which collapses its decode speed when other processes share the cores")
     a = ap.parse_args()
+    if a.omp_passive:
+        os.environ["OMP_WAIT_POLICY"] = "passive"  # read when llama.cpp's OpenMP runtime starts
     prompt = open(a.prompt_file).read()
     best = {}
     for rep in range(a.reps):
