@@ -9,7 +9,7 @@ Prints one line per run with the 1-minute load average, and a summary (best of t
 On a shared machine llama.cpp's OpenMP workers spin while they wait (its default); --omp-passive makes
 them sleep, which is what keeps its decode speed sane when other processes compete for the cores.
 
-    python3 tools/bench_cpu_vs_llamacpp.py --vellum build/vellum --prompt-file P.txt M1.gguf M2.gguf ...
+    python3 tools/bench_cpu_vs_llamacpp.py --vellum build/vellum M1.gguf M2.gguf ...
 """
 import argparse
 import os
@@ -17,6 +17,9 @@ import re
 import subprocess
 import time
 
+_SENTENCE = ("the quick brown fox jumps over the lazy dog while a small girl named Lily walks to the park with "
+             "her mother and they see many birds singing in the tall green trees near the river ")
+DEFAULT_PROMPT = (_SENTENCE * 20)[:2261]
 SPEED_RE = re.compile(r"prompt: (\d+) tokens in ([0-9.]+) s .*generation: (\d+) tokens in ([0-9.]+) s")
 
 
@@ -55,7 +58,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models", nargs="+")
     ap.add_argument("--vellum", default="build/vellum")
-    ap.add_argument("--prompt-file", required=True)
+    ap.add_argument("--prompt-file", help="prompt text (default: the sentence below repeated, 2261 "
+                    "characters: 509 tokens with the llama-spm vocabulary, 456 with Qwen2.5's)")
     ap.add_argument("-n", type=int, default=128)
     ap.add_argument("-t", "--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
@@ -66,7 +70,7 @@ def main():
     a = ap.parse_args()
     if a.omp_passive:
         os.environ["OMP_WAIT_POLICY"] = "passive"  # read when llama.cpp's OpenMP runtime starts
-    prompt = open(a.prompt_file).read()
+    prompt = open(a.prompt_file).read() if a.prompt_file else DEFAULT_PROMPT
     best = {}
     for rep in range(a.reps):
         for model in a.models:
