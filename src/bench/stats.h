@@ -2,6 +2,7 @@
 // Summary statistics of repeated measurements: mean ± sample standard deviation, and percentiles
 // (linear interpolation between closest ranks, numpy's default) for latency distributions.
 
+#include <cstddef>
 #include <vector>
 
 namespace vellum::bench {
