@@ -49,7 +49,7 @@ int proof(const ProofOptions& o) {
   const auto cmp = bench::compare_runs(runs_a, runs_b);
   if (!cmp.same()) {
     std::printf("%s", bench::describe_divergence(*cmp.first, runs_a, runs_b, prompts,
-                                                 [&](int32_t id) { return tok.decode(std::span<const int32_t>(&id, 1)); })
+                                                 [&](int32_t id) { return tok.token_to_piece(id, true); })
                           .c_str());
   }
   std::printf("%s\n", bench::summary_line(cmp).c_str());
