@@ -67,6 +67,7 @@ void bench(BenchOptions o) {
   bench::Table table;
   table.columns = {"batch", "prompt", "generate", "reps", "prefill_tok_s", "prefill_sd", "decode_tok_s", "decode_sd",
                    "steady_tok_s", "steady_sd", "ttft_ms", "ttft_sd", "peak_kv_mib"};
+  nlohmann::json samples = nlohmann::json::array();  // every repetition, for --json
   bench::ProgressBar bar(grid.size() * o.reps, o.progress || bench::ProgressBar::stderr_is_tty());
   size_t done = 0;
   for (const auto& pt : grid) {
@@ -84,6 +85,8 @@ void bench(BenchOptions o) {
     }
     const auto a = bench::summarize(pre), b = bench::summarize(dec), c = bench::summarize(steady),
                d = bench::summarize(ttft);
+    samples.push_back({{"batch", pt.batch}, {"prompt", pt.prompt}, {"generate", pt.generate}, {"prefill_tok_s", pre},
+                       {"decode_tok_s", dec}, {"steady_tok_s", steady}, {"ttft_ms", ttft}});
     table.rows.push_back({int64_t(pt.batch), int64_t(pt.prompt), int64_t(pt.generate), int64_t(o.reps), a.mean,
                           a.stddev, b.mean, b.stddev, c.mean, c.stddev, d.mean, d.stddev,
                           double(peak) / double(1u << 20)});
@@ -97,6 +100,7 @@ void bench(BenchOptions o) {
     j["engine"] = app::describe(o.engine);
     j["summary"] = loaded->summary();
     j["results"] = table.to_json();
+    j["samples"] = samples;
     std::printf("%s\n", j.dump(2).c_str());
   } else if (o.csv) {
     std::printf("%s", table.to_csv().c_str());

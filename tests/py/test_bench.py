@@ -36,6 +36,10 @@ def test_json_grid(vellum, stories_gguf):
     heads, kv_heads, dim = f("llama.attention.head_count"), f("llama.attention.head_count_kv"), f("llama.embedding_length")
     per_token = f("llama.block_count") * 2 * kv_heads * (dim // heads) * 4
     kv = {(r["batch"], r["prompt"]): r["peak_kv_mib"] * 2**20 for r in rows}
+    # The means are the means of the raw repetitions listed under "samples".
+    for row, sample in zip(rows, j["samples"]):
+        assert len(sample["decode_tok_s"]) == 2
+        assert row["decode_tok_s"] == pytest.approx(sum(sample["decode_tok_s"]) / 2)
     assert kv[(1, 32)] == pytest.approx(3 * 16 * per_token)
     assert kv[(4, 64)] == pytest.approx(4 * 5 * 16 * per_token)
 
