@@ -31,7 +31,8 @@ std::string normalize_base_url(const std::string& url) {
   return u;
 }
 
-CompletionTiming stream_completion(const std::string& base_url, const CompletionRequest& r, Clock::time_point deadline) {
+CompletionTiming stream_completion(const std::string& base_url, const CompletionRequest& r, Clock::time_point deadline,
+                                   const std::function<void()>& on_first_token) {
   CompletionTiming t;
   nlohmann::json body = {{"prompt", r.prompt},       {"max_tokens", r.max_tokens},
                          {"stream", true},           {"temperature", r.temperature},
@@ -67,7 +68,10 @@ CompletionTiming stream_completion(const std::string& base_url, const Completion
       const bool has_text = c.contains("text") && c["text"].is_string() && !c["text"].get<std::string>().empty();
       if (has_text) {
         const auto now = Clock::now();
-        if (t.chunks.empty()) t.first_token = now;
+        if (t.chunks.empty()) {
+          t.first_token = now;
+          if (on_first_token) on_first_token();
+        }
         t.chunks.push_back(now);
         ++chunks;
       }

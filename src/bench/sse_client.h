@@ -42,8 +42,9 @@ class SseParser {
 
 // base_url such as "http://127.0.0.1:8080" (a trailing /v1 is accepted). `deadline`: the request is
 // abandoned (error "deadline") when still running then. Never throws; errors land in .error.
+// `on_first_token`, when set, is called once as the first text arrives.
 CompletionTiming stream_completion(const std::string& base_url, const CompletionRequest& request,
-                                   Clock::time_point deadline);
+                                   Clock::time_point deadline, const std::function<void()>& on_first_token = {});
 
 // Splits "http://host:port/v1" into "http://host:port" and checks the scheme; throws vellum::Error.
 std::string normalize_base_url(const std::string& url);

@@ -11,7 +11,7 @@
 namespace vellum::bench {
 
 struct PlannedRequest {
-  double at_s = 0;          // offset from the run's start
+  double at_s = 0;          // offset from the run's start (the long prompt: from when all steady decoders stream)
   std::string prompt;
   uint32_t max_tokens = 0;
   std::string group;        // "main", or "steady"/"long" in the long-prompt workload
@@ -25,7 +25,7 @@ struct WorkloadSpec {
   uint32_t prefix_len = 256;        // shared-prefix: common prefix tokens
   uint32_t clients = 8;             // shared-prefix: concurrency; long-prompt: steady decoders
   uint32_t long_len = 1024;         // long-prompt: the injected prompt's tokens
-  double inject_at_s = 1.0;         // long-prompt: when it is injected
+  double inject_at_s = 0.2;         // long-prompt: seconds after every steady decoder streams its first token
   double rate = 0;                  // requests/s; 0: all at once (bounded by concurrency)
   std::string arrivals = "poisson"; // poisson | staggered
   uint64_t seed = 0;

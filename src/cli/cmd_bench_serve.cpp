@@ -47,24 +47,41 @@ void bench_serve(const ServeOptions& o) {
   std::condition_variable cv;
   uint32_t in_flight = 0;
   size_t finished = 0;
+  uint32_t steady_streaming = 0, steady_done = 0;  // long-prompt: decoders past their first token, finished
+  const uint32_t steady_total = o.spec.kind == "long-prompt" ? o.spec.clients : 0;
+  bool overlapped = true;  // long-prompt: every steady decoder was still running when the long prompt was sent
   bench::ProgressBar bar(plan.size(), o.progress || bench::ProgressBar::stderr_is_tty());
   std::vector<std::thread> workers;
   for (size_t i = 0; i < plan.size(); ++i) {
-    const auto at = start + std::chrono::duration_cast<bench::Clock::duration>(std::chrono::duration<double>(plan[i].at_s));
     std::unique_lock lock(mutex);
+    auto from = start;
+    if (plan[i].group == "long") {
+      // Inject among decoders that are really decoding: after each has streamed its first token.
+      cv.wait_until(lock, deadline, [&] { return steady_streaming >= steady_total; });
+      from = bench::Clock::now();
+    }
+    const auto at = from + std::chrono::duration_cast<bench::Clock::duration>(std::chrono::duration<double>(plan[i].at_s));
     // Wait for the arrival time and a free slot, but never past the deadline.
     cv.wait_until(lock, std::min(at, deadline), [&] { return false; });
     cv.wait_until(lock, deadline, [&] { return in_flight < limit; });
     if (bench::Clock::now() >= deadline) break;
     ++in_flight;
     issued[i] = true;
+    if (plan[i].group == "long" && steady_done > 0) overlapped = false;
     workers.emplace_back([&, i] {
       bench::CompletionRequest req;
       req.model = o.model;
       req.prompt = plan[i].prompt;
       req.max_tokens = plan[i].max_tokens;
-      auto t = bench::stream_completion(base, req, deadline);
+      const bool steady = plan[i].group == "steady";
+      auto t = bench::stream_completion(base, req, deadline, [&, steady] {
+        if (!steady) return;
+        std::lock_guard g(mutex);
+        ++steady_streaming;
+        cv.notify_all();
+      });
       std::lock_guard g(mutex);
+      if (steady) ++steady_done, steady_streaming += t.chunks.empty();  // a failed decoder never streams
       timings[i] = std::move(t);
       --in_flight;
       bar.update(++finished);
@@ -99,6 +116,7 @@ void bench_serve(const ServeOptions& o) {
     // The question this workload asks: how long did the steady decoders stall while the long prompt ran?
     j["steady"] = bench::to_json(bench::make_report(steady, wall));
     j["long"] = bench::to_json(bench::make_report(longp, wall));
+    j["overlapped"] = overlapped;
   }
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
@@ -108,6 +126,8 @@ void bench_serve(const ServeOptions& o) {
     if (o.spec.kind == "long-prompt")
       std::printf("steady decoders' worst gap: %.2f ms; long prompt TTFT: %.2f ms\n",
                   j["steady"]["worst_decode_gap_ms"].get<double>(), j["long"]["ttft_ms"]["max"].get<double>());
+    if (o.spec.kind == "long-prompt" && !overlapped)
+      std::printf("warning: a steady decoder finished before the long prompt was sent; raise --output-len\n");
     if (not_issued) std::printf("%zu requests not sent before --max-duration\n", not_issued);
   }
   std::fflush(stdout);
@@ -127,7 +147,7 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--prefix-len", s.prefix_len, "shared-prefix: tokens of the common prefix")->capture_default_str();
   cmd->add_option("--clients", s.clients, "shared-prefix: concurrent clients; long-prompt: steady decoders")->capture_default_str();
   cmd->add_option("--long-len", s.long_len, "long-prompt: tokens of the injected prompt")->capture_default_str();
-  cmd->add_option("--inject-at", s.inject_at_s, "long-prompt: seconds after the start to inject it")->capture_default_str();
+  cmd->add_option("--inject-at", s.inject_at_s, "long-prompt: seconds after every steady decoder streams to inject it")->capture_default_str();
   cmd->add_option("--rate", s.rate, "Arrival rate in requests/s (0: all at once)")->capture_default_str();
   cmd->add_option("--arrivals", s.arrivals, "poisson | staggered")->capture_default_str();
   cmd->add_option("--seed", s.seed, "Seed of arrivals and prompt texts")->capture_default_str();

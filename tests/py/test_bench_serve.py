@@ -126,8 +126,14 @@ def test_long_prompt_workload_and_text_output(vellum, mock_server):
                     "--output-len", "20", "--long-len", "200", "--inject-at", "0.1")
     assert "steady decoders' worst gap:" in p.stdout
     assert "| TTFT " in p.stdout and "| ITL " in p.stdout and "| E2E " in p.stdout
+    assert "warning: a steady decoder finished" not in p.stdout  # injected while both were decoding
     lengths = sorted(len(r["prompt"].split()) + 1 for r in MockOpenAI.requests)
     assert lengths == [8, 8, 200]
+    # Decoders too short to still be running when the long prompt comes: the report says so.
+    MockOpenAI.requests = []
+    p = bench_serve(vellum, mock_server, "--workload", "long-prompt", "--clients", "2", "--input-len", "8",
+                    "--output-len", "2", "--long-len", "50", "--inject-at", "0.3", "--json")
+    assert json.loads(p.stdout)["overlapped"] is False
 
 
 def test_staggered_rate_and_bounds(vellum, mock_server):
