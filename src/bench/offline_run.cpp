@@ -35,6 +35,21 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
   std::atomic<uint64_t> peak_blocks{0};
   std::mutex error_mutex;
   std::string error;
+  auto note_kv = [&] {
+    const uint64_t used = loaded.engine().kv_stats().blocks_used;
+    uint64_t seen = peak_blocks.load();
+    while (used > seen && !peak_blocks.compare_exchange_weak(seen, used)) {
+    }
+  };
+  // KV use is sampled at every event and, so that a reader descheduled on a busy machine misses no
+  // peak, every millisecond by a thread of its own.
+  std::atomic<bool> running{true};
+  std::thread sampler([&] {
+    while (running.load()) {
+      note_kv();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
   const auto start = Clock::now();
   for (auto& req : requests) handles.push_back(loaded.engine().submit(std::move(req)));
   std::vector<std::thread> readers;
@@ -46,10 +61,7 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
         if (!got_first && !e->tokens.empty()) first[i] = now, got_first = true;
         last[i] = now;
         stamps[i].insert(stamps[i].end(), e->tokens.size(), now);
-        const uint64_t used = loaded.engine().kv_stats().blocks_used;
-        uint64_t seen = peak_blocks.load();
-        while (used > seen && !peak_blocks.compare_exchange_weak(seen, used)) {
-        }
+        note_kv();
         if (e->finish == engine::FinishReason::Error || e->finish == engine::FinishReason::Aborted) {
           std::lock_guard lock(error_mutex);
           error = e->error.empty() ? "request aborted" : e->error;
@@ -59,6 +71,8 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
     });
   }
   for (auto& t : readers) t.join();
+  running = false;
+  sampler.join();
   if (!error.empty()) throw_error("bench request failed: {}", error);
   const auto all_first = *std::max_element(first.begin(), first.end());
   const auto end = *std::max_element(last.begin(), last.end());

@@ -40,8 +40,11 @@ def test_json_grid(vellum, stories_gguf):
     for row, sample in zip(rows, j["samples"]):
         assert len(sample["decode_tok_s"]) == 2
         assert row["decode_tok_s"] == pytest.approx(sum(sample["decode_tok_s"]) / 2)
-    assert kv[(1, 32)] == pytest.approx(3 * 16 * per_token)
-    assert kv[(4, 64)] == pytest.approx(4 * 5 * 16 * per_token)
+    # Sampled while running, so on a busy machine the very last block may be missed: whole blocks, never
+    # more than the arithmetic allows, and (on an idle machine, always) exactly that.
+    for key, most in (((1, 32), 3), ((1, 64), 5), ((4, 32), 12), ((4, 64), 20)):
+        blocks = kv[key] / (16 * per_token)
+        assert blocks == pytest.approx(round(blocks)) and most - 1 <= round(blocks) <= most, (key, blocks)
 
 
 def test_table_and_csv(vellum, stories_gguf):
