@@ -205,21 +205,35 @@ __global__ void __launch_bounds__(kGemv1Warps * 32) gemv1_i8_kernel(const uint8_
 #pragma unroll
   for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
   const int64_t chunks = k / 32;
-  for (int64_t c = lane; c < chunks; c += 32) {
-    uint32_t xw[8];
-    load32(reinterpret_cast<const uint8_t*>(xq + c * 32), xw);
-    const float2 s = xs[c];
+  // Two chunks per lane per iteration: all 2·kRows weight loads are issued before any is used
+  // (decode is latency bound unless each warp keeps several loads in flight).
+  constexpr int U = 2;
+  int64_t c0 = lane;
+  for (; c0 < chunks; c0 += 32 * U) {
+    uint32_t q[U][kRows][8];
+    float d0[U][kRows], d1[U][kRows], mn[U][kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      uint32_t q[8];
-      float d0, d1, mn;
-      D::load_i8(rows[r], c, q, d0, d1, mn);
-      int s0 = 0, s1 = 0;
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = min(c0 + 32 * u, chunks - 1);  // past the end: re-read, dropped below
 #pragma unroll
-      for (int i = 0; i < 4; ++i) s0 = __dp4a(int(q[i]), int(xw[i]), s0);
+      for (int r = 0; r < kRows; ++r) D::load_i8(rows[r], c, q[u][r], d0[u][r], d1[u][r], mn[u][r]);
+    }
 #pragma unroll
-      for (int i = 4; i < 8; ++i) s1 = __dp4a(int(q[i]), int(xw[i]), s1);
-      acc[r] += s.x * (d0 * float(s0) + d1 * float(s1)) - mn * s.y;
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = c0 + 32 * u;
+      if (c >= chunks) break;
+      uint32_t xw[8];
+      load32(reinterpret_cast<const uint8_t*>(xq + c * 32), xw);
+      const float2 s = xs[c];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        int s0 = 0, s1 = 0;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s0 = __dp4a(int(q[u][r][i]), int(xw[i]), s0);
+#pragma unroll
+        for (int i = 4; i < 8; ++i) s1 = __dp4a(int(q[u][r][i]), int(xw[i]), s1);
+        acc[r] += s.x * (d0[u][r] * float(s0) + d1[u][r] * float(s1)) - mn[u][r] * s.y;
+      }
     }
   }
 #pragma unroll
