@@ -155,6 +155,10 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     b = p.weight("b", TensorType::F32, n, 1, bb);
   }
   for (int64_t m : batches) {
+   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked.
+   const bool i8 = m == 1 && cuda::int8_gemv_supports(type, k);
+   for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
+    p.gpu.set_int8_gemv(i8 && pass == 0);
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -169,12 +173,45 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const double bound = gemv || type == TensorType::F32 ? 1e-5 : 1e-2;
+    const bool int8 = i8 && pass == 0;
+    // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path).
+    const double bound = int8 ? 2e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     record(fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                       gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
+                       int8 ? "int8 gemv" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
            rel_err(p.get_gpu(out.g), ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
+   }
   }
+  p.gpu.set_int8_gemv(true);
+}
+
+// Deterministic mode: row 13 of a 24-row matmul must equal, bit for bit, the same row computed
+// alone (default mode: batch 1 and 24 take different kernels; the difference is printed).
+void check_batch_invariance(Pair& p, TensorType type, int64_t k, int64_t n) {
+  const HostWeight hw = make_weight(type, n, k);
+  auto w = p.weight("w", type, k, n, hw.bytes);
+  const int64_t m = 24, row = 13;
+  const std::vector<float> xv = randn(size_t(m * k));
+  const std::vector<float> xr(xv.begin() + row * k, xv.begin() + (row + 1) * k);
+  auto x = p.tensor(xv, m, k);
+  auto x1 = p.tensor(xr, 1, k);
+  double diff[2];
+  for (int det = 0; det < 2; ++det) {
+    p.gpu.set_deterministic(det == 1);
+    auto out = p.output(m, n);
+    auto out1 = p.output(1, n);
+    p.gpu.matmul(w.g, x.g, out.g, nullptr);
+    p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
+    const std::vector<float> a = p.get_gpu(out.g), b1 = p.get_gpu(out1.g);
+    diff[det] = 0;
+    for (int64_t o = 0; o < n; ++o) {
+      const double d = std::fabs(double(a[row * n + o]) - double(b1[o]));
+      diff[det] = std::isnan(d) ? INFINITY : std::max(diff[det], d);
+    }
+  }
+  p.gpu.set_deterministic(false);
+  record(fmt::format("deterministic {} {}x{}: row 13 of 24 vs alone", tensor_type_name(type), n, k), diff[1], 0,
+         fmt::format("[max |diff| in default mode: {:.3g}]", diff[0]));
 }
 
 void check_embed(Pair& p, TensorType type, int64_t vocab, int64_t dim) {
@@ -363,6 +400,7 @@ double time_ms(const std::function<void()>& f, int reps) {
 }
 
 std::vector<std::string> g_bench;
+bool g_deterministic = false;  // --deterministic: model timings in the batch-invariant mode
 void bench_line(const std::string& s) {
   g_bench.push_back(s);
   std::fprintf(stderr, "%s\n", s.c_str());
@@ -456,9 +494,15 @@ void bench_gemv(double bw) {
       const Weight wt = be.upload_weight("w", t, k, n, w);
       Tensor x = be.scratch(1, k), out = be.scratch(1, n);
       be.fill(x, 0.5f);
-      const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 100);
-      bench_line(fmt::format("gemv {} {}x{} batch 1: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", tensor_type_name(t), n, k,
-                             ms * 1e3, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+      const bool i8 = cuda::int8_gemv_supports(t, k);
+      for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
+        be.set_int8_gemv(pass == 0);
+        const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 100);
+        bench_line(fmt::format("gemv {} {}x{} batch 1{}: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", tensor_type_name(t), n,
+                               k, i8 ? (pass == 0 ? " int8" : " f32") : "", ms * 1e3, bytes / (ms * 1e-3) / 1e9,
+                               100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+      }
+      be.set_int8_gemv(true);
     }
   }
 }
@@ -466,6 +510,7 @@ void bench_gemv(double bw) {
 void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
+  be.set_deterministic(g_deterministic);
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
   be.synchronize();
@@ -501,7 +546,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const double floor_tps = bw / (bytes / 1e9);  // HBM bytes moved per second, as the copy measured them
   bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s): {:.1f} tok/s; "
                          "bandwidth floor {:.1f} tok/s -> {:.0f}%",
-                         path, bytes / 1e9, load_s, n / s, floor_tps, 100.0 * (n / s) / floor_tps));
+                         path + (g_deterministic ? " [deterministic]" : ""), bytes / 1e9, load_s, n / s, floor_tps, 100.0 * (n / s) / floor_tps));
 
   // Prefill and many-sequence decode need a larger pool: as many 1k-context sequences as fit.
   const kv::KvLayout layout = model.kv_layout(bs);
@@ -620,11 +665,13 @@ int run(int argc, char** argv) {
       models.push_back(argv[++i]);
     } else if (a == "--compare" && i + 1 < argc) {
       compare_greedy(argv[++i]);
+    } else if (a == "--deterministic") {
+      g_deterministic = true;
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--model GGUF]... [--compare GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--model GGUF]... [--compare GGUF]\n");
       return 2;
     }
   }
@@ -648,6 +695,9 @@ int run(int argc, char** argv) {
     check_matmul(p, TensorType::Q8_0, 1024, 3001, {1}, false);
     check_matmul(p, TensorType::F32, 172, 64, {1, 7, 19}, true);  // a width that takes the scalar path
     check_matmul(p, TensorType::F16, 172, 64, {2, 19}, false);
+    for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+      check_batch_invariance(p, t, 4096, 1024);
+    }
     for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K,
                          TensorType::Q6_K, TensorType::Q5_0}) {
       check_embed(p, t, 1000, 2048);

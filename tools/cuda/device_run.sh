@@ -4,6 +4,7 @@
 # and the stories260K fixtures in $D/fixtures. Logs go to $OUT (default ./cuda-out).
 #   tools/cuda/device_run.sh DIR check            # op checks + stories260K greedy on the GPU + timings
 #   tools/cuda/device_run.sh DIR decode TYPE...   # synthesize llama3-8b in each TYPE and time decode
+#                                                 # (CHECK_ARGS=--deterministic: the batch-invariant mode)
 #   tools/cuda/device_run.sh DIR compare PRESET... # greedy CPU vs GPU on synthetic F16 models
 set -u -o pipefail
 D=$(cd "$1" && pwd)
@@ -48,8 +49,9 @@ elif [ "$MODE" = compare ]; then  # greedy CPU vs GPU on a synthetic model of ea
 elif [ "$MODE" = decode ]; then
   ARGS=()
   for T in "$@"; do
-    S=$SECONDS; "$V" gguf synth --preset llama3-8b --type "$T" -o "/tmp/l8b-$T.gguf" 2>&1 | tail -1; echo "synth $T: $((SECONDS - S)) s"
+    [ -f "/tmp/l8b-$T.gguf" ] || { S=$SECONDS; "$V" gguf synth --preset llama3-8b --type "$T" -o "/tmp/l8b-$T.gguf" 2>&1 | tail -1; echo "synth $T: $((SECONDS - S)) s"; }
     ARGS+=(--model "/tmp/l8b-$T.gguf")
   done
-  "$C" --only-bench "${ARGS[@]}" 2>"$OUT/decode.log" | tee "$OUT/decode_table.txt"
+  # CHECK_ARGS=--deterministic times the batch-invariant mode
+  "$C" --only-bench ${CHECK_ARGS:-} "${ARGS[@]}" 2>>"$OUT/decode.log" | tee -a "$OUT/decode_table.txt"
 fi

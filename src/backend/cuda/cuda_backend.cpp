@@ -74,6 +74,8 @@ struct CudaBackend::Impl {
   // dequantizing path 29 ms at 32 rows (docs/cuda.md); 2 rows is a guess between the two.
   int gemv_max_rows_plain = 1;
   int gemv_max_rows_quant = 2;
+  bool int8_gemv = true;       // batch-1 Q8_0/Q4_K/Q6_K on dp4a (set_int8_gemv)
+  bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
@@ -96,7 +98,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp, x_q8;
   int64_t n_tokens = 0;
   int32_t* d_tokens = nullptr;
   int32_t* d_positions = nullptr;
@@ -151,6 +153,8 @@ size_t CudaBackend::weight_bytes() const { return impl_->weight_bytes; }
 void CudaBackend::set_gemv_max_rows(int rows) {
   impl_->gemv_max_rows_plain = impl_->gemv_max_rows_quant = std::clamp(rows, 0, cuda::kMaxGemvRows);
 }
+void CudaBackend::set_int8_gemv(bool on) { impl_->int8_gemv = on; }
+void CudaBackend::set_deterministic(bool on) { impl_->deterministic = on; }
 
 // ---- memory -------------------------------------------------------------------------------------
 
@@ -358,11 +362,18 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const int64_t M = x.rows, N = w.rows, K = w.cols;
   if (M == 0) return;
   const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
-  if (M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
+  if (M == 1 && !m.deterministic && m.int8_gemv && cuda::int8_gemv_supports(w.type, K)) {
+    void* scratch = m.x_q8.ensure(cuda::int8_gemv_scratch_bytes(K), "matmul activations (int8)");
+    m.launched(cuda::launch_gemv_int8(w.type, w.data, N, K, x.data, scratch, out.data, b, m.stream), "int8 gemv kernel");
+    return;
+  }
+  // Deterministic mode: every row of every batch through gemv_kernel in groups of 8, whose
+  // per-row reduction order depends only on K, so a row's result does not depend on the batch.
+  if (m.deterministic || M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
     for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
       const int nb = static_cast<int>(std::min<int64_t>(cuda::kMaxGemvRows, M - r));
       m.launched(cuda::launch_gemv(w.type, w.data, N, K, x.data + r * x.cols, x.cols, nb, out.data + r * out.cols, out.cols,
-                                   b, m.stream),
+                                   b, m.stream, /*batch1_kernel=*/!m.deterministic),
                  "gemv kernel");
     }
     return;

@@ -53,6 +53,12 @@ class CudaBackend final : public Backend {
   // Rows at or below which matmul uses the GEMV kernels for every type (cuBLAS above); by default
   // 1 for F32/F16/BF16 and 2 for quantized weights. The check sets 8 to test the GEMV path.
   void set_gemv_max_rows(int rows);
+  // Batch-1 Q8_0/Q4_K/Q6_K matmul on int8 dot products with x quantized per 32 (default on; off:
+  // the f32 GEMV on the exact dequantized weights).
+  void set_int8_gemv(bool on);
+  // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
+  // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
+  void set_deterministic(bool on);
 
  private:
   struct Impl;

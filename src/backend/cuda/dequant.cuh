@@ -184,6 +184,15 @@ struct DecQ8_0R {
 #pragma unroll
     for (int l = 0; l < 32; ++l) y[l] = mul(s8f(byte_of(q, l)), d);
   }
+  // For the int8 GEMV: chunk c as 32 int8 values q (4 a word) with value = d0·q (first 16),
+  // d1·q (last 16), minus mn.
+  __device__ static void load_i8(const uint8_t* row, int64_t c, uint32_t* q, float& d0, float& d1, float& mn) {
+    const uint8_t* g = row + (c / 8) * kGroupBytes;
+    const int j = int(c % 8);
+    d0 = d1 = ld_f16(g + 2 * j);
+    mn = 0.0f;
+    load32(g + 16 + 32 * j, q);
+  }
 };
 
 // ---- K-quants: 256-element super-blocks, decoded 32 elements (sub-block s) at a time --------------
@@ -251,6 +260,17 @@ struct DecQ4_K {
       y[l] = sub(mul(d1, u2f(upper ? (v >> 4) : (v & 0xF))), m1);
     }
   }
+  __device__ static void load_i8(const uint8_t* row, int64_t c, uint32_t* q, float& d0, float& d1, float& mn) {
+    const uint8_t* b = row + (c / 8) * kBlockBytes;
+    const int s = int(c % 8), cc = s / 2, upper = s % 2;
+    int sc, m;
+    scale_min_k4(s, b + 4, sc, m);
+    d0 = d1 = mul(ld_f16(b), float(sc));
+    mn = mul(ld_f16(b + 2), float(m));
+    load32(b + 16 + 32 * cc, q);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) q[i] = (upper ? q[i] >> 4 : q[i]) & 0x0F0F0F0Fu;
+  }
 };
 struct DecQ5_K {
   static constexpr bool kRepacked = false;
@@ -294,6 +314,23 @@ struct DecQ6_KR {
       const uint32_t hi = (byte_of(qh, l) >> (2 * k)) & 3u;
       // float(q - 32) exactly: 2^23 + q - (2^23 + 32)
       y[l] = mul(l < 16 ? d0 : d1, __uint_as_float(0x4B000000u | lo | (hi << 4)) - 8388640.0f);
+    }
+  }
+  __device__ static void load_i8(const uint8_t* row, int64_t c, uint32_t* q, float& d0, float& d1, float& mn) {
+    const uint8_t* b = row + (c / 8) * kPaddedBytes;
+    const int s = int(c % 8), h = s / 4, k = s % 4;
+    const float d = ld_f16(b + 208);
+    d0 = mul(d, float(int8_t(b[192 + 2 * s])));
+    d1 = mul(d, float(int8_t(b[192 + 2 * s + 1])));
+    mn = 0.0f;
+    uint32_t qh[8];
+    load32(b + 64 * h + 32 * (k & 1), q);
+    load32(b + 128 + 32 * h, qh);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t lo = (k < 2 ? q[i] : q[i] >> 4) & 0x0F0F0F0Fu;
+      const uint32_t hi = ((qh[i] >> (2 * k)) & 0x03030303u) << 4;
+      q[i] = __vsub4(lo | hi, 0x20202020u);  // bytes 0..63 -> -32..31, no borrow between bytes
     }
   }
 };
