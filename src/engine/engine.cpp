@@ -3,6 +3,18 @@
 #include "core/error.h"
 
 namespace vellum::engine {
+namespace {
+
+// The last event of a branch that ends without output (refused, or aborted at shutdown).
+StreamEvent final_event(uint32_t index, FinishReason reason, std::string error = {}) {
+  StreamEvent e;
+  e.index = index;
+  e.finish = reason;
+  e.error = std::move(error);
+  return e;
+}
+
+}  // namespace
 
 void RequestHandle::push(StreamEvent event) {
   {
@@ -73,8 +85,9 @@ kv::KvStats Engine::kv_stats() const {
 
 EngineStats Engine::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  EngineStats s;  // TODO(#6): the engine helper fills the counters
-  s.kv = stats_;
+  EngineStats s = core_stats_;
+  s.waiting += static_cast<uint32_t>(incoming_.size());  // submitted, not yet handed to the core
+  s.requests_finished += rejected_;
   return s;
 }
 
@@ -95,10 +108,12 @@ void Engine::deliver(const RequestUpdate& u) {
   for (size_t i = 0; i < u.new_tokens.size(); ++i) {
     const int32_t t = u.new_tokens[i];
     e.tokens.push_back(t);
+    if (i < u.logprobs.size()) e.logprobs.push_back(u.logprobs[i]);
     ++branch.generated;
     const bool stop_token = u.finish == FinishReason::Stop && i + 1 == u.new_tokens.size();
     if (stop_token) break;  // an end-of-generation or stop token has no text
-    const auto d = branch.text.push(t);
+    // Like stop ids, stop strings cannot end a completion shorter than min_tokens (vLLM's rule).
+    const auto d = branch.text.push(t, branch.generated >= a.min_tokens);
     e.text += d.text;
     if (d.stopped) {  // a stop string: this branch ends here
       e.finish = FinishReason::Stop;
@@ -130,10 +145,12 @@ void Engine::loop() {
       const uint32_t n = request.n;
       try {
         const size_t prompt_tokens = request.prompt.size();
+        const uint32_t min_tokens = request.min_tokens;
         core_.add_request(std::move(request), id);
-        active_.emplace(id, Active{handle, {}, std::move(options), prompt_tokens});
+        active_.emplace(id, Active{handle, {}, std::move(options), prompt_tokens, min_tokens});
       } catch (const Error& e) {
-        for (uint32_t i = 0; i < n; ++i) handle->push({i, {}, {}, FinishReason::Error, e.what()});
+        ++rejected_;
+        for (uint32_t i = 0; i < n; ++i) handle->push(final_event(i, FinishReason::Error, e.what()));
       }
     }
     for (RequestId id : cancels) core_.abort(id);
@@ -148,7 +165,8 @@ void Engine::loop() {
       it = open ? std::next(it) : active_.erase(it);
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    stats_ = core_.kv().stats();
+    core_stats_ = core_.stats();
+    stats_ = core_stats_.kv;
   }
   // Shutdown: everything still open ends aborted.
   for (auto& [id, a] : active_) {
@@ -157,7 +175,7 @@ void Engine::loop() {
       std::lock_guard<std::mutex> lock(a.handle->mutex_);
       open = a.handle->open_branches_;
     }
-    for (uint32_t i = 0; i < open; ++i) a.handle->push({i, {}, {}, FinishReason::Aborted, {}});
+    for (uint32_t i = 0; i < open; ++i) a.handle->push(final_event(i, FinishReason::Aborted));
   }
 }
 

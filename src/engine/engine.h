@@ -4,6 +4,7 @@
 // branch the finish reason with usage); cancel() aborts a request and frees its blocks at the next
 // step. Stop strings are applied here, on text, and may span tokens.
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -26,19 +27,6 @@ struct StreamEvent {
   std::string error;                // with FinishReason::Error
   uint32_t prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;  // with a finish
   std::vector<TokenLogprob> logprobs;  // parallel to tokens when the request asked for logprobs
-};
-
-// Counters for monitoring (the server's /metrics), a snapshot taken between steps.
-struct EngineStats {
-  uint32_t running = 0;                  // requests with a sequence in the scheduler's running set
-  uint32_t waiting = 0;                  // requests queued or waiting for admission
-  uint64_t requests_finished = 0;
-  uint64_t prompt_tokens = 0;            // prompt tokens of admitted requests
-  uint64_t cached_prompt_tokens = 0;     // of which served from the prefix cache
-  uint64_t generation_tokens = 0;
-  uint64_t preemptions = 0;
-  uint64_t steps = 0;
-  kv::KvStats kv;
 };
 
 struct GenerationOptions {
@@ -94,6 +82,7 @@ class Engine {
     std::map<uint32_t, Branch> outputs;  // per branch
     GenerationOptions options;
     size_t prompt_tokens = 0;
+    uint32_t min_tokens = 0;
   };
   void loop();
   void deliver(const RequestUpdate& update);
@@ -106,6 +95,8 @@ class Engine {
   std::vector<RequestId> cancels_;
   std::map<RequestId, Active> active_;  // engine thread only
   kv::KvStats stats_;
+  EngineStats core_stats_;  // snapshot after the last step
+  std::atomic<uint64_t> rejected_{0};  // requests refused when handed to the core (counted as finished)
   RequestId next_id_ = 1;
   bool stop_ = false;
   std::thread thread_;

@@ -1,8 +1,11 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/error.h"
+#include "engine/logits_processor.h"
+#include "engine/logprobs.h"
 
 namespace vellum::engine {
 namespace {
@@ -63,6 +66,15 @@ void EngineCore::validate(const Request& request) const {
     throw_error("the prompt needs more KV blocks than the pool has ({})", config_.num_blocks);
   }
   request.sampling.validate();
+  for (const auto& [token, bias] : request.sampling.logit_bias) {
+    if (static_cast<uint32_t>(token) >= vocab) throw_error("logit_bias token {} is outside the vocabulary ({})", token, vocab);
+  }
+  if (request.logprobs < -1 || request.logprobs > kMaxLogprobs) {
+    throw_error("logprobs {} must be in [-1, {}] (-1: none)", request.logprobs, kMaxLogprobs);
+  }
+  if (request.min_tokens > request.max_tokens) {
+    throw_error("min_tokens {} must be <= max_tokens {}", request.min_tokens, request.max_tokens);
+  }
   if (request.n == 0 || request.n > 128) throw_error("n {} must be between 1 and 128", request.n);
 }
 
@@ -80,6 +92,11 @@ RequestUpdate EngineCore::finish(Sequence& seq, FinishReason reason, std::string
   u.cached_tokens = seq.cached_tokens;
   u.completion_tokens = seq.generated();
   scheduler_.remove(&seq);
+  // The request is finished when this was its last live branch.
+  const bool last = std::none_of(sequences_.begin(), sequences_.end(), [&](const auto& kv) {
+    return kv.second.get() != &seq && kv.second->id == seq.id;
+  });
+  if (last) ++stats_.requests_finished;
   return u;
 }
 
@@ -91,6 +108,7 @@ std::vector<Sequence*> EngineCore::fork_branches(Sequence& parent) {
     child->tokens = parent.tokens;
     child->forked = true;
     child->admitted_once = true;
+    child->prompt_counted = true;  // the parent counted the shared prompt
     child->cached_tokens = parent.cached_tokens;
     kv_.fork(parent.seq_id, child->seq_id);
     scheduler_.add_running(child.get());
@@ -101,12 +119,28 @@ std::vector<Sequence*> EngineCore::fork_branches(Sequence& parent) {
 }
 
 void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates) {
+  const Request& req = seq.request;
+  // Before min_tokens, end-of-generation and stop ids cannot be drawn.
+  std::vector<int32_t> suppressed;
+  if (seq.generated() < req.min_tokens) {
+    if (!req.ignore_eos) suppressed = eog_;
+    suppressed.insert(suppressed.end(), req.stop_token_ids.begin(), req.stop_token_ids.end());
+  }
+  std::vector<float> processed;
+  if (adjusts_logits(req.sampling) || !suppressed.empty()) {
+    const std::span<const int32_t> all(seq.tokens);
+    processed = process_logits(logits, req.sampling, all.first(seq.prompt_len), all.subspan(seq.prompt_len), suppressed);
+    logits = processed;
+  }
   const int32_t token = seq.sampler.sample(logits);
   seq.tokens.push_back(token);
+  ++stats_.generation_tokens;
+  std::vector<TokenLogprob> logprobs;
+  if (req.logprobs >= 0) logprobs.push_back(compute_logprobs(logits, token, static_cast<uint32_t>(req.logprobs)));
   FinishReason reason = FinishReason::None;
   if (stops(seq, token)) {
     reason = FinishReason::Stop;
-  } else if (seq.generated() >= seq.request.max_tokens || seq.tokens.size() >= config_.max_seq_len) {
+  } else if (seq.generated() >= req.max_tokens || seq.tokens.size() >= config_.max_seq_len) {
     reason = FinishReason::Length;
   }
   if (reason == FinishReason::None) {
@@ -117,14 +151,31 @@ void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std
     u.prompt_tokens = seq.prompt_len;
     u.cached_tokens = seq.cached_tokens;
     u.completion_tokens = seq.generated();
+    u.logprobs = std::move(logprobs);
     updates.push_back(std::move(u));
     return;
   }
   const uint64_t key = seq.seq_id;
   RequestUpdate done = finish(seq, reason);
   done.new_tokens.push_back(token);
+  done.logprobs = std::move(logprobs);
   updates.push_back(std::move(done));
   sequences_.erase(key);  // destroys seq
+}
+
+EngineStats EngineCore::stats() const {
+  EngineStats s = stats_;
+  std::unordered_set<RequestId> running, waiting;
+  for (const auto& [key, seq] : sequences_) {
+    if (seq->state == SequenceState::Running) running.insert(seq->id);
+  }
+  for (const auto& [key, seq] : sequences_) {
+    if (seq->state == SequenceState::Waiting && !running.contains(seq->id)) waiting.insert(seq->id);
+  }
+  s.running = static_cast<uint32_t>(running.size());
+  s.waiting = static_cast<uint32_t>(waiting.size());
+  s.kv = kv_.stats();
+  return s;
 }
 
 bool EngineCore::stops(const Sequence& seq, int32_t token) const {
@@ -159,6 +210,7 @@ std::vector<RequestUpdate> EngineCore::step() {
 
   StepPlan plan = scheduler_.schedule();
   last_.preempted = plan.preempted;
+  stats_.preemptions += plan.preempted;
   if (plan.empty()) {
     // Nothing runs and the head of the queue cannot be admitted: it never will be.
     if (scheduler_.num_running() == 0 && scheduler_.num_waiting() > 0) {
@@ -186,6 +238,13 @@ std::vector<RequestUpdate> EngineCore::step() {
   last_.scheduled_tokens = plan.num_tokens();
   last_.sequences = static_cast<uint32_t>(plan.chunks.size());
   total_computed_ += plan.num_tokens();
+  ++stats_.steps;
+  for (const auto& c : plan.chunks) {
+    if (c.seq->prompt_counted) continue;
+    c.seq->prompt_counted = true;  // once per request, at its first computed chunk
+    stats_.prompt_tokens += c.seq->prompt_len;
+    stats_.cached_prompt_tokens += c.seq->cached_tokens;
+  }
 
   const size_t vocab = model_.hparams().vocab;
   size_t row = 0;

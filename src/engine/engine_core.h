@@ -30,6 +30,20 @@ struct StepStats {
   uint32_t preempted = 0;
 };
 
+// Counters for monitoring (the server's /metrics), a snapshot taken between steps. Requests
+// are counted once whatever their n; running wins over waiting for a request with both.
+struct EngineStats {
+  uint32_t running = 0;                  // requests with a sequence in the scheduler's running set
+  uint32_t waiting = 0;                  // requests queued or waiting for admission
+  uint64_t requests_finished = 0;
+  uint64_t prompt_tokens = 0;            // prompt tokens of admitted requests
+  uint64_t cached_prompt_tokens = 0;     // of which served from the prefix cache
+  uint64_t generation_tokens = 0;
+  uint64_t preemptions = 0;
+  uint64_t steps = 0;
+  kv::KvStats kv;
+};
+
 class EngineCore {
  public:
   // `model` must be bound to `backend`; the core initialises the backend's KV pool.
@@ -54,6 +68,8 @@ class EngineCore {
   std::vector<RequestUpdate> step();
 
   const StepStats& last_step() const { return last_; }
+  // Counters since construction plus the current running / waiting requests and KV statistics.
+  EngineStats stats() const;
   uint64_t total_computed_tokens() const { return total_computed_; }
   const kv::KvManager& kv() const { return kv_; }
   const EngineConfig& config() const { return config_; }
@@ -81,6 +97,7 @@ class EngineCore {
   RequestId next_id_ = 1;
   uint64_t next_seq_ = 1;
   StepStats last_;
+  EngineStats stats_;  // the cumulative counters
   uint64_t total_computed_ = 0;
 };
 

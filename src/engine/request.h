@@ -24,8 +24,8 @@ struct Request {
   uint64_t cache_salt = 0;              // extra prefix-cache key (adapters, isolation)
 };
 
-// The log-probability (natural log, of the distribution after penalties and logit bias, before
-// temperature and truncation, as OpenAI and vLLM report it) of a generated token and the top
+// The log-probability (natural log, of the distribution after logit bias, min_tokens suppression and
+// penalties, before temperature and truncation, as OpenAI and vLLM report it; engine/logprobs.h) of a generated token and the top
 // alternatives in descending order.
 struct TokenLogprob {
   int32_t token = 0;

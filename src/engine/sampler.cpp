@@ -14,6 +14,19 @@ void SamplingParams::validate() const {
   if (top_k < 0) throw_error("top_k {} must be >= 0", top_k);
   if (!(top_p > 0.0f && top_p <= 1.0f)) throw_error("top_p {} must be in (0, 1]", top_p);
   if (!(min_p >= 0.0f && min_p <= 1.0f)) throw_error("min_p {} must be in [0, 1]", min_p);
+  if (!(repetition_penalty > 0.0f && repetition_penalty <= 2.0f)) {
+    throw_error("repetition_penalty {} must be in (0, 2]", repetition_penalty);
+  }
+  if (!(presence_penalty >= -2.0f && presence_penalty <= 2.0f)) {
+    throw_error("presence_penalty {} must be in [-2, 2]", presence_penalty);
+  }
+  if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f)) {
+    throw_error("frequency_penalty {} must be in [-2, 2]", frequency_penalty);
+  }
+  for (const auto& [token, bias] : logit_bias) {
+    if (token < 0) throw_error("logit_bias token {} must be >= 0", token);
+    if (!(bias >= -100.0f && bias <= 100.0f)) throw_error("logit_bias {} for token {} must be in [-100, 100]", bias, token);
+  }
 }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { params.validate(); }

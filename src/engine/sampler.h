@@ -1,7 +1,8 @@
 #pragma once
 // Turns one row of logits into a token: greedy at temperature 0, otherwise temperature, top-k,
 // top-p and min-p filtering (llama.cpp's order) and a draw from a seeded generator, so a seed
-// reproduces a run exactly.
+// reproduces a run exactly. Bias, penalties and min_tokens are applied to the logits before
+// (engine/logits_processor.h); SamplingParams carries their settings.
 
 #include <cstdint>
 #include <random>

@@ -35,6 +35,7 @@ struct Sequence {
   FinishReason finish = FinishReason::None;
   uint32_t cached_tokens = 0;   // prompt tokens served by the prefix cache at first admission
   bool admitted_once = false;
+  bool prompt_counted = false;  // its prompt is in EngineStats::prompt_tokens
   bool forked = false;          // branches created (n > 1), once the prompt is computed
   uint32_t preemptions = 0;
 

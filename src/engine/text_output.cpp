@@ -15,9 +15,14 @@ TextOutput::Delta TextOutput::release(std::string text, bool stopped) {
   return {std::move(text), stopped};
 }
 
-TextOutput::Delta TextOutput::push(int32_t token) {
+TextOutput::Delta TextOutput::push(int32_t token, bool match_stops) {
   if (stopped_) return {};
   held_ += detok_.push(token);
+  if (!match_stops) {
+    std::string out = std::move(held_);
+    held_.clear();
+    return release(std::move(out), false);
+  }
   // The earliest complete stop string ends the text.
   size_t first = std::string::npos;
   for (const auto& s : stops_) first = std::min(first, held_.find(s));

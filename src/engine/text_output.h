@@ -20,8 +20,10 @@ class TextOutput {
     std::string text;
     bool stopped = false;  // a stop string completed: no more text follows
   };
-  // The text this token releases.
-  Delta push(int32_t token);
+  // The text this token releases. With `match_stops` false (before a request's min_tokens) stop
+  // strings are not looked for and everything decoded so far is released; matching resumes in the
+  // text that follows.
+  Delta push(int32_t token, bool match_stops = true);
   // Everything still held back (the sequence ended for another reason).
   std::string finish();
   bool stopped() const { return stopped_; }

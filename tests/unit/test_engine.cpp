@@ -114,6 +114,52 @@ TEST_F(EngineTest, StopStringEndsTheStream) {
   EXPECT_EQ(c.text, ", there was a ");
 }
 
+// Logprobs stay parallel to the tokens of every event (a stop string cutting an event included) and
+// the engine's statistics count the finished requests.
+TEST_F(EngineTest, EventsCarryLogprobsAndStatsCount) {
+  Fixture f;
+  GenerationOptions o;
+  o.stop = {"little girl"};
+  Request r = f.request("Once upon a time", 60);
+  r.logprobs = 2;
+  auto h = f.engine->submit(r, o);
+  size_t tokens = 0;
+  while (auto e = h->next()) {
+    ASSERT_EQ(e->logprobs.size(), e->tokens.size());
+    for (size_t i = 0; i < e->tokens.size(); ++i) {
+      EXPECT_EQ(e->logprobs[i].token, e->tokens[i]);
+      ASSERT_EQ(e->logprobs[i].top.size(), 2u);
+      EXPECT_EQ(e->logprobs[i].top[0].first, e->tokens[i]) << "greedy";
+      EXPECT_LE(e->logprobs[i].logprob, 0.0f);
+    }
+    tokens += e->tokens.size();
+  }
+  EXPECT_GT(tokens, 3u);
+  Request plain = f.request("Once upon a time", 7);
+  collect(*f.engine->submit(plain));
+  for (int i = 0; i < 200 && f.engine->stats().requests_finished < 2; ++i) std::this_thread::sleep_for(5ms);
+  const EngineStats s = f.engine->stats();
+  EXPECT_EQ(s.requests_finished, 2u);
+  EXPECT_EQ(s.running, 0u);
+  EXPECT_EQ(s.waiting, 0u);
+  EXPECT_EQ(s.prompt_tokens, 2 * plain.prompt.size());
+  EXPECT_EQ(s.cached_prompt_tokens, 0u);  // a prompt shorter than one block shares nothing
+  EXPECT_GE(s.generation_tokens, tokens + 7);  // the stop string ends the first one a step or so late
+  EXPECT_GE(s.steps, 8u);
+}
+
+TEST_F(EngineTest, StopStringsWaitForMinTokens) {
+  Fixture f;
+  GenerationOptions o;
+  o.stop = {"little girl"};
+  Request r = f.request("Once upon a time", 30);
+  r.min_tokens = 20;  // "little girl" completes around the 9th token
+  const auto c = collect(*f.engine->submit(r, o));
+  EXPECT_EQ(c.finish, FinishReason::Length);
+  EXPECT_EQ(c.tokens.size(), 30u);
+  EXPECT_NE(c.text.find("little girl"), std::string::npos) << c.text;
+}
+
 TEST_F(EngineTest, CancelMidStreamFreesEveryBlock) {
   Fixture f;
   auto h = f.engine->submit(f.request("Once upon a time", 400));
@@ -171,6 +217,8 @@ TEST_F(EngineTest, SoakEndsWithEveryBlockFree) {
   for (auto& r : readers) r.join();
   EXPECT_EQ(finished.load(), kRequests) << "some request never finished";
   for (int i = 0; i < 200 && f.engine->kv_stats().blocks_used != 0; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(f.engine->stats().requests_finished, static_cast<uint64_t>(kRequests));
+  EXPECT_GT(f.engine->stats().preemptions, 0u) << "the pool was meant to be small";
   EXPECT_EQ(f.engine->kv_stats().blocks_used, 0u);
   EXPECT_EQ(f.engine->kv_stats().num_sequences, 0u);
 }

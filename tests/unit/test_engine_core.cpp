@@ -7,72 +7,13 @@
 #include <filesystem>
 #include <map>
 
-#include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
-#include "engine/engine_core.h"
-#include "stories_fixture.h"
+#include "test_engine_harness.h"
 
 namespace vellum::engine {
 namespace {
 
-namespace fs = std::filesystem;
-
-const fs::path kStories = testing::kStoriesDir;
-const gguf::GgufFile& stories() { return testing::stories_model(); }
-
-struct Harness {
-  backend::CpuBackend be{2};
-  model::Transformer model{stories(), be};
-  EngineCore core;
-  std::map<RequestId, std::vector<int32_t>> outputs;
-  std::map<RequestId, RequestUpdate> finished;
-
-  explicit Harness(EngineConfig c) : core(model, be, c, {2}) {}
-
-  void run_to_end() {
-    for (int steps = 0; core.has_work(); ++steps) {
-      ASSERT_LT(steps, 10000) << "engine does not finish";
-      for (auto& u : core.step()) {
-        auto& out = outputs[u.id];
-        out.insert(out.end(), u.new_tokens.begin(), u.new_tokens.end());
-        if (u.finish != FinishReason::None) finished[u.id] = u;
-      }
-    }
-  }
-};
-
-std::vector<int32_t> tokens(int n, int salt) {
-  std::vector<int32_t> t{1};
-  for (int i = 1; i < n; ++i) t.push_back(3 + (i * 31 + salt * 17) % 500);
-  return t;
-}
-
-Request greedy(std::vector<int32_t> prompt, uint32_t max_tokens = 8) {
-  Request r;
-  r.prompt = std::move(prompt);
-  r.max_tokens = max_tokens;
-  r.sampling.temperature = 0;
-  r.ignore_eos = true;
-  return r;
-}
-
-EngineConfig config(uint32_t budget = 2048, uint32_t block_size = 16, bool caching = true, uint32_t blocks = 0) {
-  EngineConfig c;
-  c.scheduler.max_num_batched_tokens = budget;
-  c.scheduler.max_num_seqs = 16;
-  c.block_size = block_size;
-  c.prefix_caching = caching;
-  c.num_blocks = blocks;
-  c.max_seq_len = 512;
-  return c;
-}
-
-class EngineCoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!fs::exists(kStories / "stories260K.bin")) GTEST_SKIP() << "fixture not found at " << kStories;
-  }
-};
+using namespace test;
 
 std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -164,6 +105,58 @@ TEST_F(EngineCoreTest, OutputsAreBatchInvariant) {
   }
 }
 
+// A mixed set (greedy, seeded, penalised, logprobs) submitted in several orders and with staggered
+// arrivals gives each request the tokens it gets alone.
+TEST_F(EngineCoreTest, OutputsDoNotDependOnArrivalOrder) {
+  std::vector<Request> requests;
+  for (int i = 0; i < 6; ++i) {
+    Request r = greedy(tokens(18 + 11 * i, 20 + i), 12);
+    if (i % 2) {
+      r.sampling.temperature = 1.0f;
+      r.sampling.seed = 7 + static_cast<uint64_t>(i);
+    }
+    if (i % 3 == 2) {
+      r.sampling.repetition_penalty = 1.3f;
+      r.sampling.frequency_penalty = 0.5f;
+      r.sampling.presence_penalty = 0.25f;
+      r.logprobs = 3;
+    }
+    requests.push_back(r);
+  }
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) {
+    Harness h(config());
+    const RequestId id = h.core.add_request(r);
+    h.run_to_end();
+    alone.push_back(h.outputs[id]);
+    ASSERT_EQ(alone.back().size(), 12u);
+  }
+  const std::vector<std::vector<size_t>> orders{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {2, 5, 0, 3, 1, 4}, {3, 0, 4, 1, 5, 2}};
+  for (const auto& order : orders) {
+    for (const int stagger : {0, 1, 3}) {  // steps between two arrivals (0: all at once)
+      for (const uint32_t budget : {16u, 64u}) {
+        Harness h(config(budget));
+        std::map<size_t, RequestId> ids;
+        size_t next = 0;
+        for (int step = 0; next < order.size() || h.core.has_work(); ++step) {
+          ASSERT_LT(step, 10000);
+          while (next < order.size() && (stagger == 0 || step % stagger == 0)) {
+            ids[order[next]] = h.core.add_request(requests[order[next]]);
+            ++next;
+            if (stagger != 0) break;
+          }
+          h.collect(h.core.step());
+        }
+        for (const auto& [i, id] : ids) {
+          EXPECT_EQ(h.outputs[id], alone[i]) << "request " << i << " order starting " << order[0] << " stagger "
+                                             << stagger << " budget " << budget;
+        }
+        EXPECT_EQ(h.core.kv().num_free_blocks(), h.core.kv().num_blocks());
+      }
+    }
+  }
+}
+
 TEST_F(EngineCoreTest, PreemptionRecomputesToTheSameTokens) {
   std::vector<Request> requests;
   for (int i = 0; i < 4; ++i) requests.push_back(greedy(tokens(40, 10 + i), 40));
@@ -188,6 +181,7 @@ TEST_F(EngineCoreTest, PreemptionRecomputesToTheSameTokens) {
     preempted += h.core.last_step().preempted;
   }
   EXPECT_GT(preempted, 0u) << "the pool was meant to be too small";
+  EXPECT_EQ(h.core.stats().preemptions, preempted);
   for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(h.outputs[ids[i]], alone[i]) << i;
   EXPECT_EQ(h.core.kv().num_sequences(), 0u);
   EXPECT_EQ(h.core.kv().num_free_blocks(), 12u);

@@ -64,6 +64,25 @@ TEST_F(TextOutputTest, PartialMatchIsReleasedWhenItFails) {
   EXPECT_EQ(join(deltas), "the cat and the dog");
 }
 
+// Before min_tokens stop strings are not matched; matching resumes in the text that follows.
+TEST_F(TextOutputTest, StopStringsWaitForMinTokens) {
+  const std::string full = join(stream("two one two three two four", {}).first);
+  ASSERT_EQ(full, "two one two three two four");
+  const auto ids = tok_->encode(full, false, false);
+  TextOutput out(*tok_, {"two"}, true);
+  std::string text, before;
+  bool stopped = false;
+  for (size_t i = 0; i < ids.size() && !stopped; ++i) {
+    const auto d = out.push(ids[i], i >= 2);  // the first two tokens come before min_tokens
+    text += d.text;
+    if (i == 1) before = text;
+    stopped = d.stopped;
+  }
+  ASSERT_NE(before.find("two"), std::string::npos) << "the first two tokens should hold a stop string: " << before;
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(text, full.substr(0, full.find("two", before.size())));
+}
+
 TEST_F(TextOutputTest, EarliestOfSeveralStopStringsWins) {
   const auto [deltas, stopped] = stream("one two three four", {"four", "two"});
   EXPECT_TRUE(stopped);

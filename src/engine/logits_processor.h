@@ -1,0 +1,28 @@
+#pragma once
+// The logit adjustments made before sampling, in vLLM V1's order: logit bias, min_tokens
+// suppression, repetition penalty, then frequency and presence penalties. They depend only on the
+// sequence's own tokens (no randomness, nothing from other requests), so seeded runs stay exact
+// whatever the batch.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/sampler.h"
+
+namespace vellum::engine {
+
+// True when `params` change logits at all (so the common case skips the copy).
+bool adjusts_logits(const SamplingParams& params);
+
+// Returns `logits` after, in order:
+//  1. logit bias: logit[t] += bias for each (t, bias);
+//  2. every id in `suppressed` set to -inf (end-of-generation and stop ids before min_tokens);
+//  3. repetition penalty r (llama.cpp / vLLM): for each distinct token of prompt or output,
+//     logit > 0 ? logit / r : logit * r;
+//  4. OpenAI's penalties over the output: logit[t] -= count(t) × frequency + (count(t) > 0) × presence.
+std::vector<float> process_logits(std::span<const float> logits, const SamplingParams& params,
+                                  std::span<const int32_t> prompt, std::span<const int32_t> output,
+                                  std::span<const int32_t> suppressed);
+
+}  // namespace vellum::engine

@@ -1,0 +1,150 @@
+// Sampling pieces against values computed independently with numpy (tools/sampling_reference.py):
+// logit bias, repetition / presence / frequency penalties, min_tokens suppression, log-softmax
+// logprobs with top-k, the empirical distribution of seeded draws, and parameter validation.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "core/error.h"
+#include "engine/logits_processor.h"
+#include "engine/logprobs.h"
+#include "engine/sampler.h"
+
+namespace vellum::engine {
+namespace {
+
+const std::vector<float> kLogits{2.0f, -1.0f, 0.5f, 3.0f, -0.5f, 1.0f};
+const std::vector<int32_t> kPrompt{0, 4}, kOutput{3, 3, 2};
+
+SamplingParams penalised() {
+  SamplingParams p;
+  p.repetition_penalty = 1.5f;
+  p.presence_penalty = 0.5f;
+  p.frequency_penalty = 0.25f;
+  p.logit_bias = {{1, 2.0f}, {5, -1.0f}};
+  return p;
+}
+
+TEST(LogitsProcessor, MatchesNumpyReference) {
+  // tools/sampling_reference.py: processed logits
+  const std::vector<double> expected{1.33333333, 1, -0.416666667, 1, -0.75, 0};
+  const auto out = process_logits(kLogits, penalised(), kPrompt, kOutput, {});
+  ASSERT_EQ(out.size(), expected.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-6) << "token " << i;
+  EXPECT_TRUE(adjusts_logits(penalised()));
+  EXPECT_FALSE(adjusts_logits(SamplingParams{}));
+}
+
+TEST(LogitsProcessor, EachAdjustmentAlone) {
+  SamplingParams rep;
+  rep.repetition_penalty = 2.0f;  // prompt {0, 4} and output {3, 2}: 2/2, -0.5*2, 3/2, 0.5/2
+  EXPECT_EQ(process_logits(kLogits, rep, kPrompt, kOutput, {}), (std::vector<float>{1.0f, -1.0f, 0.25f, 1.5f, -1.0f, 1.0f}));
+  SamplingParams presence;
+  presence.presence_penalty = -1.0f;  // negative values encourage repeats: +1 for 3 and 2 once each
+  EXPECT_EQ(process_logits(kLogits, presence, kPrompt, kOutput, {}), (std::vector<float>{2.0f, -1.0f, 1.5f, 4.0f, -0.5f, 1.0f}));
+  SamplingParams frequency;
+  frequency.frequency_penalty = 1.0f;  // 3 appears twice, 2 once; the prompt does not count
+  EXPECT_EQ(process_logits(kLogits, frequency, kPrompt, kOutput, {}), (std::vector<float>{2.0f, -1.0f, -0.5f, 1.0f, -0.5f, 1.0f}));
+  const auto suppressed = process_logits(kLogits, SamplingParams{}, kPrompt, kOutput, std::vector<int32_t>{3, 5});
+  EXPECT_EQ(suppressed[3], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(suppressed[5], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(suppressed[0], 2.0f);
+}
+
+TEST(Logprobs, MatchNumpyLogSoftmaxWithTiesByLowerId) {
+  const auto x = process_logits(kLogits, penalised(), kPrompt, kOutput, {});
+  // tools/sampling_reference.py: log-softmax; tokens 1 and 3 tie, the lower id first
+  const std::vector<double> expected{-1.09692693, -1.43026026, -2.84692693, -1.43026026, -3.18026026, -2.43026026};
+  const TokenLogprob lp = compute_logprobs(x, 2, 3);
+  EXPECT_EQ(lp.token, 2);
+  EXPECT_NEAR(lp.logprob, expected[2], 1e-6);
+  ASSERT_EQ(lp.top.size(), 3u);
+  EXPECT_EQ(lp.top[0].first, 0);
+  EXPECT_EQ(lp.top[1].first, 1);
+  EXPECT_EQ(lp.top[2].first, 3);
+  for (const auto& [id, v] : lp.top) EXPECT_NEAR(v, expected[static_cast<size_t>(id)], 1e-6);
+  EXPECT_TRUE(compute_logprobs(x, 0, 0).top.empty());
+  // More alternatives than finite tokens: suppressed (-inf) ones are not listed.
+  const auto s = process_logits(kLogits, SamplingParams{}, {}, {}, std::vector<int32_t>{1, 2});
+  EXPECT_EQ(compute_logprobs(s, 0, 20).top.size(), 4u);
+  EXPECT_THROW(compute_logprobs(x, 6, 1), Error);
+}
+
+TEST(Sampler, GreedyTakesTheFirstMaximumOfProcessedLogits) {
+  SamplingParams p;
+  p.temperature = 0;
+  Sampler s(p);
+  EXPECT_EQ(s.sample(kLogits), 3);
+  EXPECT_EQ(s.sample(process_logits(kLogits, penalised(), kPrompt, kOutput, {})), 0);
+  EXPECT_EQ(s.sample(std::vector<float>{1.0f, 5.0f, 5.0f}), 1);
+}
+
+// Seeded draws at temperature 1 with no truncation follow numpy's softmax of the processed logits.
+TEST(Sampler, DrawsFollowTheProcessedDistribution) {
+  const std::vector<double> expected{0.333895594, 0.239246648, 0.0580223541, 0.239246648, 0.0415748334, 0.088013923};
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  p.seed = 42;
+  const auto x = process_logits(kLogits, penalised(), kPrompt, kOutput, {});
+  Sampler s(p);
+  const int draws = 200000;
+  std::map<int32_t, int> counts;
+  std::vector<int32_t> first;
+  for (int i = 0; i < draws; ++i) {
+    const int32_t t = s.sample(x);
+    ++counts[t];
+    if (i < 50) first.push_back(t);
+  }
+  for (size_t t = 0; t < expected.size(); ++t) {
+    const double f = counts[static_cast<int32_t>(t)] / double(draws);
+    // 5 standard deviations of a binomial proportion
+    const double tol = 5 * std::sqrt(expected[t] * (1 - expected[t]) / draws);
+    EXPECT_NEAR(f, expected[t], tol) << "token " << t;
+  }
+  Sampler again(p);  // same seed, same draws
+  for (int32_t t : first) EXPECT_EQ(again.sample(x), t);
+}
+
+void expect_refused(SamplingParams p, const std::string& name) {
+  try {
+    p.validate();
+    ADD_FAILURE() << name << " accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+  }
+}
+
+TEST(Sampler, OutOfRangeParametersAreErrorsNamingThem) {
+  SamplingParams ok = penalised();
+  EXPECT_NO_THROW(ok.validate());
+  auto with = [](auto f) {
+    SamplingParams p;
+    f(p);
+    return p;
+  };
+  expect_refused(with([](auto& p) { p.repetition_penalty = 0.0f; }), "repetition_penalty");
+  expect_refused(with([](auto& p) { p.repetition_penalty = 2.5f; }), "repetition_penalty");
+  expect_refused(with([](auto& p) { p.repetition_penalty = NAN; }), "repetition_penalty");
+  expect_refused(with([](auto& p) { p.presence_penalty = 2.01f; }), "presence_penalty");
+  expect_refused(with([](auto& p) { p.presence_penalty = -3.0f; }), "presence_penalty");
+  expect_refused(with([](auto& p) { p.frequency_penalty = -2.5f; }), "frequency_penalty");
+  expect_refused(with([](auto& p) { p.frequency_penalty = NAN; }), "frequency_penalty");
+  expect_refused(with([](auto& p) { p.logit_bias = {{3, 100.5f}}; }), "logit_bias");
+  expect_refused(with([](auto& p) { p.logit_bias = {{3, -101.0f}}; }), "logit_bias");
+  expect_refused(with([](auto& p) { p.logit_bias = {{-1, 1.0f}}; }), "logit_bias");
+  expect_refused(with([](auto& p) { p.logit_bias = {{1, NAN}}; }), "logit_bias");
+  expect_refused(with([](auto& p) { p.top_p = 0.0f; }), "top_p");
+  expect_refused(with([](auto& p) { p.min_p = 1.5f; }), "min_p");
+  expect_refused(with([](auto& p) { p.top_k = -1; }), "top_k");
+  EXPECT_NO_THROW(with([](auto& p) { p.logit_bias = {{3, -100.0f}, {4, 100.0f}}; }).validate());
+}
+
+}  // namespace
+}  // namespace vellum::engine
