@@ -164,6 +164,8 @@ def test_penalties_change_greedy_output(client):  # needs the engine branch (pen
 
 
 def test_metrics_after_requests(server):
+    for _ in range(2):  # a repeated prompt: the second is a prefix-cache hit
+        assert server.post("/v1/completions", {"prompt": "Once upon a time, " * 8, "max_tokens": 4})[0] == 200
     m = server.wait_kv_idle()
     assert m["vellum:kv_blocks_used"] == 0
     assert m["vellum:kv_blocks_total"] > 0 and m["vellum:kv_blocks_free"] == m["vellum:kv_blocks_total"]
@@ -171,6 +173,9 @@ def test_metrics_after_requests(server):
     assert m["vellum:time_to_first_token_seconds_count"] > 0
     assert m["vellum:inter_token_latency_seconds_count"] > 0
     assert 0 < m["vellum:prefix_cache_hit_rate"] <= 1
+    assert m["vellum:engine_prompt_tokens_total"] > 0 and m["vellum:engine_generation_tokens_total"] > 0
+    assert 0 < m["vellum:engine_cached_prompt_tokens_total"] < m["vellum:engine_prompt_tokens_total"]
+    assert m["vellum:num_requests_running"] == 0 and m["vellum:num_requests_waiting"] == 0
     for name in ("vellum:num_requests_running", "vellum:num_requests_waiting", "vellum:num_preemptions_total",
                  "vellum:kv_blocks_cached"):
         assert name in m
