@@ -6,6 +6,7 @@ import math
 
 import openai
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from server_util import GEMMA2_TEMPLATE, Server
 
@@ -179,3 +180,21 @@ def test_metrics_after_requests(server):
     for name in ("vellum:num_requests_running", "vellum:num_requests_waiting", "vellum:num_preemptions_total",
                  "vellum:kv_blocks_cached"):
         assert name in m
+
+
+def test_metrics_parse_as_prometheus_text(server):
+    """The official Prometheus client's parser reads /metrics; histograms are cumulative and consistent."""
+    assert server.post("/v1/completions", {"prompt": "Hi", "max_tokens": 5, "ignore_eos": True})[0] == 200
+    status, text = server.get("/metrics")
+    assert status == 200
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    for name in ("vellum:time_to_first_token_seconds", "vellum:inter_token_latency_seconds"):
+        f = families[name]
+        assert f.type == "histogram"
+        buckets = [(s.labels["le"], s.value) for s in f.samples if s.name == name + "_bucket"]
+        counts = [v for _, v in buckets]
+        assert buckets[-1][0] == "+Inf" and counts == sorted(counts)
+        count = next(s.value for s in f.samples if s.name == name + "_count")
+        assert counts[-1] == count > 0
+    assert families["vellum:kv_blocks_total"].type == "gauge"
+    assert families["vellum:request"].type == "counter"  # vellum:request_total
