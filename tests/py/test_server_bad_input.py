@@ -123,3 +123,25 @@ def test_health_needs_no_key_but_models_does(server):
     assert st == 401 and body["error"]["code"] == "invalid_api_key"
     st, body = server.get("/metrics", headers={"Authorization": "Bearer wrong"})
     assert st == 401
+
+
+WEIRD = [None, True, False, -1, 0, 1, 2**31, 2**64, -2**63, 1e308, -1e-308, 0.5, "", "x", "\u0000", "é" * 3, [], [1], ["a"],
+         [None], {}, {"a": 1}, {"1": "x"}, [[1]], "<start_of_turn>", [{"role": "user"}], [{"role": "user", "content": None}]]
+FIELDS = ["prompt", "messages", "max_tokens", "max_completion_tokens", "n", "stop", "seed", "temperature", "top_p", "top_k",
+          "min_p", "logit_bias", "logprobs", "top_logprobs", "stream", "stream_options", "echo", "ignore_eos", "min_tokens",
+          "frequency_penalty", "presence_penalty", "repetition_penalty", "stop_token_ids", "tools", "response_format",
+          "chat_template_kwargs", "model", "best_of", "return_token_ids"]
+
+
+def test_random_field_values_never_crash_or_500(server):
+    """300 requests with random odd values in random fields: each answers 200 or an OpenAI-shaped 4xx, never 500."""
+    import random
+    rng = random.Random(1234)
+    for i in range(300):
+        path = rng.choice([CMPL, CHAT])
+        body = cmpl() if path == CMPL else chat()
+        for field in rng.sample(FIELDS, rng.randint(1, 3)):
+            body[field] = rng.choice(WEIRD)
+        status, got = server.post(path, body)
+        assert status == 200 or (400 <= status < 500 and isinstance(got, dict) and "error" in got), (body, status, got)
+    assert server.get("/health")[0] == 200
