@@ -104,7 +104,7 @@ def test_queue_limit_answers_429(vellum, stories_gguf):
         assert s.stop() == 0
 
 
-def run_clients_then_signal(s, n, max_tokens):
+def run_clients_then_signal(s, n, max_tokens, sig=signal.SIGTERM):
     """Starts n streaming clients, sends SIGTERM once all are streaming; returns their outcomes and the exit code."""
     streaming = threading.Barrier(n + 1, timeout=60)
     outcomes = [None] * n
@@ -127,7 +127,7 @@ def run_clients_then_signal(s, n, max_tokens):
         t.start()
     streaming.wait()
     t0 = time.time()
-    s.proc.send_signal(signal.SIGTERM)
+    s.proc.send_signal(sig)
     for t in threads:
         t.join(120)
     assert not any(t.is_alive() for t in threads), "a client is still hanging"
@@ -146,9 +146,10 @@ def test_sigterm_under_load_finishes_streams_and_exits_0(vellum, stories_gguf):
         http.client.HTTPConnection(s.url[7:].split(":")[0], int(s.url.rsplit(":", 1)[1]), timeout=5).request("GET", "/health")
 
 
-def test_sigterm_past_the_grace_period_cancels_and_exits_0(vellum, stories_gguf):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_past_the_grace_period_cancels_and_exits_0(vellum, stories_gguf, sig):
     s = Server(vellum, stories_gguf, "--shutdown-grace", "0")
-    outcomes, rc, seconds = run_clients_then_signal(s, 16, 480)
+    outcomes, rc, seconds = run_clients_then_signal(s, 16, 480, sig)
     assert rc == 0 and seconds < 30
     for o in outcomes:  # every client got a well-formed end: finished, or cut short with finish_reason "abort"
         assert o[0] == "done" and len(o[1]) == 1 and o[1][0] in ("abort", "length"), o
