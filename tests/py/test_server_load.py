@@ -121,11 +121,16 @@ def run_clients_then_signal(s, n, max_tokens, sig=signal.SIGTERM):
             outcomes[i] = ("done" if b"data: [DONE]" in b"\n\n".join(events) else "cut", [f for f in finishes if f])
         except Exception as e:  # noqa: BLE001 - recorded and asserted on below
             outcomes[i] = ("error", repr(e))
+            streaming.abort()
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
-    streaming.wait()
+    try:
+        streaming.wait()
+    except threading.BrokenBarrierError:
+        s.proc.kill()
+        raise AssertionError(f"a client failed before streaming: {[o for o in outcomes if o]}\n" + "".join(s.log[-20:]))
     t0 = time.time()
     s.proc.send_signal(sig)
     for t in threads:
