@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <cstdio>
 #include <thread>
@@ -284,14 +285,23 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request& req, httpli
 }
 
 int HttpServer::bind() {
+  // httplib 0.11 listens with a backlog of 5: a burst of clients (64 streams opening at once) overflows
+  // it and connections get reset. We note the socket httplib creates and listen() again with a deep
+  // backlog, which Linux applies to a listening socket.
+  int fd = -1;
+  http_->set_socket_options([&fd](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));  // httplib's default, minus SO_REUSEPORT
+    fd = sock;
+  });
   if (options_.port == 0) {
     const int port = http_->bind_to_any_port(options_.host);
     if (port <= 0) throw_error("cannot listen on {} (any port)", options_.host);
     options_.port = port;
-    return port;
-  }
-  if (!http_->bind_to_port(options_.host, options_.port))
+  } else if (!http_->bind_to_port(options_.host, options_.port)) {
     throw_error("cannot listen on {}:{} (address in use or not available)", options_.host, options_.port);
+  }
+  if (fd >= 0) ::listen(fd, SOMAXCONN);
   return options_.port;
 }
 
