@@ -11,6 +11,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev libcpp-httplib-dev
   python3 python3-pip python3-venv
+  gnuplot-nox                         # vellum bench --plot
 )
 
 missing=()

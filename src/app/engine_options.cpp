@@ -15,7 +15,7 @@ void EngineOptions::validate() const {
   }
 }
 
-void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required) {
+void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required, bool batch_aliases) {
   auto* m = cmd.add_option("-m,--model", o.model, "GGUF model file");
   if (model_required) m->required();
   cmd.add_option("--device", o.device, "Compute device: cpu, cuda, cuda:N or auto")->capture_default_str();
@@ -24,7 +24,8 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required) {
   cmd.add_option("--block-size", o.block_size, "KV cache block size in tokens")->capture_default_str();
   cmd.add_option("--kv-cache-memory", o.kv_cache_mib,
                  "KV cache size in MiB (0: room for ctx-size × min(max-num-seqs, 8) tokens)");
-  cmd.add_option("-b,--max-num-batched-tokens,--batch-size", o.max_num_batched_tokens,
+  cmd.add_option(batch_aliases ? "-b,--max-num-batched-tokens,--batch-size" : "--max-num-batched-tokens",
+                 o.max_num_batched_tokens,
                  "Token budget of one forward step")
       ->capture_default_str();
   cmd.add_option("--max-num-seqs", o.max_num_seqs, "Sequences running at once")->capture_default_str();

@@ -29,7 +29,9 @@ struct EngineOptions {
 };
 
 // Adds the flags above to `cmd` (the model flag is -m/--model, required when `model_required`).
-void add_engine_options(CLI::App& cmd, EngineOptions& options, bool model_required = true);
+// `batch_aliases` false leaves out -b/--batch-size (vellum bench uses -b for concurrent sequences).
+void add_engine_options(CLI::App& cmd, EngineOptions& options, bool model_required = true,
+                        bool batch_aliases = true);
 
 // Applies a flag string such as "--block-size 32 --no-prefix-cache -t 2" on top of `base`; throws
 // vellum::Error naming an unknown flag or a bad value.

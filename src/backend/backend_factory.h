@@ -18,6 +18,9 @@ struct BackendOptions {
 // machine cannot provide.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
+// The device number of "cuda" / "auto" (0) or "cuda:N"; throws vellum::Error for anything else.
+int cuda_device_index(const std::string& device);
+
 // True when this build has a CUDA backend and the runtime sees at least one device.
 bool cuda_available();
 

@@ -18,9 +18,10 @@ Transformer::Transformer(const gguf::GgufFile& file, backend::Backend& backend)
   output_ = bind("output.weight", {dim, hp_.vocab}, false);
   if (!output_.present()) output_ = token_embd_;  // tied embeddings
   if (const auto* freqs = file.find_tensor("rope_freqs.weight")) {
-    const Weight f = bind("rope_freqs.weight", {hp_.rope.dims / 2});
-    const auto* p = static_cast<const float*>(f.data);
     if (freqs->type != TensorType::F32) throw_error("rope_freqs.weight: expected F32");
+    bind("rope_freqs.weight", {hp_.rope.dims / 2});  // checks the shape
+    // Read from the file, not the bound weight: its data may be in device memory.
+    const auto* p = reinterpret_cast<const float*>(file.tensor_data(*freqs).data());
     hp_.rope.freq_factors.assign(p, p + hp_.rope.dims / 2);
   }
   layers_.resize(hp_.layers);

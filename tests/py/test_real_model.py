@@ -95,7 +95,9 @@ def test_greedy_matches_llamacpp(vellum, model_path, ref, index):
            f"vellum:    {p.stdout[len(case['prompt']):]!r}\nllama.cpp: {case['text']!r}")
     # A divergence is accepted only where it was recorded and arbitrated: at a near tie, the float64
     # forward (tools/ref_forward_gguf.py) on the common prefix picks vellum's token, not llama.cpp's
-    # (llama.cpp rounds activations to 8 bits in its quantized dot products; vellum does not).
+    # (both round activations to 8 bits for quantized dot products, llama.cpp per 32 with an f16 scale
+    # (Q8_0) or per 256 (Q8_K, for K-quants), vellum per 32 with an f32 scale; llama.cpp keeps K/V in
+    # f16, vellum in f32; and their sums run in different orders).
     rec = ref.get("vellum", {}).get("cases", [{}] * (index + 1))[index]
     f64 = rec.get("float64_at_divergence")
     assert f64 is not None and rec.get("first_divergence") == d, msg + "\n(no arbitrated divergence recorded here)"

@@ -1,6 +1,7 @@
 #include "backend/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -221,7 +222,9 @@ void CpuBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
 }
 
 void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
-  // One work item per (query row, head); each sees its context in position order.
+  // One work item per (query row, KV head): the group of query heads that share the KV head read
+  // each K/V row once. Each head sees its context in position order with the operations of
+  // dot_f32 / axpy_f32 (cpu_kernels.h), so the bits depend on nothing but the row's own history.
   struct Item {
     uint32_t seq, row, position;
   };
@@ -230,42 +233,52 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
     const auto& seq = sequences_[s];
     for (uint32_t t = 0; t < seq.q_count; ++t) rows.push_back({s, seq.q_begin + t, seq.n_past + t});
   }
-  const uint32_t group = shape.heads / shape.kv_heads;
-  const auto dot = cpu::dot_f32_for(cpu::active_isa());
-  const auto axpy = cpu::axpy_f32_for(cpu::active_isa());
-  const int64_t units = static_cast<int64_t>(rows.size()) * shape.heads;
-  pool_.parallel_for(units, [&](int64_t begin, int64_t end, unsigned) {
+  const uint32_t group = shape.heads / shape.kv_heads, hd = shape.head_dim;
+  const cpu::AttentionKernels kern = cpu::attention_kernels_for(cpu::active_isa());
+  const int64_t units = static_cast<int64_t>(rows.size()) * shape.kv_heads;
+  // Causal rows differ in cost (a row attends to its whole history), so units are handed out
+  // dynamically rather than as fixed contiguous halves.
+  std::atomic<int64_t> next{0};
+  auto work = [&](int64_t, int64_t, unsigned) {
     std::vector<float> scores;
-    for (int64_t u = begin; u < end; ++u) {
-      const Item& item = rows[static_cast<size_t>(u / shape.heads)];
-      const uint32_t h = static_cast<uint32_t>(u % shape.heads);
-      const uint32_t kvh = h / group;
+    std::vector<const float*> kp, vp;
+    for (int64_t u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
+      const Item& item = rows[static_cast<size_t>(u / shape.kv_heads)];
+      const uint32_t kvh = static_cast<uint32_t>(u % shape.kv_heads), h0 = kvh * group;
       const auto& seq = sequences_[item.seq];
       const int32_t* table = block_tables_.data() + seq.table_begin;
-      const float* qv = q.data + size_t(item.row) * q.cols + size_t(h) * shape.head_dim;
       const uint32_t n_ctx = item.position + 1;  // causal: positions 0 … own position
-      scores.resize(n_ctx);
-      float max_score = -INFINITY;
+      kp.resize(n_ctx);
+      vp.resize(n_ctx);
       for (uint32_t p = 0; p < n_ctx; ++p) {
         const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
-        const float* kv = kv_row(layer, 0, slot) + size_t(kvh) * shape.head_dim;
-        scores[p] = dot(qv, kv, shape.head_dim) * shape.scale;
-        max_score = std::max(max_score, scores[p]);
+        kp[p] = kv_row(layer, 0, slot) + size_t(kvh) * hd;
+        vp[p] = kv_row(layer, 1, slot) + size_t(kvh) * hd;
       }
-      float sum = 0.0f;
-      for (uint32_t p = 0; p < n_ctx; ++p) {
-        scores[p] = std::exp(scores[p] - max_score);
-        sum += scores[p];
+      scores.resize(size_t(group) * n_ctx);
+      const float* qv = q.data + size_t(item.row) * q.cols + size_t(h0) * hd;
+      kern.scores(qv, hd, static_cast<int>(group), kp.data(), n_ctx, hd, shape.scale, scores.data(), n_ctx);
+      for (uint32_t g = 0; g < group; ++g) {  // softmax weights of head h0 + g
+        float* sc = scores.data() + size_t(g) * n_ctx;
+        float max_score = -INFINITY;
+        for (uint32_t p = 0; p < n_ctx; ++p) max_score = std::max(max_score, sc[p]);
+        float sum = 0.0f;
+        for (uint32_t p = 0; p < n_ctx; ++p) {
+          sc[p] = std::exp(sc[p] - max_score);
+          sum += sc[p];
+        }
+        const float inv = 1.0f / sum;
+        for (uint32_t p = 0; p < n_ctx; ++p) sc[p] *= inv;
       }
-      float* o = out.data + size_t(item.row) * out.cols + size_t(h) * shape.head_dim;
-      std::fill(o, o + shape.head_dim, 0.0f);
-      const float inv = 1.0f / sum;
-      for (uint32_t p = 0; p < n_ctx; ++p) {
-        const int64_t slot = int64_t(table[p / layout_.block_size]) * layout_.block_size + p % layout_.block_size;
-        axpy(scores[p] * inv, kv_row(layer, 1, slot) + size_t(kvh) * shape.head_dim, o, shape.head_dim);
-      }
+      float* o = out.data + size_t(item.row) * out.cols + size_t(h0) * hd;
+      kern.values(scores.data(), n_ctx, static_cast<int>(group), vp.data(), n_ctx, hd, o, hd);
     }
-  });
+  };
+  if (units < 2) {
+    work(0, 0, 0);
+  } else {
+    pool_.parallel_for(std::min<int64_t>(units, pool_.size()), work);
+  }
 }
 
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {

@@ -107,4 +107,121 @@ AxpyF32Fn axpy_f32_for(IsaLevel level) {
   return axpy_f32;
 }
 
+namespace {
+
+// Generic versions: the single-head functions of the level, called per head and key.
+template <DotF32Fn kDot>
+void scores_generic(const float* q, int64_t q_stride, int heads, const float* const* k, int64_t keys, int64_t n,
+                    float scale, float* scores, int64_t s_stride) {
+  for (int g = 0; g < heads; ++g) {
+    for (int64_t p = 0; p < keys; ++p) scores[g * s_stride + p] = kDot(q + g * q_stride, k[p], n) * scale;
+  }
+}
+
+template <AxpyF32Fn kAxpy>
+void values_generic(const float* w, int64_t w_stride, int heads, const float* const* v, int64_t keys, int64_t n,
+                    float* out, int64_t o_stride) {
+  for (int g = 0; g < heads; ++g) {
+    float* o = out + g * o_stride;
+    for (int64_t i = 0; i < n; ++i) o[i] = 0.0f;
+    for (int64_t p = 0; p < keys; ++p) kAxpy(w[g * w_stride + p], v[p], o, n);
+  }
+}
+
+#if defined(__x86_64__)
+#define VZ __attribute__((target("avx2,avx512f")))
+
+// dot_f32_avx512 for up to 4 heads at once (each head its own accumulator, same operations).
+template <int G>
+VZ void scores_z(const float* q, int64_t q_stride, const float* const* k, int64_t keys, int64_t n, float scale,
+                 float* scores, int64_t s_stride) {
+  for (int64_t p = 0; p < keys; ++p) {
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
+    const float* kp = k[p];
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+      const __m512 kv = _mm512_maskz_loadu_ps(m, kp + i);
+      for (int g = 0; g < G; ++g) acc[g] = _mm512_add_ps(acc[g], _mm512_mul_ps(_mm512_maskz_loadu_ps(m, q + g * q_stride + i), kv));
+    }
+    for (int g = 0; g < G; ++g) {
+      const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(acc[g]), 0));
+      const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(acc[g]), 1));
+      scores[g * s_stride + p] = reduce8(_mm256_add_ps(lo, hi)) * scale;
+    }
+  }
+}
+
+VZ void scores_avx512(const float* q, int64_t q_stride, int heads, const float* const* k, int64_t keys, int64_t n,
+                      float scale, float* scores, int64_t s_stride) {
+  int g = 0;
+  for (; g + 4 <= heads; g += 4) scores_z<4>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+  switch (heads - g) {
+    case 3: return scores_z<3>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+    case 2: return scores_z<2>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+    case 1: return scores_z<1>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+    default: return;
+  }
+}
+
+// axpy_f32_avx512 over all keys with the output of up to 4 heads × 128 dims kept in registers.
+template <int G, int C>
+VZ void values_z(const float* w, int64_t w_stride, const float* const* v, int64_t keys, int64_t n, float* out,
+                 int64_t o_stride) {
+  __m512 acc[G][C];
+  __mmask16 m[C];
+  for (int c = 0; c < C; ++c) {
+    const int64_t left = n - 16 * c;
+    m[c] = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    for (int g = 0; g < G; ++g) acc[g][c] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < keys; ++p) {
+    for (int c = 0; c < C; ++c) {
+      const __m512 x = _mm512_maskz_loadu_ps(m[c], v[p] + 16 * c);
+      for (int g = 0; g < G; ++g) acc[g][c] = _mm512_add_ps(acc[g][c], _mm512_mul_ps(_mm512_set1_ps(w[g * w_stride + p]), x));
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(out + g * o_stride + 16 * c, m[c], acc[g][c]);
+  }
+}
+
+template <int C>
+VZ void values_heads(const float* w, int64_t w_stride, int heads, const float* const* v, int64_t keys, int64_t n,
+                     float* out, int64_t o_stride) {
+  constexpr int G = C <= 4 ? 4 : 2;  // at most 16 accumulators
+  int g = 0;
+  for (; g + G <= heads; g += G) values_z<G, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+  for (; g < heads; ++g) values_z<1, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+}
+
+VZ void values_avx512(const float* w, int64_t w_stride, int heads, const float* const* v, int64_t keys, int64_t n,
+                      float* out, int64_t o_stride) {
+  switch ((n + 15) / 16) {
+    case 1: return values_heads<1>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 2: return values_heads<2>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 3: return values_heads<3>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 4: return values_heads<4>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 5: return values_heads<5>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 6: return values_heads<6>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 7: return values_heads<7>(w, w_stride, heads, v, keys, n, out, o_stride);
+    case 8: return values_heads<8>(w, w_stride, heads, v, keys, n, out, o_stride);
+    default: return values_generic<axpy_f32_avx512>(w, w_stride, heads, v, keys, n, out, o_stride);
+  }
+}
+
+#undef VZ
+#endif
+
+}  // namespace
+
+AttentionKernels attention_kernels_for(IsaLevel level) {
+#if defined(__x86_64__)
+  if (level >= IsaLevel::Avx512) return {scores_avx512, values_avx512};
+  if (level >= IsaLevel::Avx2) return {scores_generic<dot_f32_avx2>, values_generic<axpy_f32_avx2>};
+#endif
+  (void)level;
+  return {scores_generic<dot_f32>, values_generic<axpy_f32>};
+}
+
 }  // namespace vellum::backend::cpu

@@ -21,4 +21,19 @@ using AxpyF32Fn = void (*)(float a, const float* x, float* y, int64_t n);
 DotF32Fn dot_f32_for(IsaLevel level);
 AxpyF32Fn axpy_f32_for(IsaLevel level);
 
+// Attention's two inner loops for a group of query heads sharing one KV head (grouped-query
+// attention), with exactly the operations of the single-head functions above, so the bits do not
+// change; the gain is that each K/V row is loaded once per group and the heads' independent
+// dependency chains overlap.
+//   scores[g * s_stride + p] = dot_f32(q + g * q_stride, k[p], n) * scale   for g < heads, p < keys
+//   out + g * o_stride = Σ_p w[g * w_stride + p] * v[p], accumulated as out += w * v in order of p
+//     from zero (axpy_f32's operations; out is overwritten)
+struct AttentionKernels {
+  void (*scores)(const float* q, int64_t q_stride, int heads, const float* const* k, int64_t keys, int64_t n,
+                 float scale, float* scores, int64_t s_stride);
+  void (*values)(const float* w, int64_t w_stride, int heads, const float* const* v, int64_t keys, int64_t n,
+                 float* out, int64_t o_stride);
+};
+AttentionKernels attention_kernels_for(IsaLevel level);
+
 }  // namespace vellum::backend::cpu

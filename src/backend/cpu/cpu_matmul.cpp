@@ -1,6 +1,7 @@
 #include "backend/cpu/cpu_matmul.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "backend/cpu/matmul_kernels.h"
 #include "core/error.h"
@@ -13,6 +14,8 @@ namespace {
 constexpr int64_t kWeightBlock = 16;
 // Below this many multiply-adds a fork costs more than it saves: one thread does it all.
 constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
+// Activation bytes of one chunk of token rows (see run): about half of a 2 MB L2.
+constexpr int64_t kActivationChunkBytes = int64_t(1) << 20;
 
 }  // namespace
 
@@ -39,29 +42,46 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
   const size_t wbytes = row_bytes(w.type, static_cast<uint64_t>(k));
   const auto* wdata = static_cast<const uint8_t*>(w.data);
   const int tile = kernel.tile_rows;
-  const int64_t grain = rows * k * w.rows < kMinParallelMacs ? w.rows : kWeightBlock;
-  pool.parallel_for(w.rows, [&](int64_t begin, int64_t end, unsigned) {
-    for (int64_t o0 = begin; o0 < end; o0 += kWeightBlock) {
-      const int64_t o1 = std::min(end, o0 + kWeightBlock);
-      for (int64_t r = 0; r < rows; r += tile) {
-        const int nr = static_cast<int>(std::min<int64_t>(tile, rows - r));
-        int64_t o = o0;
-        if (kernel.fn2 != nullptr) {
-          for (; o + 2 <= o1; o += 2) {
-            kernel.fn2(wdata + static_cast<size_t>(o) * wbytes, wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
-          }
-        }
-        for (; o < o1; ++o) {
-          kernel.fn(wdata + static_cast<size_t>(o) * wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
+  // Token rows are taken in chunks whose activations (f32 rows, or Q8 rows + records) stay in L2
+  // while every weight block of the matrix passes over them; a chunk is a multiple of 8 rows so
+  // that tiles still start at multiples of 8 (the records' grouping).
+  const int64_t act_row_bytes = kernel.q8_activations ? (kernel.q8_records ? act_.view().pairs * kRecordBytes : k + k / 8)
+                                                      : k * int64_t(sizeof(float));
+  const int64_t chunk = std::max<int64_t>(8, kActivationChunkBytes / std::max<int64_t>(1, act_row_bytes) / 8 * 8);
+  const int64_t n_chunks = (rows + chunk - 1) / chunk, n_blocks = (w.rows + kWeightBlock - 1) / kWeightBlock;
+  // Work units (row chunk, weight block), chunk-major, handed out dynamically: on a shared machine
+  // a preempted thread delays only its current unit, not a fixed half of the matmul. Which thread
+  // computes a unit does not change its bits (one kernel call per output, fixed order).
+  auto do_unit = [&](int64_t u) {
+    const int64_t r_begin = (u / n_blocks) * chunk, r_end = std::min(rows, r_begin + chunk);
+    const int64_t o0 = (u % n_blocks) * kWeightBlock, o1 = std::min(w.rows, o0 + kWeightBlock);
+    for (int64_t r = r_begin; r < r_end; r += tile) {
+      const int nr = static_cast<int>(std::min<int64_t>(tile, r_end - r));
+      int64_t o = o0;
+      if (kernel.fn2 != nullptr) {
+        for (; o + 2 <= o1; o += 2) {
+          kernel.fn2(wdata + static_cast<size_t>(o) * wbytes, wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
         }
       }
+      for (; o < o1; ++o) {
+        kernel.fn(wdata + static_cast<size_t>(o) * wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
+      }
       if (bias != nullptr) {
-        for (int64_t r = 0; r < rows; ++r) {
-          for (int64_t o = o0; o < o1; ++o) out.data[r * out.cols + o] += bias[o];
+        for (int64_t rr = r; rr < r + nr; ++rr) {
+          for (int64_t oo = o0; oo < o1; ++oo) out.data[rr * out.cols + oo] += bias[oo];
         }
       }
     }
-  }, grain);
+  };
+  const int64_t units = n_chunks * n_blocks;
+  if (rows * k * w.rows < kMinParallelMacs || pool.size() == 1) {
+    for (int64_t u = 0; u < units; ++u) do_unit(u);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  pool.parallel_for(pool.size(), [&](int64_t, int64_t, unsigned) {
+    for (int64_t u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) do_unit(u);
+  });
 }
 
 }  // namespace vellum::backend::cpu

@@ -371,7 +371,7 @@ MatmulKernel zmm_kernel(TensorType type) {
     case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q8_0T>};
     case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q2_KT>};
     case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q3_KT>};
-    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true, quant_tile_zmm2<Q45_KT<false>>};
+    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true};
     case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256, true, quant_tile_zmm2<Q45_KT<true>>};
     case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q6_KT>};
     default: return {};

@@ -1,0 +1,503 @@
+#include "backend/cuda/cuda_backend.h"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_util.h"
+#include "core/error.h"
+
+namespace vellum::backend {
+
+using cuda::check;
+
+namespace {
+
+constexpr size_t kAlign = 256;
+constexpr size_t kScratchChunk = size_t(64) << 20;
+constexpr size_t kUploadChunk = size_t(32) << 20;
+constexpr int64_t kMaxGridY = 65535;
+// Elements of a dequantized BF16 weight tile for the GEMM path (64 MiB) and f32 floats of attention
+// partials per launch (256 MiB): bounded workspaces whatever the matrix or batch.
+constexpr int64_t kWeightTileElems = int64_t(32) << 20;
+constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
+
+size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Per-pair frequencies and cos/sin magnitude, the same double arithmetic as the CPU backend's
+// rope_angles (cpu_backend.cpp); the CUDA check compares the two on every scaling mode.
+cuda::RopeParams rope_params(const RopeConfig& rope) {
+  cuda::RopeParams p{};
+  const uint32_t half = rope.dims / 2;
+  if (half > uint32_t(cuda::kMaxRopePairs)) throw_error("CUDA backend: RoPE over {} dims (at most {})", rope.dims, 2 * cuda::kMaxRopePairs);
+  p.half = static_cast<int>(half);
+  p.interleaved = rope.order == RopeOrder::Interleaved ? 1 : 0;
+  p.magnitude = 1.0;
+  const double base = rope.base;
+  for (uint32_t i = 0; i < half; ++i) {
+    double f = std::pow(base, -2.0 * i / rope.dims);
+    if (!rope.freq_factors.empty()) f /= rope.freq_factors[i];
+    p.inv_freq[i] = f;
+  }
+  if (rope.scaling == RopeScaling::Linear) {
+    for (uint32_t i = 0; i < half; ++i) p.inv_freq[i] /= rope.factor;
+  } else if (rope.scaling == RopeScaling::Yarn && rope.factor != 1.0f) {
+    const double dims = rope.dims, orig = rope.original_context;
+    auto corr_dim = [&](double rotations) { return dims * std::log(orig / (rotations * 2.0 * M_PI)) / (2.0 * std::log(base)); };
+    const double low = std::max(0.0, std::floor(corr_dim(rope.yarn_beta_fast)));
+    const double high = std::min(dims - 1, std::ceil(corr_dim(rope.yarn_beta_slow)));
+    for (uint32_t i = 0; i < half; ++i) {
+      const double y = (i - low) / std::max(0.001, high - low);
+      const double extrapolate = 1.0 - std::clamp(y, 0.0, 1.0);
+      const double extrapolated = p.inv_freq[i];
+      const double interpolated = extrapolated / rope.factor;
+      p.inv_freq[i] = interpolated * (1.0 - extrapolate) + extrapolated * extrapolate;
+    }
+    p.magnitude = rope.yarn_attn_factor * (1.0 + 0.1 * std::log(rope.factor));
+  }
+  return p;
+}
+
+}  // namespace
+
+struct CudaBackend::Impl {
+  int device = 0;
+  std::string device_name;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  // Token rows up to which matmul uses the GEMV kernels. Plain types go to cuBLAS from 2 rows on
+  // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic). Quantized types go to
+  // dequantize + cuBLAS from 3 rows: on llama3-8b Q8_0 the 8-row GEMV step took 66 ms, the
+  // dequantizing path 29 ms at 32 rows (docs/cuda.md); 2 rows is a guess between the two.
+  int gemv_max_rows_plain = 1;
+  int gemv_max_rows_quant = 2;
+
+  std::vector<void*> weights;
+  size_t weight_bytes = 0;
+  cuda::PinnedStaging upload_staging[2];
+
+  // Scratch: bump allocation in chunks; release folds them into one chunk of the total size.
+  struct Chunk {
+    void* ptr;
+    size_t size;
+  };
+  std::vector<Chunk> chunks;
+  size_t chunk_used = 0;  // in chunks.back()
+
+  // KV pool (f32, block-major).
+  kv::KvLayout layout;
+  uint32_t num_blocks = 0;
+  float* pool = nullptr;
+  int64_t block_floats = 0;
+  std::vector<int64_t> k_off, v_off;
+
+  // The current step on the device.
+  cuda::PinnedStaging step_staging, gather_staging;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp;
+  int64_t n_tokens = 0;
+  int32_t* d_tokens = nullptr;
+  int32_t* d_positions = nullptr;
+  int64_t* d_slots = nullptr;
+  int32_t* d_row_ctx = nullptr;
+  int32_t* d_row_table = nullptr;
+  int32_t* d_tables = nullptr;
+  int64_t n_slots = 0;
+  int32_t max_ctx = 0;
+
+  void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
+  void launched(cudaError_t rc, const char* op) const { check(rc, op); }
+
+  void free_chunks() {
+    for (const Chunk& c : chunks) (void)cudaFree(c.ptr);
+    chunks.clear();
+    chunk_used = 0;
+  }
+};
+
+CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (device < 0 || device >= count) throw_error("CUDA backend: device {} does not exist ({} visible)", device, count);
+  Impl& m = *impl_;
+  m.device = device;
+  m.use_device();
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  if (prop.major < 8) throw_error("CUDA backend: {} is compute capability {}.{}; this build targets sm_90", prop.name, prop.major, prop.minor);
+  m.device_name = prop.name;
+  check(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cublasCreate(&m.blas), "cublasCreate");
+  check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
+  check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
+}
+
+CudaBackend::~CudaBackend() {
+  Impl& m = *impl_;
+  (void)cudaSetDevice(m.device);
+  if (m.stream != nullptr) (void)cudaStreamSynchronize(m.stream);
+  for (void* w : m.weights) (void)cudaFree(w);
+  m.free_chunks();
+  if (m.pool != nullptr) (void)cudaFree(m.pool);
+  if (m.blas != nullptr) (void)cublasDestroy(m.blas);
+  if (m.stream != nullptr) (void)cudaStreamDestroy(m.stream);
+}
+
+std::string CudaBackend::name() const { return fmt::format("cuda:{} ({})", impl_->device, impl_->device_name); }
+
+size_t CudaBackend::weight_bytes() const { return impl_->weight_bytes; }
+void CudaBackend::set_gemv_max_rows(int rows) {
+  impl_->gemv_max_rows_plain = impl_->gemv_max_rows_quant = std::clamp(rows, 0, cuda::kMaxGemvRows);
+}
+
+// ---- memory -------------------------------------------------------------------------------------
+
+Weight CudaBackend::upload_weight(const std::string& name, TensorType type, int64_t cols, int64_t rows,
+                                  std::span<const uint8_t> bytes) {
+  Impl& m = *impl_;
+  m.use_device();
+  if (!cuda::kernel_supports(type)) {
+    throw_error("weight {}: type {} is not supported by the CUDA backend", name, tensor_type_name(type));
+  }
+  if (cols <= 0 || rows <= 0 || cols % traits(type).block_elements != 0) {
+    throw_error("weight {}: {} x {} is not a whole number of {} blocks", name, rows, cols, tensor_type_name(type));
+  }
+  const uint64_t expected = row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<uint64_t>(rows);
+  if (bytes.size() != expected) throw_error("weight {}: {} bytes, expected {}", name, bytes.size(), expected);
+  const bool repack = cuda::needs_repack(type);
+  const size_t device_bytes = repack ? cuda::device_row_bytes(type, cols) * size_t(rows) : bytes.size();
+  void* final_ptr = cuda::device_alloc(device_bytes, "weight " + name);
+  m.weights.push_back(final_ptr);
+  m.weight_bytes += bytes.size();  // GGUF bytes: what a decode step must read (padding is not read)
+  void* d = repack ? m.repack_tmp.ensure(bytes.size(), "weight repacking") : final_ptr;
+  // Through two pinned buffers, so the memcpy of one chunk overlaps the DMA of the other.
+  for (size_t off = 0, i = 0; off < bytes.size(); off += kUploadChunk, ++i) {
+    const size_t n = std::min(kUploadChunk, bytes.size() - off);
+    cuda::PinnedStaging& s = m.upload_staging[i % 2];
+    std::memcpy(s.acquire(n), bytes.data() + off, n);
+    s.upload(static_cast<uint8_t*>(d) + off, n, m.stream);
+  }
+  if (repack) m.launched(cuda::launch_repack(type, d, rows, cols, final_ptr, m.stream), "repack kernel");
+  return Weight{name, type, cols, rows, final_ptr};
+}
+
+Tensor CudaBackend::scratch(int64_t rows, int64_t cols) {
+  Impl& m = *impl_;
+  if (rows < 0 || cols < 0) throw_error("CUDA backend: scratch of {} x {}", rows, cols);
+  const size_t bytes = round_up(sizeof(float) * static_cast<size_t>(std::max<int64_t>(1, rows * cols)), kAlign);
+  if (m.chunks.empty() || m.chunk_used + bytes > m.chunks.back().size) {
+    m.use_device();
+    const size_t size = std::max(kScratchChunk, bytes);
+    m.chunks.push_back({cuda::device_alloc(size, "activation scratch"), size});
+    m.chunk_used = 0;
+  }
+  float* p = reinterpret_cast<float*>(static_cast<uint8_t*>(m.chunks.back().ptr) + m.chunk_used);
+  m.chunk_used += bytes;
+  return Tensor{p, rows, cols};
+}
+
+void CudaBackend::release_scratch() {
+  Impl& m = *impl_;
+  if (m.chunks.size() > 1) {  // fold into one chunk that holds a whole step next time
+    size_t total = 0;
+    for (const auto& c : m.chunks) total += c.size;
+    check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
+    m.free_chunks();
+    m.chunks.push_back({cuda::device_alloc(total, "activation scratch"), total});
+  }
+  m.chunk_used = 0;
+}
+
+void CudaBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
+  Impl& m = *impl_;
+  m.use_device();
+  layout.validate();
+  std::vector<int64_t> k_off, v_off;
+  for (uint32_t l = 0; l < layout.layers.size(); ++l) {
+    const auto& s = layout.layers[l];
+    if (s.type != TensorType::F32) throw_error("CUDA backend: KV type {} is not supported (F32 only)", tensor_type_name(s.type));
+    if (s.head_dim_k != s.head_dim_v) throw_error("CUDA backend: K and V head sizes differ in layer {}", l);
+    k_off.push_back(static_cast<int64_t>(layout.k_offset(l) / sizeof(float)));
+    v_off.push_back(static_cast<int64_t>(layout.v_offset(l) / sizeof(float)));
+  }
+  if (m.pool != nullptr) {
+    check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
+    check(cudaFree(m.pool), "cudaFree");
+    m.pool = nullptr;
+  }
+  const size_t bytes = layout.bytes_per_block() * num_blocks;
+  m.pool = static_cast<float*>(cuda::device_alloc(bytes, fmt::format("the KV pool ({} blocks)", num_blocks)));
+  check(cudaMemsetAsync(m.pool, 0, bytes, m.stream), "cudaMemsetAsync (KV pool)");
+  m.layout = layout;
+  m.num_blocks = num_blocks;
+  m.block_floats = static_cast<int64_t>(layout.bytes_per_block() / sizeof(float));
+  m.k_off = std::move(k_off);
+  m.v_off = std::move(v_off);
+}
+
+uint32_t CudaBackend::kv_blocks() const { return impl_->num_blocks; }
+
+void CudaBackend::read(const Tensor& t, float* host) {
+  Impl& m = *impl_;
+  m.use_device();
+  check(cudaMemcpyAsync(host, t.data, t.elements() * sizeof(float), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (read)");
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (read)");
+}
+
+void CudaBackend::write(Tensor t, const float* host) {
+  Impl& m = *impl_;
+  m.use_device();
+  check(cudaMemcpyAsync(t.data, host, t.elements() * sizeof(float), cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (write)");
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (write)");
+}
+
+void CudaBackend::fill(Tensor t, float value) {
+  impl_->launched(cuda::launch_fill(t.data, static_cast<int64_t>(t.elements()), value, impl_->stream), "fill");
+}
+
+std::vector<float> CudaBackend::read_kv_block(int32_t block) {
+  Impl& m = *impl_;
+  if (block < 0 || uint32_t(block) >= m.num_blocks) throw_error("CUDA backend: KV block {} outside the pool", block);
+  std::vector<float> out(static_cast<size_t>(m.block_floats));
+  check(cudaMemcpyAsync(out.data(), m.pool + block * m.block_floats, out.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                        m.stream),
+        "cudaMemcpyAsync (KV block)");
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
+  return out;
+}
+
+void CudaBackend::synchronize() { check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize"); }
+
+// ---- step ---------------------------------------------------------------------------------------
+
+void CudaBackend::begin_step(const StepInfo& step) {
+  Impl& m = *impl_;
+  m.use_device();
+  const size_t n = step.tokens.size();
+  if (step.positions.size() != n) throw_error("CUDA backend: {} positions for {} tokens", step.positions.size(), n);
+  if (n > size_t(kMaxGridY)) throw_error("CUDA backend: a step of {} tokens (at most {})", n, kMaxGridY);
+  std::vector<int32_t> row_ctx(n, 0), row_table(n, 0);
+  m.max_ctx = 0;
+  for (const StepSequence& s : step.sequences) {
+    if (size_t(s.q_begin) + s.q_count > n) throw_error("CUDA backend: sequence rows [{}, +{}) outside the step", s.q_begin, s.q_count);
+    if (size_t(s.table_begin) + s.table_size > step.block_tables.size()) throw_error("CUDA backend: block table outside the step");
+    const uint64_t ctx = uint64_t(s.n_past) + s.q_count;
+    if (m.layout.block_size != 0 && ctx > uint64_t(s.table_size) * m.layout.block_size) {
+      throw_error("CUDA backend: a context of {} tokens needs more than its {} blocks", ctx, s.table_size);
+    }
+    for (uint32_t t = 0; t < s.q_count; ++t) {
+      row_ctx[s.q_begin + t] = static_cast<int32_t>(s.n_past + t + 1);
+      row_table[s.q_begin + t] = static_cast<int32_t>(s.table_begin);
+    }
+    m.max_ctx = std::max<int32_t>(m.max_ctx, static_cast<int32_t>(ctx));
+  }
+  for (int32_t b : step.block_tables) {
+    if (b < 0 || uint32_t(b) >= m.num_blocks) throw_error("CUDA backend: block {} outside the pool of {}", b, m.num_blocks);
+  }
+  for (int64_t slot : step.slot_mapping) {
+    if (slot < 0 || uint64_t(slot) >= uint64_t(m.num_blocks) * m.layout.block_size) {
+      throw_error("CUDA backend: KV slot {} outside the pool", slot);
+    }
+  }
+  // One upload: [tokens][positions][row_ctx][row_table][tables] as int32, then slots as int64.
+  const size_t n32 = 4 * n + step.block_tables.size();
+  const size_t off64 = round_up(n32 * sizeof(int32_t), 8);
+  const size_t bytes = off64 + step.slot_mapping.size() * sizeof(int64_t);
+  auto* h = static_cast<uint8_t*>(m.step_staging.acquire(bytes + 8));
+  auto* h32 = reinterpret_cast<int32_t*>(h);
+  std::copy(step.tokens.begin(), step.tokens.end(), h32);
+  std::copy(step.positions.begin(), step.positions.end(), h32 + n);
+  std::copy(row_ctx.begin(), row_ctx.end(), h32 + 2 * n);
+  std::copy(row_table.begin(), row_table.end(), h32 + 3 * n);
+  std::copy(step.block_tables.begin(), step.block_tables.end(), h32 + 4 * n);
+  std::copy(step.slot_mapping.begin(), step.slot_mapping.end(), reinterpret_cast<int64_t*>(h + off64));
+  auto* d = static_cast<uint8_t*>(m.step_buf.ensure(bytes + 8, "step metadata"));
+  m.step_staging.upload(d, bytes, m.stream);
+  auto* d32 = reinterpret_cast<int32_t*>(d);
+  m.n_tokens = static_cast<int64_t>(n);
+  m.d_tokens = d32;
+  m.d_positions = d32 + n;
+  m.d_row_ctx = d32 + 2 * n;
+  m.d_row_table = d32 + 3 * n;
+  m.d_tables = d32 + 4 * n;
+  m.d_slots = reinterpret_cast<int64_t*>(d + off64);
+  m.n_slots = static_cast<int64_t>(step.slot_mapping.size());
+}
+
+// ---- ops ----------------------------------------------------------------------------------------
+
+void CudaBackend::embed(const Weight& table, Tensor out) {
+  Impl& m = *impl_;
+  if (out.rows != m.n_tokens || out.cols != table.cols) {
+    throw_error("embed: output {} x {}, expected {} x {}", out.rows, out.cols, m.n_tokens, table.cols);
+  }
+  m.launched(cuda::launch_embed(table.type, table.data, table.rows, table.cols, m.d_tokens, m.n_tokens, out.data, out.cols,
+                                m.stream),
+             "embed kernel");
+}
+
+void CudaBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) {
+  if (gain.type != TensorType::F32 || gain.cols <= 0 || x.cols % gain.cols != 0 || out.cols != x.cols || out.rows != x.rows) {
+    throw_error("rms_norm {}: gain of {} for rows of {}", gain.name, gain.cols, x.cols);
+  }
+  impl_->launched(cuda::launch_rms_norm(x.data, static_cast<const float*>(gain.data), x.rows, x.cols, gain.cols, eps,
+                                        out.data, impl_->stream),
+                  "rms_norm kernel");
+}
+
+void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias) {
+  Impl& m = *impl_;
+  if (x.cols != w.cols || out.cols != w.rows || out.rows != x.rows) {
+    throw_error("matmul {}: {} x {} input, {} x {} output for a {} x {} weight", w.name, x.rows, x.cols, out.rows, out.cols,
+                w.rows, w.cols);
+  }
+  if (bias != nullptr && (bias->type != TensorType::F32 || bias->cols != w.rows)) throw_error("matmul {}: bad bias", w.name);
+  const float* b = bias != nullptr ? static_cast<const float*>(bias->data) : nullptr;
+  const int64_t M = x.rows, N = w.rows, K = w.cols;
+  if (M == 0) return;
+  const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
+  if (M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
+    for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
+      const int nb = static_cast<int>(std::min<int64_t>(cuda::kMaxGemvRows, M - r));
+      m.launched(cuda::launch_gemv(w.type, w.data, N, K, x.data + r * x.cols, x.cols, nb, out.data + r * out.cols, out.cols,
+                                   b, m.stream),
+                 "gemv kernel");
+    }
+    return;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  if (w.type == TensorType::F32) {
+    check(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, static_cast<const float*>(w.data),
+                      int(K), x.data, int(x.cols), &zero, out.data, int(out.cols)),
+          "cublasSgemm");
+  } else {
+    void* xb = m.x_bf16.ensure(size_t(M * K) * sizeof(__nv_bfloat16), "matmul activations (bf16)");
+    m.launched(cuda::launch_f32_to_bf16(x.data, xb, M * K, m.stream), "f32_to_bf16 kernel");
+    const int64_t tile = w.type == TensorType::BF16 ? N : std::max<int64_t>(1, std::min(N, kWeightTileElems / K));
+    for (int64_t o0 = 0; o0 < N; o0 += tile) {
+      const int64_t nt = std::min(tile, N - o0);
+      const void* a = nullptr;
+      if (w.type == TensorType::BF16) {
+        a = w.data;
+      } else {
+        void* wb = m.w_bf16.ensure(size_t(nt * K) * sizeof(__nv_bfloat16), "matmul weight tile (bf16)");
+        m.launched(cuda::launch_dequant_bf16(w.type, w.data, o0, nt, K, wb, m.stream), "dequant_bf16 kernel");
+        a = wb;
+      }
+      check(cublasGemmEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(nt), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
+                         CUDA_R_16BF, int(K), &zero, out.data + o0, CUDA_R_32F, int(out.cols), CUBLAS_COMPUTE_32F,
+                         CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx (bf16)");
+    }
+  }
+  if (b != nullptr) m.launched(cuda::launch_add_bias(out.data, M, N, out.cols, b, m.stream), "add_bias kernel");
+}
+
+void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
+  Impl& m = *impl_;
+  if (head_dim == 0 || x.cols % head_dim != 0 || rope.dims > head_dim || rope.dims % 2 != 0 || x.rows != m.n_tokens) {
+    throw_error("rope: {} columns, head_dim {}, {} rotated dims, {} rows for {} tokens", x.cols, head_dim, rope.dims, x.rows,
+                m.n_tokens);
+  }
+  m.launched(cuda::launch_rope(x.data, x.rows, x.cols, static_cast<int>(head_dim), m.d_positions, rope_params(rope), m.stream),
+             "rope kernel");
+}
+
+void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
+  Impl& m = *impl_;
+  if (layer >= m.layout.layers.size()) throw_error("store_kv: layer {} of {}", layer, m.layout.layers.size());
+  const auto& s = m.layout.layers[layer];
+  const int64_t row = int64_t(s.n_kv_heads) * s.head_dim_k;
+  if (k.cols != row || v.cols != row || k.rows != m.n_slots || v.rows != m.n_slots) {
+    throw_error("store_kv: K {} x {}, V {} x {} for {} slots of {}", k.rows, k.cols, v.rows, v.cols, m.n_slots, row);
+  }
+  const cuda::KvPoolView view{m.pool, m.block_floats, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
+                              int(s.n_kv_heads), int(s.head_dim_k)};
+  m.launched(cuda::launch_store_kv(view, k.data, v.data, m.d_slots, m.n_slots, m.stream), "store_kv kernel");
+}
+
+void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
+  Impl& m = *impl_;
+  if (layer >= m.layout.layers.size()) throw_error("attention: layer {} of {}", layer, m.layout.layers.size());
+  const auto& s = m.layout.layers[layer];
+  if (shape.kv_heads != s.n_kv_heads || shape.head_dim != s.head_dim_k || shape.kv_heads == 0 ||
+      shape.heads % shape.kv_heads != 0) {
+    throw_error("attention: {} heads / {} KV heads of {} for a layer of {} KV heads of {}", shape.heads, shape.kv_heads,
+                shape.head_dim, s.n_kv_heads, s.head_dim_k);
+  }
+  if (shape.heads / shape.kv_heads > uint32_t(cuda::kMaxAttnGroup) || shape.head_dim > uint32_t(cuda::kMaxAttnHeadDim)) {
+    throw_error("attention: {} query heads per KV head of {} dims (the kernel takes at most {} of {})",
+                shape.heads / shape.kv_heads, shape.head_dim, cuda::kMaxAttnGroup, cuda::kMaxAttnHeadDim);
+  }
+  const int64_t width = int64_t(shape.heads) * shape.head_dim;
+  if (q.cols != width || out.cols != width || q.rows != m.n_tokens || out.rows != m.n_tokens) {
+    throw_error("attention: q {} x {}, out {} x {}, expected {} x {}", q.rows, q.cols, out.rows, out.cols, m.n_tokens, width);
+  }
+  if (m.max_ctx == 0) return;
+  cuda::AttnParams p;
+  p.q = q.data;
+  p.ldq = q.cols;
+  p.out = out.data;
+  p.ldo = out.cols;
+  p.kv = {m.pool, m.block_floats, m.k_off[layer], m.v_off[layer], int(m.layout.block_size), int(s.n_kv_heads),
+          int(s.head_dim_k)};
+  p.row_ctx = m.d_row_ctx;
+  p.row_table = m.d_row_table;
+  p.tables = m.d_tables;
+  p.heads = int(shape.heads);
+  p.scale = shape.scale;
+  p.max_splits = (m.max_ctx + cuda::kAttnSplit - 1) / cuda::kAttnSplit;
+  const int64_t per_row = int64_t(shape.heads) * p.max_splits * (shape.head_dim + 2);
+  const int64_t rows_per_launch = std::clamp<int64_t>(kAttnWorkspaceFloats / per_row, 1, kMaxGridY);
+  const int64_t launch_rows = std::min(rows_per_launch, q.rows);
+  auto* ws = static_cast<float*>(m.attn_ws.ensure(size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
+  p.part_acc = ws;
+  p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
+  for (int64_t r0 = 0; r0 < q.rows; r0 += launch_rows) {
+    m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, q.rows - r0), m.stream), "attention kernel");
+  }
+}
+
+void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
+  if (gate.elements() != up.elements() || out.elements() != gate.elements()) throw_error("swiglu: shapes differ");
+  impl_->launched(cuda::launch_swiglu(gate.data, up.data, out.data, int64_t(gate.elements()), impl_->stream), "swiglu kernel");
+}
+
+void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
+  if (a.elements() != b.elements() || out.elements() != a.elements()) throw_error("add: shapes differ");
+  impl_->launched(cuda::launch_add(a.data, b.data, out.data, int64_t(a.elements()), impl_->stream), "add kernel");
+}
+
+void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {
+  Impl& m = *impl_;
+  if (out.rows != int64_t(rows.size()) || out.cols != x.cols) throw_error("gather_rows: output {} x {}", out.rows, out.cols);
+  if (rows.size() > size_t(kMaxGridY)) throw_error("gather_rows: {} rows (at most {})", rows.size(), kMaxGridY);
+  for (int32_t r : rows) {
+    if (r < 0 || r >= x.rows) throw_error("gather_rows: row {} outside 0..{}", r, x.rows - 1);
+  }
+  if (rows.empty()) return;
+  const size_t bytes = rows.size() * sizeof(int32_t);
+  std::memcpy(m.gather_staging.acquire(bytes), rows.data(), bytes);
+  void* d = m.gather_buf.ensure(bytes, "gather indices");
+  m.gather_staging.upload(d, bytes, m.stream);
+  m.launched(cuda::launch_gather_rows(x.data, x.cols, static_cast<const int32_t*>(d), int64_t(rows.size()), out.data, m.stream),
+             "gather_rows kernel");
+}
+
+void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) {
+  Impl& m = *impl_;
+  m.use_device();
+  const size_t bytes = size_t(m.block_floats) * sizeof(float);
+  for (const auto& [src, dst] : pairs) {
+    if (src < 0 || dst < 0 || uint32_t(src) >= m.num_blocks || uint32_t(dst) >= m.num_blocks) {
+      throw_error("copy_blocks: block pair ({}, {}) outside the pool of {}", src, dst, m.num_blocks);
+    }
+    check(cudaMemcpyAsync(m.pool + dst * m.block_floats, m.pool + src * m.block_floats, bytes, cudaMemcpyDeviceToDevice,
+                          m.stream),
+          "cudaMemcpyAsync (copy_blocks)");
+  }
+}
+
+}  // namespace vellum::backend

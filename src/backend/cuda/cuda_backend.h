@@ -1,0 +1,62 @@
+#pragma once
+// The CUDA backend: weights, activations and the KV block pool in device memory, every op a kernel
+// on one stream (cuda_kernels.h). Matmul: fused dequantize-GEMV for up to kMaxGemvRows token rows,
+// cuBLAS above (F32: SGEMM; other types: BF16 tensor-core GEMM on dequantized weight tiles).
+// Step metadata (tokens, positions, slots, block tables) goes up once per step from pinned memory.
+// Compiled only with the CUDA toolkit (VELLUM_HAVE_CUDA); see docs/cuda.md.
+
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace vellum::backend {
+
+class CudaBackend final : public Backend {
+ public:
+  // Throws vellum::Error when the device does not exist or cannot be initialised.
+  explicit CudaBackend(int device = 0);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override;
+
+  Weight upload_weight(const std::string& name, TensorType type, int64_t cols, int64_t rows,
+                       std::span<const uint8_t> bytes) override;
+  Tensor scratch(int64_t rows, int64_t cols) override;
+  void release_scratch() override;
+  void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) override;
+  uint32_t kv_blocks() const override;
+  void read(const Tensor& t, float* host) override;
+
+  void begin_step(const StepInfo& step) override;
+
+  void embed(const Weight& table, Tensor out) override;
+  void rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) override;
+  void matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias) override;
+  void rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) override;
+  void store_kv(uint32_t layer, const Tensor& k, const Tensor& v) override;
+  void attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) override;
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor out) override;
+  void add(const Tensor& a, const Tensor& b, Tensor out) override;
+  void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) override;
+  void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) override;
+
+  // --- for tests and benchmarks ---
+  void write(Tensor t, const float* host);
+  void fill(Tensor t, float value);  // e.g. NaN, to prove an op writes every element
+  // Block `block` of the pool as raw f32 (layout: kv/kv_layout.h).
+  std::vector<float> read_kv_block(int32_t block);
+  void synchronize();
+  size_t weight_bytes() const;  // GGUF bytes of the uploaded weights
+  // Rows at or below which matmul uses the GEMV kernels for every type (cuBLAS above); by default
+  // 1 for F32/F16/BF16 and 2 for quantized weights. The check sets 8 to test the GEMV path.
+  void set_gemv_max_rows(int rows);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vellum::backend

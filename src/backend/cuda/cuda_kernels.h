@@ -1,0 +1,99 @@
+#pragma once
+// Launchers of the CUDA backend's kernels (cuda_kernels.cu). Plain C++17 types only, so the host
+// side (cuda_backend.cpp, C++20) and nvcc share this header. Every launcher enqueues on `stream`
+// and returns the launch status; the caller checks it.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+// Weight types the kernels decode (dequantization bit-identical to quant/dequantize_row).
+bool kernel_supports(TensorType type);
+
+// Types stored in a different layout on the device (Q8_0: scales apart from quants; Q6_K: blocks
+// padded to 16 bytes; see dequant.cuh): upload the GGUF rows, then launch_repack into
+// device_row_bytes(type, k) * rows.
+inline bool needs_repack(TensorType type) { return type == TensorType::Q8_0 || type == TensorType::Q6_K; }
+size_t device_row_bytes(TensorType type, int64_t k);
+cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_t k, void* dst, cudaStream_t stream);
+
+// out[b][o] = Σ_k x[b][k] W[o][k] (+ bias[o]) for b < nb ≤ kMaxGemvRows: one warp per output
+// feature, the weight read once for all nb rows, f32 arithmetic on the exact dequantized values.
+inline constexpr int kMaxGemvRows = 8;
+cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int nb,
+                        float* out, int64_t ldo, const float* bias, cudaStream_t stream);
+
+// dst[r][k] (bf16, row-major, rows [row0, row0 + rows)) = dequantized W rows.
+cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, int64_t rows, int64_t k, void* dst,
+                                cudaStream_t stream);
+cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream);
+// out[r][o] += bias[o]
+cudaError_t launch_add_bias(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias, cudaStream_t stream);
+
+// out[i] = dequantized row tokens[i] of the table.
+cudaError_t launch_embed(TensorType type, const void* table, int64_t vocab, int64_t cols, const int32_t* tokens,
+                         int64_t n, float* out, int64_t ldo, cudaStream_t stream);
+
+// RMSNorm over groups of `group` columns; out may alias x.
+cudaError_t launch_rms_norm(const float* x, const float* gain, int64_t rows, int64_t cols, int64_t group, float eps,
+                            float* out, cudaStream_t stream);
+
+// The host computes the per-pair frequencies in double exactly as the CPU backend does.
+inline constexpr int kMaxRopePairs = 256;
+struct RopeParams {
+  double inv_freq[kMaxRopePairs];
+  double magnitude;
+  int half;
+  int interleaved;
+};
+cudaError_t launch_rope(float* x, int64_t rows, int64_t cols, int head_dim, const int32_t* positions,
+                        const RopeParams& p, cudaStream_t stream);
+
+// K and V rows into their slots of an f32 block-major pool.
+struct KvPoolView {
+  float* pool = nullptr;
+  int64_t block_floats = 0;  // floats per block (all layers)
+  int64_t k_off = 0, v_off = 0;  // floats inside a block for this layer
+  int block_size = 0;
+  int kv_heads = 0, head_dim = 0;
+};
+cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v, const int64_t* slots, int64_t n,
+                            cudaStream_t stream);
+
+// Paged attention: each query row r attends to positions [0, row_ctx[r]) of its sequence, read
+// through its block table (tables + row_table[r]). Contexts are split into fixed spans of
+// kAttnSplit positions (one thread block each, all heads of a KV group sharing each K/V tile);
+// a second kernel merges the spans. The split depends on positions only, never on the batch.
+inline constexpr int kAttnSplit = 128;
+inline constexpr int kMaxAttnGroup = 16;    // query heads per KV head
+inline constexpr int kMaxAttnHeadDim = 256;
+struct AttnParams {
+  const float* q = nullptr;
+  int64_t ldq = 0;
+  float* out = nullptr;
+  int64_t ldo = 0;
+  KvPoolView kv;
+  const int32_t* row_ctx = nullptr;
+  const int32_t* row_table = nullptr;
+  const int32_t* tables = nullptr;
+  int heads = 0;
+  float scale = 1.0f;
+  int max_splits = 0;
+  float* part_acc = nullptr;  // [rows][heads][max_splits][head_dim]
+  float* part_ml = nullptr;   // [rows][heads][max_splits][2]
+};
+// Rows [row0, row0 + rows).
+cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);
+
+cudaError_t launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+cudaError_t launch_add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
+cudaError_t launch_gather_rows(const float* x, int64_t cols, const int32_t* rows, int64_t n, float* out,
+                               cudaStream_t stream);
+cudaError_t launch_fill(float* p, int64_t n, float value, cudaStream_t stream);
+
+}  // namespace vellum::cuda

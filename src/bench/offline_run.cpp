@@ -1,0 +1,96 @@
+#include "bench/offline_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "core/error.h"
+
+namespace vellum::bench {
+namespace {
+using Clock = std::chrono::steady_clock;
+double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+}  // namespace
+
+OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64_t salt, uint64_t kv_bytes_per_block) {
+  if (uint64_t(pt.prompt) + pt.generate > loaded.context())
+    throw_error("-p {} + -n {} exceed the context of {} tokens (give -c)", pt.prompt, pt.generate, loaded.context());
+  const uint32_t vocab = loaded.tokenizer().vocab_size();
+  std::mt19937_64 rng(salt);
+  std::vector<std::shared_ptr<engine::RequestHandle>> handles;
+  std::vector<engine::Request> requests(pt.batch);
+  for (auto& req : requests) {
+    // Random ids (control tokens included, harmless to the forward pass) make every prompt distinct.
+    req.prompt.resize(pt.prompt);
+    for (auto& t : req.prompt) t = static_cast<int32_t>(rng() % vocab);
+    req.max_tokens = pt.generate;
+    req.ignore_eos = true;
+    req.sampling.temperature = 0;
+  }
+  std::vector<Clock::time_point> first(pt.batch), last(pt.batch);
+  std::vector<std::vector<Clock::time_point>> stamps(pt.batch);  // arrival of every token
+  std::atomic<uint64_t> peak_blocks{0};
+  std::mutex error_mutex;
+  std::string error;
+  auto note_kv = [&] {
+    const uint64_t used = loaded.engine().kv_stats().blocks_used;
+    uint64_t seen = peak_blocks.load();
+    while (used > seen && !peak_blocks.compare_exchange_weak(seen, used)) {
+    }
+  };
+  // KV use is sampled at every event and, so that a reader descheduled on a busy machine misses no
+  // peak, every millisecond by a thread of its own.
+  std::atomic<bool> running{true};
+  std::thread sampler([&] {
+    while (running.load()) {
+      note_kv();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  const auto start = Clock::now();
+  for (auto& req : requests) handles.push_back(loaded.engine().submit(std::move(req)));
+  std::vector<std::thread> readers;
+  for (uint32_t i = 0; i < pt.batch; ++i) {
+    readers.emplace_back([&, i] {
+      bool got_first = false;
+      while (auto e = handles[i]->next()) {
+        const auto now = Clock::now();
+        if (!got_first && !e->tokens.empty()) first[i] = now, got_first = true;
+        last[i] = now;
+        stamps[i].insert(stamps[i].end(), e->tokens.size(), now);
+        note_kv();
+        if (e->finish == engine::FinishReason::Error || e->finish == engine::FinishReason::Aborted) {
+          std::lock_guard lock(error_mutex);
+          error = e->error.empty() ? "request aborted" : e->error;
+        }
+      }
+      if (!got_first) first[i] = last[i] = Clock::now();
+    });
+  }
+  for (auto& t : readers) t.join();
+  running = false;
+  sampler.join();
+  if (!error.empty()) throw_error("bench request failed: {}", error);
+  const auto all_first = *std::max_element(first.begin(), first.end());
+  const auto end = *std::max_element(last.begin(), last.end());
+  OfflineResult r;
+  r.total_s = secs(start, end);
+  const double prefill_s = std::max(secs(start, all_first), 1e-9);
+  r.prefill_tok_s = double(pt.batch) * pt.prompt / prefill_s;
+  r.decode_tok_s = double(pt.batch) * pt.generate / std::max(r.total_s, 1e-9);
+  // Steady state: every sequence is past its prompt; count the tokens that arrived after that.
+  uint64_t steady_tokens = 0;
+  for (const auto& s : stamps) steady_tokens += std::count_if(s.begin(), s.end(), [&](auto t) { return t > all_first; });
+  const double steady_s = secs(all_first, end);
+  r.steady_tok_s = steady_s > 0 ? double(steady_tokens) / steady_s : 0;
+  double ttft = 0;
+  for (const auto& f : first) ttft += secs(start, f);
+  r.ttft_ms = ttft / pt.batch * 1000;
+  r.peak_kv_bytes = peak_blocks.load() * kv_bytes_per_block;
+  return r;
+}
+
+}  // namespace vellum::bench

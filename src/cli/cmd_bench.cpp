@@ -1,0 +1,139 @@
+// vellum bench -m FILE -p 512,2048 -n 128 -b 1,8,32 [-r 3]: offline (in-process) speed over a grid of
+// prompt lengths × generated lengths × concurrent sequences: prefill, decode and steady-state decode
+// tok/s, time to first token and peak KV bytes, mean ± stddev over repetitions; a table, --json or
+// --csv on stdout, a progress bar on stderr and an optional gnuplot SVG.
+
+#include <cmath>
+#include <cstdio>
+
+#include "app/engine_options.h"
+#include "app/loaded_engine.h"
+#include "bench/bench_plot.h"
+#include "bench/grid.h"
+#include "bench/offline_run.h"
+#include "bench/progress.h"
+#include "bench/stats.h"
+#include "bench/table.h"
+#include "cli/command.h"
+#include "core/error.h"
+#include "gguf/gguf_file.h"
+#include "model/hparams.h"
+
+namespace vellum::cli {
+namespace {
+
+struct BenchOptions {
+  app::EngineOptions engine;
+  std::string prompts = "512", gens = "128", batches = "1";
+  uint32_t reps = 3;
+  bool json = false, csv = false, progress = false, no_warmup = false;
+  std::string plot;
+};
+
+// KV bytes per block as the engine lays it out (F32 K and V for every layer; model::Transformer::kv_layout).
+uint64_t kv_bytes_per_token(const model::HParams& hp) { return uint64_t(hp.layers) * 2 * hp.kv_dim() * 4; }
+
+void bench(BenchOptions o) {
+  if (o.json && o.csv) throw_error("give at most one of --json and --csv");
+  const auto ps = bench::parse_list(o.prompts, "-p/--n-prompt");
+  const auto ns = bench::parse_list(o.gens, "-n/--n-gen");
+  const auto bs = bench::parse_list(o.batches, "-b/--batch", false, 4096);
+  const auto grid = bench::make_grid(ps, ns, bs);
+  const uint32_t max_p = *std::max_element(ps.begin(), ps.end()), max_n = *std::max_element(ns.begin(), ns.end()),
+                 max_b = *std::max_element(bs.begin(), bs.end());
+
+  // Size the engine for the largest point unless the flags say otherwise: every sequence of the
+  // biggest batch runs at once with its whole context in the KV pool, so nothing is preempted.
+  const auto file = gguf::GgufFile::open(o.engine.model);
+  const model::HParams hp = model::read_hparams(file.metadata());
+  if (o.engine.context == 0) {
+    o.engine.context = max_p + max_n;
+    if (hp.context_train != 0 && o.engine.context > hp.context_train)
+      throw_error("-p {} + -n {} exceed the model's context of {} tokens (give -c to go past it)", max_p, max_n,
+                  hp.context_train);
+  }
+  if (o.engine.max_num_seqs == 64 && max_b > 64) o.engine.max_num_seqs = max_b;
+  if (o.engine.kv_cache_mib == 0) {
+    const uint64_t blocks = uint64_t(max_b) * ((o.engine.context + o.engine.block_size - 1) / o.engine.block_size + 1);
+    const uint64_t bytes = blocks * o.engine.block_size * kv_bytes_per_token(hp);
+    o.engine.kv_cache_mib = static_cast<uint32_t>((bytes + (1u << 20) - 1) >> 20);
+  }
+  auto loaded = app::LoadedEngine::load(o.engine);
+  std::fprintf(stderr, "bench: %s\n", loaded->summary().c_str());
+  const uint64_t block_bytes = kv_bytes_per_token(hp) * loaded->config().block_size;
+
+  if (!o.no_warmup) bench::run_offline(*loaded, {std::min<uint32_t>(max_p, 16), 4, 1}, 0, block_bytes);
+
+  bench::Table table;
+  table.columns = {"batch", "prompt", "generate", "reps", "prefill_tok_s", "prefill_sd", "decode_tok_s", "decode_sd",
+                   "steady_tok_s", "steady_sd", "ttft_ms", "ttft_sd", "peak_kv_mib"};
+  nlohmann::json samples = nlohmann::json::array();  // every repetition, for --json
+  bench::ProgressBar bar(grid.size() * o.reps, o.progress || bench::ProgressBar::stderr_is_tty());
+  size_t done = 0;
+  for (const auto& pt : grid) {
+    std::vector<double> pre, dec, steady, ttft;
+    uint64_t peak = 0;
+    for (uint32_t r = 0; r < o.reps; ++r) {
+      bar.update(done, fmt::format("b={} p={} n={} rep {}", pt.batch, pt.prompt, pt.generate, r + 1));
+      const auto res = bench::run_offline(*loaded, pt, (uint64_t(done) + 1) * 0x9E3779B97F4A7C15ull, block_bytes);
+      pre.push_back(res.prefill_tok_s);
+      dec.push_back(res.decode_tok_s);
+      steady.push_back(res.steady_tok_s);
+      ttft.push_back(res.ttft_ms);
+      peak = std::max(peak, res.peak_kv_bytes);
+      ++done;
+    }
+    const auto a = bench::summarize(pre), b = bench::summarize(dec), c = bench::summarize(steady),
+               d = bench::summarize(ttft);
+    samples.push_back({{"batch", pt.batch}, {"prompt", pt.prompt}, {"generate", pt.generate}, {"prefill_tok_s", pre},
+                       {"decode_tok_s", dec}, {"steady_tok_s", steady}, {"ttft_ms", ttft}});
+    table.rows.push_back({int64_t(pt.batch), int64_t(pt.prompt), int64_t(pt.generate), int64_t(o.reps), a.mean,
+                          a.stddev, b.mean, b.stddev, c.mean, c.stddev, d.mean, d.stddev,
+                          double(peak) / double(1u << 20)});
+  }
+  bar.update(done, "done");
+  bar.finish();
+
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = loaded->model_name();
+    j["engine"] = app::describe(o.engine);
+    j["summary"] = loaded->summary();
+    j["results"] = table.to_json();
+    j["samples"] = samples;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else if (o.csv) {
+    std::printf("%s", table.to_csv().c_str());
+  } else {
+    std::printf("model: %s\nengine: %s\n\n%s", loaded->model_name().c_str(), app::describe(o.engine).c_str(),
+                table.to_text().c_str());
+  }
+  std::fflush(stdout);
+  if (!o.plot.empty()) {
+    bench::plot_svg(table, o.plot, fmt::format("vellum bench: {} ({})", loaded->model_name(), app::describe(o.engine)));
+    std::fprintf(stderr, "bench: wrote %s\n", o.plot.c_str());
+  }
+}
+
+const CommandRegistration registration("", [](CLI::App& parent) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "bench",
+      "Offline speed over a grid: -p prompt lengths × -n generated lengths × -b concurrent sequences.\n"
+      "Note: -b is the number of sequences run at once (not llama-bench's logical batch size); the engine's\n"
+      "token budget per step is --max-num-batched-tokens.");
+  app::add_engine_options(*cmd, o->engine, true, /*batch_aliases=*/false);
+  cmd->add_option("-p,--n-prompt", o->prompts, "Prompt lengths in tokens, comma-separated")->capture_default_str();
+  cmd->add_option("-n,--n-gen", o->gens, "Generated tokens per sequence, comma-separated")->capture_default_str();
+  cmd->add_option("-b,--batch", o->batches, "Concurrent sequences, comma-separated")->capture_default_str();
+  cmd->add_option("-r,--repetitions", o->reps, "Repetitions of each point")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--csv", o->csv, "Print CSV");
+  cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
+  cmd->add_flag("--no-warmup", o->no_warmup, "Skip the short warm-up run");
+  cmd->add_option("--plot", o->plot, "Also draw tok/s against -b into this SVG file (needs gnuplot)");
+  cmd->callback([o] { bench(*o); });
+});
+
+}  // namespace
+}  // namespace vellum::cli

@@ -1,0 +1,714 @@
+// vellum_cuda_check: runs every backend op on the GPU and on the CPU backend with the same random
+// inputs of realistic sizes and prints a pass/fail table of measured errors against stated bounds.
+// GPU outputs are poisoned with NaN before each op, so an element an op fails to write fails the
+// check. Matmul is also checked against an f64 reference on the exactly dequantized weights.
+// `--bench` adds timings (copy bandwidth, BF16 GEMM, paged decode attention; with --model, decode
+// tok/s of a GGUF at batch 1). Exit status 1 when any check fails. See docs/cuda.md.
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_util.h"
+#include "core/error.h"
+#include "engine/batch.h"
+#include "gguf/gguf_file.h"
+#include "model/transformer.h"
+#include "quant/quant.h"
+
+namespace {
+
+using namespace vellum;
+using backend::CpuBackend;
+using backend::CudaBackend;
+using backend::Tensor;
+using backend::Weight;
+
+struct Row {
+  std::string name;
+  double err;
+  double bound;
+  bool pass;
+  std::string note;
+};
+std::vector<Row> g_rows;
+
+std::mt19937 g_rng(12345);
+
+std::vector<float> randn(size_t n, float scale = 1.0f) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g_rng);
+  return v;
+}
+
+// max |got - ref| / max |ref|; NaN (an unwritten, poisoned element) makes it infinite.
+double rel_err(const std::vector<float>& got, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num = std::max(num, std::fabs(double(got[i]) - ref[i]));
+    den = std::max(den, std::fabs(ref[i]));
+  }
+  return den == 0 ? num : num / den;
+}
+double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
+  return rel_err(got, std::vector<double>(ref.begin(), ref.end()));
+}
+
+void record(const std::string& name, double err, double bound, const std::string& note = "") {
+  g_rows.push_back({name, err, bound, err <= bound, note});
+  std::fprintf(stderr, "%-44s err %.3g (bound %.0e) %s %s\n", name.c_str(), err, bound, err <= bound ? "PASS" : "FAIL",
+               note.c_str());
+}
+
+// Both backends with the same tensors.
+struct Pair {
+  CpuBackend cpu;
+  CudaBackend gpu;
+  Pair() : cpu(0), gpu(0) {}
+
+  struct T2 {
+    Tensor c, g;
+  };
+  T2 tensor(const std::vector<float>& host, int64_t rows, int64_t cols) {
+    T2 t{cpu.scratch(rows, cols), gpu.scratch(rows, cols)};
+    std::memcpy(t.c.data, host.data(), host.size() * sizeof(float));
+    gpu.write(t.g, host.data());
+    return t;
+  }
+  T2 output(int64_t rows, int64_t cols) {
+    T2 t{cpu.scratch(rows, cols), gpu.scratch(rows, cols)};
+    std::fill(t.c.data, t.c.data + t.c.elements(), NAN);
+    gpu.fill(t.g, NAN);
+    return t;
+  }
+  std::vector<float> get_cpu(const Tensor& t) { return std::vector<float>(t.data, t.data + t.elements()); }
+  std::vector<float> get_gpu(const Tensor& t) {
+    std::vector<float> v(t.elements());
+    gpu.read(t, v.data());
+    return v;
+  }
+  struct W2 {
+    Weight c, g;
+  };
+  W2 weight(const std::string& name, TensorType type, int64_t cols, int64_t rows, const std::vector<uint8_t>& bytes) {
+    return {cpu.upload_weight(name, type, cols, rows, bytes), gpu.upload_weight(name, type, cols, rows, bytes)};
+  }
+  void begin_step(const backend::StepInfo& s) {
+    cpu.begin_step(s);
+    gpu.begin_step(s);
+  }
+};
+
+// Host bytes of a random weight of `type` (quantized from normal floats) and its exact f32 values.
+struct HostWeight {
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;
+};
+HostWeight make_weight(TensorType type, int64_t rows, int64_t cols, float scale = 0.05f) {
+  HostWeight w;
+  const std::vector<float> src = randn(size_t(rows * cols), scale);
+  const size_t rb = row_bytes(type, uint64_t(cols));
+  w.bytes.resize(rb * rows);
+  w.values.resize(size_t(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    if (type == TensorType::F32) {
+      std::memcpy(w.bytes.data() + r * rb, src.data() + r * cols, rb);
+    } else {
+      quant::quantize_row(type, src.data() + r * cols, w.bytes.data() + r * rb, cols);
+    }
+    if (type == TensorType::F32) {
+      std::memcpy(w.values.data() + r * cols, src.data() + r * cols, rb);
+    } else {
+      quant::dequantize_row(type, w.bytes.data() + r * rb, w.values.data() + r * cols, cols);
+    }
+  }
+  return w;
+}
+
+void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vector<int64_t>& batches, bool bias) {
+  const HostWeight hw = make_weight(type, n, k);
+  auto w = p.weight("w", type, k, n, hw.bytes);
+  std::vector<float> bias_v;
+  std::vector<uint8_t> bb;  // outlives the CPU weight, which uses the bytes in place
+  Pair::W2 b{};
+  if (bias) {
+    bias_v = randn(size_t(n));
+    bb.resize(bias_v.size() * 4);
+    std::memcpy(bb.data(), bias_v.data(), bb.size());
+    b = p.weight("b", TensorType::F32, n, 1, bb);
+  }
+  for (int64_t m : batches) {
+    const std::vector<float> xv = randn(size_t(m * k));
+    auto x = p.tensor(xv, m, k);
+    auto out = p.output(m, n);
+    p.cpu.matmul(w.c, x.c, out.c, bias ? &b.c : nullptr);
+    p.gpu.matmul(w.g, x.g, out.g, bias ? &b.g : nullptr);
+    std::vector<double> ref(size_t(m * n));
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t o = 0; o < n; ++o) {
+        double s = bias ? bias_v[o] : 0.0;
+        for (int64_t i = 0; i < k; ++i) s += double(xv[r * k + i]) * hw.values[o * k + i];
+        ref[r * n + o] = s;
+      }
+    }
+    const bool gemv = m <= cuda::kMaxGemvRows;
+    const double bound = gemv || type == TensorType::F32 ? 1e-5 : 1e-2;
+    const double cpu_err = rel_err(p.get_cpu(out.c), ref);
+    record(fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
+                       gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
+           rel_err(p.get_gpu(out.g), ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
+  }
+}
+
+void check_embed(Pair& p, TensorType type, int64_t vocab, int64_t dim) {
+  const HostWeight hw = make_weight(type, vocab, dim);
+  auto w = p.weight("embd", type, dim, vocab, hw.bytes);
+  std::vector<int32_t> tokens;
+  std::uniform_int_distribution<int32_t> d(0, int32_t(vocab - 1));
+  for (int i = 0; i < 37; ++i) tokens.push_back(d(g_rng));
+  tokens.push_back(int32_t(vocab - 1));
+  std::vector<int32_t> pos(tokens.size(), 0);
+  p.begin_step({tokens, pos, {}, {}, {}});
+  auto out = p.output(int64_t(tokens.size()), dim);
+  p.cpu.embed(w.c, out.c);
+  p.gpu.embed(w.g, out.g);
+  record(fmt::format("embed {} {}x{} ({} tokens)", tensor_type_name(type), vocab, dim, tokens.size()),
+         rel_err(p.get_gpu(out.g), p.get_cpu(out.c)), 1e-6);
+}
+
+void check_rms_norm(Pair& p, int64_t rows, int64_t cols, int64_t group, bool in_place) {
+  const std::vector<float> xv = randn(size_t(rows * cols), 3.0f);
+  std::vector<float> gv = randn(size_t(group));
+  std::vector<uint8_t> gb(gv.size() * 4);
+  std::memcpy(gb.data(), gv.data(), gb.size());
+  auto g = p.weight("gain", TensorType::F32, group, 1, gb);
+  auto x = p.tensor(xv, rows, cols);
+  auto out = in_place ? x : p.output(rows, cols);
+  p.cpu.rms_norm(x.c, g.c, 1e-5f, out.c);
+  p.gpu.rms_norm(x.g, g.g, 1e-5f, out.g);
+  record(fmt::format("rms_norm {}x{} group {}{}", rows, cols, group, in_place ? " in place" : ""),
+         rel_err(p.get_gpu(out.g), p.get_cpu(out.c)), 1e-5);
+}
+
+void check_rope(Pair& p, const backend::RopeConfig& rc, const std::string& what, uint32_t head_dim, int64_t heads) {
+  const int64_t rows = 41;
+  std::vector<int32_t> tokens(rows, 0), pos(rows);
+  std::uniform_int_distribution<int32_t> d(0, 32767);
+  for (auto& x : pos) x = d(g_rng);
+  pos[0] = 0;
+  p.begin_step({tokens, pos, {}, {}, {}});
+  const std::vector<float> xv = randn(size_t(rows * heads * head_dim));
+  auto x = p.tensor(xv, rows, heads * head_dim);
+  p.cpu.rope(x.c, head_dim, rc);
+  p.gpu.rope(x.g, head_dim, rc);
+  record(fmt::format("rope {} head_dim {} x{} heads", what, head_dim, heads), rel_err(p.get_gpu(x.g), p.get_cpu(x.c)), 1e-5);
+}
+
+void check_elementwise(Pair& p) {
+  const int64_t rows = 37, cols = 14336;
+  const auto gv = randn(size_t(rows * cols), 2.0f), uv = randn(size_t(rows * cols), 2.0f);
+  auto g = p.tensor(gv, rows, cols), u = p.tensor(uv, rows, cols);
+  auto out = p.output(rows, cols);
+  p.cpu.swiglu(g.c, u.c, out.c);
+  p.gpu.swiglu(g.g, u.g, out.g);
+  record(fmt::format("swiglu {}x{}", rows, cols), rel_err(p.get_gpu(out.g), p.get_cpu(out.c)), 1e-5);
+  p.cpu.swiglu(g.c, u.c, g.c);
+  p.gpu.swiglu(g.g, u.g, g.g);
+  record(fmt::format("swiglu {}x{} in place", rows, cols), rel_err(p.get_gpu(g.g), p.get_cpu(g.c)), 1e-5);
+  auto a = p.tensor(gv, rows, cols);
+  auto o2 = p.output(rows, cols);
+  p.cpu.add(a.c, u.c, o2.c);
+  p.gpu.add(a.g, u.g, o2.g);
+  record(fmt::format("add {}x{}", rows, cols), rel_err(p.get_gpu(o2.g), p.get_cpu(o2.c)), 0);
+  p.cpu.add(a.c, u.c, a.c);
+  p.gpu.add(a.g, u.g, a.g);
+  record(fmt::format("add {}x{} in place", rows, cols), rel_err(p.get_gpu(a.g), p.get_cpu(a.c)), 0);
+  const std::vector<int32_t> idx = {5, 0, 36, 5, 17};
+  auto gr = p.output(int64_t(idx.size()), cols);
+  p.cpu.gather_rows(u.c, idx, gr.c);
+  p.gpu.gather_rows(u.g, idx, gr.g);
+  record("gather_rows 5 of 37 rows", rel_err(p.get_gpu(gr.g), p.get_cpu(gr.c)), 0);
+}
+
+// Paged attention over several sequences (prefill chunks, long decodes) with shuffled block tables;
+// store_kv and copy_blocks checked on the pool contents.
+void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_dim) {
+  const uint32_t bs = 16, layers = 2, layer = 1;
+  struct Seq {
+    uint32_t n_past, q;
+  };
+  const std::vector<Seq> seqs = {{0, 37}, {3000, 1}, {700, 5}, {8190, 1}, {33, 16}, {20000, 1}};
+  uint32_t need = 0;
+  for (const auto& s : seqs) need += (s.n_past + s.q + bs - 1) / bs;
+  const uint32_t num_blocks = need + 64;
+  const kv::KvLayout layout = kv::KvLayout::uniform(layers, kv_heads, head_dim, TensorType::F32, bs);
+  p.cpu.init_kv(layout, num_blocks);
+  p.gpu.init_kv(layout, num_blocks);
+  std::vector<int32_t> perm(num_blocks);
+  for (uint32_t i = 0; i < num_blocks; ++i) perm[i] = int32_t(i);
+  std::shuffle(perm.begin(), perm.end(), g_rng);
+  std::vector<std::vector<int32_t>> tables;
+  uint32_t next = 0;
+  for (const auto& s : seqs) {
+    const uint32_t nb = (s.n_past + s.q + bs - 1) / bs;
+    tables.emplace_back(perm.begin() + next, perm.begin() + next + nb);
+    next += nb;
+  }
+  const int64_t row = int64_t(kv_heads) * head_dim;
+  // Step 1: the past of every sequence goes into the pool (store_kv of many rows).
+  {
+    std::vector<int32_t> tok, pos;
+    std::vector<int64_t> slots;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      for (uint32_t t = 0; t < seqs[i].n_past; ++t) {
+        tok.push_back(0);
+        pos.push_back(int32_t(t));
+        slots.push_back(int64_t(tables[i][t / bs]) * bs + t % bs);
+      }
+    }
+    const int64_t n = int64_t(tok.size());
+    for (int64_t r0 = 0; r0 < n; r0 += 60000) {  // a step holds at most 65535 tokens
+      const int64_t r1 = std::min(n, r0 + 60000);
+      const std::vector<int32_t> t(tok.begin() + r0, tok.begin() + r1), ps(pos.begin() + r0, pos.begin() + r1);
+      const std::vector<int64_t> sl(slots.begin() + r0, slots.begin() + r1);
+      p.begin_step({t, ps, sl, {}, {}});
+      auto k = p.tensor(randn(size_t((r1 - r0) * row)), r1 - r0, row);
+      auto v = p.tensor(randn(size_t((r1 - r0) * row)), r1 - r0, row);
+      p.cpu.store_kv(layer, k.c, v.c);
+      p.gpu.store_kv(layer, k.g, v.g);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+  }
+  // Step 2: the new tokens (ragged chunks) store their K/V and attend.
+  std::vector<int32_t> tok, pos, flat;
+  std::vector<int64_t> slots;
+  std::vector<backend::StepSequence> ss;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    ss.push_back({uint32_t(tok.size()), seqs[i].q, seqs[i].n_past, uint32_t(flat.size()), uint32_t(tables[i].size())});
+    flat.insert(flat.end(), tables[i].begin(), tables[i].end());
+    for (uint32_t t = seqs[i].n_past; t < seqs[i].n_past + seqs[i].q; ++t) {
+      tok.push_back(0);
+      pos.push_back(int32_t(t));
+      slots.push_back(int64_t(tables[i][t / bs]) * bs + t % bs);
+    }
+  }
+  const int64_t n = int64_t(tok.size());
+  p.begin_step({tok, pos, slots, ss, flat});
+  auto k = p.tensor(randn(size_t(n * row)), n, row);
+  auto v = p.tensor(randn(size_t(n * row)), n, row);
+  p.cpu.store_kv(layer, k.c, v.c);
+  p.gpu.store_kv(layer, k.g, v.g);
+  // store_kv: every new slot's K and V rows, read back from the device pool, equal the CPU's.
+  double store_err = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t slot = slots[i];
+    const std::vector<float> blk = p.gpu.read_kv_block(int32_t(slot / bs));
+    for (int kv = 0; kv < 2; ++kv) {
+      const size_t off = (kv == 0 ? layout.k_offset(layer) : layout.v_offset(layer)) / 4 + size_t(slot % bs) * row;
+      const float* c = p.cpu.kv_slot(layer, kv, slot);
+      for (int64_t e = 0; e < row; ++e) store_err = std::max(store_err, double(std::fabs(blk[off + e] - c[e])));
+    }
+  }
+  record(fmt::format("store_kv {} rows into shuffled blocks", n), store_err, 0);
+  const uint32_t width = heads * head_dim;
+  auto q = p.tensor(randn(size_t(n * width)), n, width);
+  auto out = p.output(n, width);
+  const backend::AttentionShape shape{heads, kv_heads, head_dim, 1.0f / std::sqrt(float(head_dim))};
+  p.cpu.attention(layer, q.c, shape, out.c);
+  p.gpu.attention(layer, q.g, shape, out.g);
+  const std::vector<float> gpu_out = p.get_gpu(out.g);
+  record(fmt::format("attention {}q/{}kv x{} ctx<=20001, {} rows", heads, kv_heads, head_dim, n),
+         rel_err(gpu_out, p.get_cpu(out.c)), 1e-5, "6 seqs: prefill 37, chunk 16, chunk 5, decodes at 3k/8k/20k");
+  // copy_blocks: copy sequence 2's blocks to the spare ones; the copies equal the sources.
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (size_t j = 0; j < tables[2].size(); ++j) pairs.push_back({tables[2][j], perm[need + j % 64]});
+  pairs.resize(std::min<size_t>(pairs.size(), 64));
+  p.gpu.copy_blocks(pairs);
+  double copy_err = 0;
+  for (const auto& [src, dst] : pairs) {
+    const auto a = p.gpu.read_kv_block(src), b = p.gpu.read_kv_block(dst);
+    for (size_t i = 0; i < a.size(); ++i) copy_err = std::max(copy_err, double(std::fabs(a[i] - b[i])));
+  }
+  record(fmt::format("copy_blocks {} blocks", pairs.size()), copy_err, 0);
+}
+
+// ---- timings ----------------------------------------------------------------------------------
+
+double time_ms(const std::function<void()>& f, int reps) {
+  cuda::check(cudaDeviceSynchronize(), "sync");
+  f();  // warm-up
+  cuda::check(cudaDeviceSynchronize(), "sync");
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) f();
+  cuda::check(cudaDeviceSynchronize(), "sync");
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+std::vector<std::string> g_bench;
+void bench_line(const std::string& s) {
+  g_bench.push_back(s);
+  std::fprintf(stderr, "%s\n", s.c_str());
+}
+
+double bench_copy() {
+  const size_t bytes = size_t(1) << 30;
+  void* a = cuda::device_alloc(bytes, "bench");
+  void* b = cuda::device_alloc(bytes, "bench");
+  cuda::check(cudaMemset(a, 1, bytes), "memset");
+  const double ms = time_ms([&] { cuda::check(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice), "d2d"); }, 20);
+  const double d2d = 2.0 * bytes / (ms * 1e-3) / 1e9;  // read + write
+  bench_line(fmt::format("device copy (cudaMemcpy D2D 1 GiB): {:.0f} GB/s (read+write bytes / time)", d2d));
+  void* h = nullptr;
+  const size_t hbytes = size_t(256) << 20;
+  cuda::check(cudaMallocHost(&h, hbytes), "pinned");
+  const double hms = time_ms([&] { cuda::check(cudaMemcpy(a, h, hbytes, cudaMemcpyHostToDevice), "h2d"); }, 10);
+  bench_line(fmt::format("host->device (pinned 256 MiB): {:.1f} GB/s", hbytes / (hms * 1e-3) / 1e9));
+  cudaFreeHost(h);
+  cudaFree(a);
+  cudaFree(b);
+  return d2d;
+}
+
+double bench_gemm() {
+  const int n = 8192;
+  const size_t e = size_t(n) * n;
+  void* a = cuda::device_alloc(e * 2, "bench");
+  void* b = cuda::device_alloc(e * 2, "bench");
+  void* c = cuda::device_alloc(e * 2, "bench");
+  cuda::check(cudaMemset(a, 0x3c, e * 2), "memset");
+  cuda::check(cudaMemset(b, 0x3c, e * 2), "memset");
+  cublasHandle_t h;
+  cuda::check(cublasCreate(&h), "cublasCreate");
+  const float one = 1, zero = 0;
+  const double ms = time_ms(
+      [&] {
+        cuda::check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n, &zero, c,
+                                 CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                    "gemm");
+      },
+      20);
+  const double tflops = 2.0 * n * n * double(n) / (ms * 1e-3) / 1e12;
+  bench_line(fmt::format("cuBLAS BF16 GEMM 8192^3 (f32 accumulate): {:.0f} TFLOP/s", tflops));
+  cublasDestroy(h);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return tflops;
+}
+
+void bench_attention(double bw) {
+  for (uint32_t ctx : {8192u, 32768u}) {
+    for (uint32_t nseq : {1u, 8u}) {
+      CudaBackend be(0);
+      const uint32_t bs = 16, kvh = 8, hd = 128, heads = 32;
+      const uint32_t per_seq = ctx / bs;
+      const kv::KvLayout layout = kv::KvLayout::uniform(1, kvh, hd, TensorType::F32, bs);
+      be.init_kv(layout, per_seq * nseq);
+      std::vector<int32_t> tok(nseq, 0), pos(nseq, int32_t(ctx - 1)), flat;
+      std::vector<int64_t> slots;
+      std::vector<backend::StepSequence> ss;
+      for (uint32_t s = 0; s < nseq; ++s) {
+        ss.push_back({s, 1, ctx - 1, s * per_seq, per_seq});
+        for (uint32_t b = 0; b < per_seq; ++b) flat.push_back(int32_t(s * per_seq + b));
+        slots.push_back(int64_t(s * per_seq + per_seq - 1) * bs + (ctx - 1) % bs);
+      }
+      be.begin_step({tok, pos, slots, ss, flat});
+      Tensor q = be.scratch(nseq, heads * hd), out = be.scratch(nseq, heads * hd);
+      be.fill(q, 0.01f);
+      const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
+      const double ms = time_ms([&] { be.attention(0, q, shape, out); }, 50);
+      const double bytes = double(nseq) * ctx * kvh * hd * 4.0 * 2.0;  // f32 K and V
+      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, f32 KV): {:.3f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
+                             ctx, nseq, ms, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+    }
+  }
+}
+
+// Batch-1 matmul (the decode GEMV) alone: weight bytes / time.
+void bench_gemv(double bw) {
+  CudaBackend be(0);
+  for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {1024, 4096}, {4096, 14336}}) {
+      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+      std::vector<uint8_t> w(bytes);
+      for (size_t i = 0; i < bytes; ++i) w[i] = uint8_t(i * 2654435761u >> 13);
+      if (t == TensorType::BF16) {  // finite values
+        for (size_t i = 1; i < bytes; i += 2) w[i] = 0x3c;
+      }
+      const Weight wt = be.upload_weight("w", t, k, n, w);
+      Tensor x = be.scratch(1, k), out = be.scratch(1, n);
+      be.fill(x, 0.5f);
+      const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 100);
+      bench_line(fmt::format("gemv {} {}x{} batch 1: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", tensor_type_name(t), n, k,
+                             ms * 1e3, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+    }
+  }
+}
+
+void bench_model(const std::string& path, double bw, double gemm_tflops) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend be(0);
+  const auto t0 = std::chrono::steady_clock::now();
+  model::Transformer model(file, be);
+  be.synchronize();
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto& hp = model.hparams();
+  const uint32_t bs = 16, ctx = 1024;
+  be.init_kv(model.kv_layout(bs), ctx / bs);
+  std::vector<int32_t> table(ctx / bs);
+  for (uint32_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
+  engine::Batch prefill;
+  prefill.block_size = bs;
+  prefill.add_sequence(std::vector<int32_t>(16, 1), 0, table, engine::Batch::Logits::Last);
+  model.forward(prefill);
+  uint32_t n_past = 16;
+  int steps = 0;
+  const auto run_one = [&] {
+    engine::Batch b;
+    b.block_size = bs;
+    b.add_sequence({int32_t(n_past % hp.vocab)}, n_past, table, engine::Batch::Logits::Last);
+    model.forward(b);
+    ++n_past;
+    ++steps;
+  };
+  run_one();
+  const auto t1 = std::chrono::steady_clock::now();
+  const int n = 64;
+  for (int i = 0; i < n; ++i) run_one();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  // Bytes a decode step must read: every weight but the embedding table (one row of it).
+  const auto* embd = file.find_tensor("token_embd.weight");
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  const double bytes = double(be.weight_bytes()) - (tied ? 0.0 : double(file.tensor_data(*embd).size()));
+  const double floor_tps = bw / (bytes / 1e9);  // HBM bytes moved per second, as the copy measured them
+  bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s): {:.1f} tok/s; "
+                         "bandwidth floor {:.1f} tok/s -> {:.0f}%",
+                         path, bytes / 1e9, load_s, n / s, floor_tps, 100.0 * (n / s) / floor_tps));
+
+  // Prefill and many-sequence decode need a larger pool: as many 1k-context sequences as fit.
+  const kv::KvLayout layout = model.kv_layout(bs);
+  size_t free_b = 0, total_b = 0;
+  cuda::check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  be.init_kv(layout, 1);  // free the old pool first
+  const uint32_t per_seq = (1024 + 16) / bs + 1;
+  const uint64_t fit = uint64_t(double(free_b) * 0.85) / layout.bytes_per_block();
+  const uint32_t blocks = uint32_t(std::min<uint64_t>(fit, uint64_t(per_seq) * 256));
+  be.init_kv(layout, blocks);
+  std::vector<int32_t> all(blocks);
+  for (uint32_t i = 0; i < blocks; ++i) all[i] = int32_t(i);
+  // Matmul FLOPs per token: 2 x the elements of every matrix but the (untied) embedding table.
+  double params = 0;
+  for (const auto& t : file.tensors()) {
+    if (t.shape.size() != 2 || (t.name == "token_embd.weight" && !tied)) continue;
+    params += double(t.shape[0]) * double(t.shape[1]);
+  }
+  for (uint32_t T : {512u, 2048u}) {
+    if ((T + bs - 1) / bs > blocks) continue;
+    const auto once = [&] {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(std::vector<int32_t>(T, 7), 0, std::vector<int32_t>(all.begin(), all.begin() + (T + bs - 1) / bs),
+                     engine::Batch::Logits::Last);
+      model.forward(b);
+    };
+    once();
+    const auto p0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) once();
+    const double ps = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() / 3;
+    const double tflops = 2.0 * params * T / ps / 1e12;
+    bench_line(fmt::format("prefill {} tokens: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.0f}% of the measured GEMM peak", T,
+                           T / ps, tflops, 100.0 * tflops / gemm_tflops));
+  }
+  for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
+    if (uint64_t(B) * per_seq > blocks) {
+      bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
+      continue;
+    }
+    const auto step = [&] {
+      engine::Batch b;
+      b.block_size = bs;
+      for (uint32_t q = 0; q < B; ++q) {
+        b.add_sequence({int32_t(q % hp.vocab)}, 1024, std::vector<int32_t>(all.begin() + q * per_seq, all.begin() + (q + 1) * per_seq),
+                       engine::Batch::Logits::Last);
+      }
+      model.forward(b);
+    };
+    step();
+    const auto d0 = std::chrono::steady_clock::now();
+    const int reps = 10;
+    for (int i = 0; i < reps; ++i) step();
+    const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
+    bench_line(fmt::format("decode {} seqs x 1k context: {:.1f} ms/step, {:.0f} tok/s aggregate", B, ds * 1e3, B / ds));
+  }
+}
+
+// Greedy decoding of the same GGUF on the CPU and the CUDA backend: 5 prompts of 8 random token
+// ids, 64 new tokens each. Matmuls stay on the f32 GEMV path (≤ 8 rows), so the two should agree
+// unless the top two logits are closer than the kernels' ~1e-6 relative difference: at a
+// divergence the CPU's top-2 gap is printed.
+void compare_greedy(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CpuBackend cpu(0);
+  CudaBackend gpu(0);
+  gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
+  model::Transformer mc(file, cpu), mg(file, gpu);
+  const uint32_t bs = 16, ctx = 80;
+  cpu.init_kv(mc.kv_layout(bs), ctx / bs);
+  gpu.init_kv(mg.kv_layout(bs), ctx / bs);
+  std::vector<int32_t> table(ctx / bs);
+  for (uint32_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
+  const uint32_t vocab = mc.hparams().vocab;
+  std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
+  int total_match = 0;
+  for (int prompt = 0; prompt < 5; ++prompt) {
+    std::vector<int32_t> ids(8);
+    for (auto& t : ids) t = tok(g_rng);
+    uint32_t n_past = 0;
+    std::vector<int32_t> next_in = ids;
+    int matched = 0;
+    std::string note = "all 64 match";
+    for (int step = 0; step < 64; ++step) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(next_in, n_past, table, engine::Batch::Logits::Last);
+      const std::vector<float> lc = mc.forward(b), lg = mg.forward(b);
+      const auto ac = int32_t(std::max_element(lc.begin(), lc.end()) - lc.begin());
+      const auto ag = int32_t(std::max_element(lg.begin(), lg.end()) - lg.begin());
+      if (ac != ag) {
+        std::vector<float> sorted = lc;
+        std::nth_element(sorted.begin(), sorted.begin() + 1, sorted.end(), std::greater<float>());
+        note = fmt::format("diverge at token {}: cpu {} gpu {}; cpu top-2 logit gap {:.3g}, gpu-cpu logit diff at those ids {:.3g}/{:.3g}",
+                           step, ac, ag, sorted[0] - sorted[1], lg[ac] - lc[ac], lg[ag] - lc[ag]);
+        break;
+      }
+      ++matched;
+      n_past += uint32_t(next_in.size());
+      next_in = {ac};
+    }
+    total_match += matched;
+    record(fmt::format("greedy cpu vs gpu, prompt {} ({} new tokens)", prompt, matched), 64.0 - matched, 0, note);
+  }
+  std::fprintf(stderr, "greedy cpu vs gpu: %d/320 tokens match\n", total_match);
+}
+
+int run(int argc, char** argv) {
+  bool bench = false;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--bench") {
+      bench = true;
+    } else if (a == "--model" && i + 1 < argc) {
+      models.push_back(argv[++i]);
+    } else if (a == "--compare" && i + 1 < argc) {
+      compare_greedy(argv[++i]);
+    } else if (a == "--only-bench") {
+      bench = true;
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+    } else {
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--model GGUF]... [--compare GGUF]\n");
+      return 2;
+    }
+  }
+  if (g_rows.empty()) {
+    Pair p;
+    p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // rows 1..8: GEMV kernels for every type; 9+: cuBLAS
+    const std::vector<TensorType> types = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
+                                           TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                                           TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+                                           TensorType::Q6_K};
+    for (TensorType t : types) {
+      check_matmul(p, t, 4096, 512, {1, 5, 8, 40}, false);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+    check_matmul(p, TensorType::Q8_0, 2048, 1000, {3, 24}, true);
+    // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
+    check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);
+    check_matmul(p, TensorType::Q6_K, 1024, 2049, {1}, true);
+    check_matmul(p, TensorType::BF16, 1024, 4103, {1}, false);
+    check_matmul(p, TensorType::Q8_0, 1024, 3001, {1}, false);
+    check_matmul(p, TensorType::F32, 172, 64, {1, 7, 19}, true);  // a width that takes the scalar path
+    check_matmul(p, TensorType::F16, 172, 64, {2, 19}, false);
+    for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K,
+                         TensorType::Q6_K, TensorType::Q5_0}) {
+      check_embed(p, t, 1000, 2048);
+    }
+    check_rms_norm(p, 37, 4096, 4096, false);
+    check_rms_norm(p, 37, 4096, 4096, true);
+    check_rms_norm(p, 37, 32 * 128, 128, true);
+    backend::RopeConfig rc;
+    rc.dims = 128;
+    rc.base = 500000.0f;
+    check_rope(p, rc, "interleaved", 128, 32);
+    rc.order = backend::RopeOrder::Halves;
+    check_rope(p, rc, "halves", 128, 32);
+    rc.scaling = backend::RopeScaling::Yarn;
+    rc.factor = 4.0f;
+    rc.original_context = 8192;
+    check_rope(p, rc, "halves yarn x4", 128, 32);
+    rc = {};
+    rc.dims = 128;
+    rc.base = 500000.0f;
+    rc.scaling = backend::RopeScaling::Linear;
+    rc.factor = 2.0f;
+    for (int i = 0; i < 64; ++i) rc.freq_factors.push_back(1.0f + i * 0.1f);
+    check_rope(p, rc, "interleaved linear x2 + freq factors", 128, 8);
+    rc = {};
+    rc.dims = 32;
+    rc.order = backend::RopeOrder::Halves;
+    check_rope(p, rc, "halves partial 32 of 64", 64, 16);
+    check_elementwise(p);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+    check_attention(p, 32, 8, 128);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+    check_attention(p, 14, 2, 64);
+  }
+  if (bench) {
+    const double bw = bench_copy();
+    const double tflops = bench_gemm();
+    bench_attention(bw);
+    bench_gemv(bw);
+    for (const auto& m : models) bench_model(m, bw, tflops);
+  }
+  int failed = 0;
+  std::printf("\n%-60s %10s %8s  %s\n", "check", "error", "bound", "result");
+  for (const Row& r : g_rows) {
+    std::printf("%-60s %10.2e %8.0e  %s %s\n", r.name.c_str(), r.err, r.bound, r.pass ? "PASS" : "FAIL", r.note.c_str());
+    failed += r.pass ? 0 : 1;
+  }
+  for (const auto& b : g_bench) std::printf("%s\n", b.c_str());
+  std::printf("%zu checks, %d failed\n", g_rows.size(), failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vellum_cuda_check: %s\n", e.what());
+    return 2;
+  }
+}
