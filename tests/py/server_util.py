@@ -1,5 +1,6 @@
 """Starts and stops `vellum serve` for the end-to-end tests: a free port chosen by the server itself
 (--port 0, read back from its startup line), readiness via /health, and a stop that checks the exit code."""
+import atexit
 import json
 import re
 import signal
@@ -19,6 +20,7 @@ class Server:
             args += ["--api-key", api_key]
         self.api_key = api_key
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        atexit.register(self._kill)  # a failed test never leaves a server behind
         self.log = []
         self.url = None
         ready = threading.Event()
@@ -97,6 +99,10 @@ class Server:
             if time.time() > deadline:
                 return m
             time.sleep(0.1)
+
+    def _kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
 
     def stop(self, sig=signal.SIGTERM, timeout=60):
         """Signals the server and returns its exit code (it must exit within `timeout`)."""

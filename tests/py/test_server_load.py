@@ -135,7 +135,9 @@ def run_clients_then_signal(s, n, max_tokens, sig=signal.SIGTERM):
     s.proc.send_signal(sig)
     for t in threads:
         t.join(120)
-    assert not any(t.is_alive() for t in threads), "a client is still hanging"
+    if any(t.is_alive() for t in threads):
+        s.proc.kill()
+        raise AssertionError("a client is still hanging")
     rc = s.stop(timeout=60)
     return outcomes, rc, time.time() - t0
 
