@@ -610,8 +610,12 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       const int reps = 10;
       for (int i = 0; i < reps; ++i) step();
       const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
-      bench_line(fmt::format("decode {} seqs x 1k context [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate", B,
-                             graphs ? "on" : "off", ds * 1e3, B / ds));
+      const auto st = be.graph_stats();
+      bench_line(fmt::format("decode {} seqs x 1k context [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+                             graphs ? "on" : "off", ds * 1e3, B / ds,
+                             graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks)", st.captures,
+                                                  st.replays, st.eager_fallbacks)
+                                    : ""));
     }
     be.set_cuda_graphs(false);
   }

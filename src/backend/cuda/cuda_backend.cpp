@@ -27,8 +27,10 @@ constexpr int64_t kMaxGridY = 65535;
 // partials per launch (256 MiB): bounded workspaces whatever the matrix or batch.
 constexpr int64_t kWeightTileElems = int64_t(32) << 20;
 constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
-// Decode steps with more rows than this run eagerly (the launch overhead is small beside the work).
-constexpr size_t kMaxGraphRows = 512;
+// Decode steps with more rows than this run eagerly. Measured on an H200 (docs/cuda.md): graphs
+// gain at 1 and 8 rows, lose 0-6% at 32 and 35-60% at 128-256 rows (not the padded attention
+// grid: the same without padding; cuBLAS under capture is the suspect).
+constexpr size_t kMaxGraphRows = 8;
 // A decode step's attention grid covers a power of two of 128-position spans, at least this many,
 // so that a graph serves every context up to it (blocks past a row's context return at once).
 constexpr int32_t kMinGraphSplits = 8;
@@ -76,6 +78,10 @@ struct CudaBackend::Impl {
   std::string device_name;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
+  // cuBLAS's workspace at a fixed address: under stream capture cuBLAS uses only a workspace set by
+  // the user (it did not recover the large-batch graph slowdown, see kMaxGraphRows).
+  static constexpr size_t kBlasWorkspace = size_t(32) << 20;
+  void* blas_ws = nullptr;
   // Token rows up to which matmul uses the GEMV kernels. Plain types go to cuBLAS from 2 rows on
   // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic). Quantized types go to
   // dequantize + cuBLAS from 3 rows: on llama3-8b Q8_0 the 8-row GEMV step took 66 ms, the
@@ -153,6 +159,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
+  m.blas_ws = cuda::device_alloc(Impl::kBlasWorkspace, "cuBLAS workspace");
+  check(cublasSetWorkspace(m.blas, m.blas_ws, Impl::kBlasWorkspace), "cublasSetWorkspace");
 }
 
 CudaBackend::~CudaBackend() {
@@ -167,6 +175,7 @@ CudaBackend::~CudaBackend() {
   m.free_chunks();
   if (m.pool != nullptr) (void)cudaFree(m.pool);
   if (m.blas != nullptr) (void)cublasDestroy(m.blas);
+  if (m.blas_ws != nullptr) (void)cudaFree(m.blas_ws);
   if (m.stream != nullptr) (void)cudaStreamDestroy(m.stream);
 }
 
