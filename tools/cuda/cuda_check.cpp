@@ -534,19 +534,25 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
     ++n_past;
     ++steps;
   };
-  run_one();
-  const auto t1 = std::chrono::steady_clock::now();
-  const int n = 64;
-  for (int i = 0; i < n; ++i) run_one();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   // Bytes a decode step must read: every weight but the embedding table (one row of it).
   const auto* embd = file.find_tensor("token_embd.weight");
   const bool tied = file.find_tensor("output.weight") == nullptr;
   const double bytes = double(be.weight_bytes()) - (tied ? 0.0 : double(file.tensor_data(*embd).size()));
   const double floor_tps = bw / (bytes / 1e9);  // HBM bytes moved per second, as the copy measured them
-  bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s): {:.1f} tok/s; "
-                         "bandwidth floor {:.1f} tok/s -> {:.0f}%",
-                         path + (g_deterministic ? " [deterministic]" : ""), bytes / 1e9, load_s, n / s, floor_tps, 100.0 * (n / s) / floor_tps));
+  for (const bool graphs : {false, true}) {  // eager, then CUDA graphs (first steps capture)
+    be.set_cuda_graphs(graphs);
+    run_one();
+    run_one();
+    const auto t1 = std::chrono::steady_clock::now();
+    const int n = 64;
+    for (int i = 0; i < n; ++i) run_one();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s) [graphs {}]: {:.1f} tok/s; "
+                           "bandwidth floor {:.1f} tok/s -> {:.0f}%",
+                           path + (g_deterministic ? " [deterministic]" : ""), bytes / 1e9, load_s, graphs ? "on" : "off", n / s,
+                           floor_tps, 100.0 * (n / s) / floor_tps));
+  }
+  be.set_cuda_graphs(false);  // prefill is eager either way
 
   // Prefill and many-sequence decode need a larger pool: as many 1k-context sequences as fit.
   const kv::KvLayout layout = model.kv_layout(bs);
@@ -596,12 +602,22 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       }
       model.forward(b);
     };
-    step();
-    const auto d0 = std::chrono::steady_clock::now();
-    const int reps = 10;
-    for (int i = 0; i < reps; ++i) step();
-    const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
-    bench_line(fmt::format("decode {} seqs x 1k context: {:.1f} ms/step, {:.0f} tok/s aggregate", B, ds * 1e3, B / ds));
+    for (const bool graphs : {false, true}) {
+      be.set_cuda_graphs(graphs);
+      step();
+      step();
+      const auto d0 = std::chrono::steady_clock::now();
+      const int reps = 10;
+      for (int i = 0; i < reps; ++i) step();
+      const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
+      const auto st = be.graph_stats();
+      bench_line(fmt::format("decode {} seqs x 1k context [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+                             graphs ? "on" : "off", ds * 1e3, B / ds,
+                             graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks)", st.captures,
+                                                  st.replays, st.eager_fallbacks)
+                                    : ""));
+    }
+    be.set_cuda_graphs(false);
   }
 }
 
@@ -654,6 +670,68 @@ void compare_greedy(const std::string& path) {
   std::fprintf(stderr, "greedy cpu vs gpu: %d/320 tokens match\n", total_match);
 }
 
+// CUDA graph replay against the eager path: the same greedy decode (one sequence: an 8-token prompt
+// then 24 single-token steps; then four sequences: 3-token prompts then 12 steps together) with
+// graphs off and on must give bit-identical logits, and the second run must have replayed graphs.
+void check_graphs(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend gpu(0);
+  model::Transformer mg(file, gpu);
+  const uint32_t bs = 16, per_seq = 4;  // 64 positions per sequence
+  const uint32_t vocab = mg.hparams().vocab;
+  std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
+  std::vector<int32_t> prompt(8 + 4 * 3);
+  for (auto& t : prompt) t = tok(g_rng);
+  const auto table = [&](uint32_t s) {
+    std::vector<int32_t> t(per_seq);
+    for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t(s * per_seq + i);
+    return t;
+  };
+  const auto argmax = [&](const float* l) { return int32_t(std::max_element(l, l + vocab) - l); };
+  const auto decode = [&](bool graphs) {
+    gpu.set_cuda_graphs(graphs);
+    gpu.init_kv(mg.kv_layout(bs), 5 * per_seq);  // a zeroed pool
+    std::vector<float> all;
+    std::vector<int32_t> next(prompt.begin(), prompt.begin() + 8);
+    uint32_t n_past = 0;
+    for (int step = 0; step < 25; ++step) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(next, n_past, table(0), engine::Batch::Logits::Last);
+      const std::vector<float> l = mg.forward(b);
+      all.insert(all.end(), l.begin(), l.end());
+      n_past += uint32_t(next.size());
+      next = {argmax(l.data())};
+    }
+    std::vector<std::vector<int32_t>> nx(4);
+    for (uint32_t q = 0; q < 4; ++q) nx[q].assign(prompt.begin() + 8 + 3 * q, prompt.begin() + 11 + 3 * q);
+    uint32_t past = 0;
+    for (int step = 0; step < 13; ++step) {
+      engine::Batch b;
+      b.block_size = bs;
+      for (uint32_t q = 0; q < 4; ++q) b.add_sequence(nx[q], past, table(1 + q), engine::Batch::Logits::Last);
+      const std::vector<float> l = mg.forward(b);
+      all.insert(all.end(), l.begin(), l.end());
+      past += uint32_t(nx[0].size());
+      for (uint32_t q = 0; q < 4; ++q) nx[q] = {argmax(l.data() + size_t(q) * vocab)};
+    }
+    return all;
+  };
+  const std::vector<float> eager = decode(false), graph = decode(true);
+  const auto st = gpu.graph_stats();
+  size_t differ = 0;
+  double max_diff = 0;
+  for (size_t i = 0; i < eager.size(); ++i) {
+    if (std::memcmp(&eager[i], &graph[i], sizeof(float)) != 0) ++differ;
+    max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
+  }
+  const bool same_size = eager.size() == graph.size() && !eager.empty();
+  record(fmt::format("cuda graphs vs eager, {} logits of 38 steps", eager.size()),
+         same_size && st.replays > 0 ? double(differ) : 1.0, 0,
+         fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks", differ, max_diff, st.captures,
+                     st.replays, st.eager_fallbacks));
+}
+
 int run(int argc, char** argv) {
   bool bench = false;
   std::vector<std::string> models;
@@ -665,13 +743,15 @@ int run(int argc, char** argv) {
       models.push_back(argv[++i]);
     } else if (a == "--compare" && i + 1 < argc) {
       compare_greedy(argv[++i]);
+    } else if (a == "--graphs" && i + 1 < argc) {
+      check_graphs(argv[++i]);
     } else if (a == "--deterministic") {
       g_deterministic = true;
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--model GGUF]... [--compare GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--model GGUF]... [--compare GGUF] [--graphs GGUF]\n");
       return 2;
     }
   }

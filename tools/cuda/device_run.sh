@@ -6,6 +6,7 @@
 #   tools/cuda/device_run.sh DIR decode TYPE...   # synthesize llama3-8b in each TYPE and time decode
 #                                                 # (CHECK_ARGS=--deterministic: the batch-invariant mode)
 #   tools/cuda/device_run.sh DIR compare PRESET... # greedy CPU vs GPU on synthetic F16 models
+# Each mode also checks CUDA graph replay against the eager path (vellum_cuda_check --graphs).
 set -u -o pipefail
 D=$(cd "$1" && pwd)
 MODE=${2:-check}
@@ -41,17 +42,21 @@ for c in cases:
             print("  ", [l for l in p.stderr.splitlines() if "tok/s" in l][-1:])
 print(f"stories260K greedy on the GPU: {ok}/{len(cases)} match greedy-reference.json")
 EOF
+  # CUDA graph replay vs eager, bit for bit, on stories260K (F32 weights)
+  "$C" --graphs "$TMP/s.gguf" 2>>"$OUT/graphs.log" | tee -a "$OUT/graphs_table.txt"
 elif [ "$MODE" = compare ]; then  # greedy CPU vs GPU on a synthetic model of each preset given
   for P in "$@"; do
     "$V" gguf synth --preset "$P" --type F16 -o "/tmp/$P.gguf" 2>&1 | tail -1
-    "$C" --compare "/tmp/$P.gguf" 2>>"$OUT/compare.log" | tee -a "$OUT/compare_table.txt"
+    "$C" --compare "/tmp/$P.gguf" --graphs "/tmp/$P.gguf" 2>>"$OUT/compare.log" | tee -a "$OUT/compare_table.txt"
   done
 elif [ "$MODE" = decode ]; then
   ARGS=()
+  GRAPHS=()
   for T in "$@"; do
     [ -f "/tmp/l8b-$T.gguf" ] || { S=$SECONDS; "$V" gguf synth --preset llama3-8b --type "$T" -o "/tmp/l8b-$T.gguf" 2>&1 | tail -1; echo "synth $T: $((SECONDS - S)) s"; }
     ARGS+=(--model "/tmp/l8b-$T.gguf")
+    GRAPHS+=(--graphs "/tmp/l8b-$T.gguf")  # graph replay vs eager, bit for bit, before the timings
   done
   # CHECK_ARGS=--deterministic times the batch-invariant mode
-  "$C" --only-bench ${CHECK_ARGS:-} "${ARGS[@]}" 2>>"$OUT/decode.log" | tee -a "$OUT/decode_table.txt"
+  "$C" ${CHECK_ARGS:-} "${GRAPHS[@]}" --only-bench "${ARGS[@]}" 2>>"$OUT/decode.log" | tee -a "$OUT/decode_table.txt"
 fi

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
 
+#include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_util.h"
 #include "core/error.h"
@@ -24,6 +27,13 @@ constexpr int64_t kMaxGridY = 65535;
 // partials per launch (256 MiB): bounded workspaces whatever the matrix or batch.
 constexpr int64_t kWeightTileElems = int64_t(32) << 20;
 constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
+// Decode steps with more rows than this run eagerly. Measured on an H200 (docs/cuda.md): graphs
+// gain at 1 and 8 rows, lose 0-6% at 32 and 35-60% at 128-256 rows (not the padded attention
+// grid: the same without padding; cuBLAS under capture is the suspect).
+constexpr size_t kMaxGraphRows = 8;
+// A decode step's attention grid covers a power of two of 128-position spans, at least this many,
+// so that a graph serves every context up to it (blocks past a row's context return at once).
+constexpr int32_t kMinGraphSplits = 8;
 
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -68,6 +78,10 @@ struct CudaBackend::Impl {
   std::string device_name;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
+  // cuBLAS's workspace at a fixed address: under stream capture cuBLAS uses only a workspace set by
+  // the user (it did not recover the large-batch graph slowdown, see kMaxGraphRows).
+  static constexpr size_t kBlasWorkspace = size_t(32) << 20;
+  void* blas_ws = nullptr;
   // Token rows up to which matmul uses the GEMV kernels. Plain types go to cuBLAS from 2 rows on
   // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic). Quantized types go to
   // dequantize + cuBLAS from 3 rows: on llama3-8b Q8_0 the 8-row GEMV step took 66 ms, the
@@ -108,6 +122,15 @@ struct CudaBackend::Impl {
   int32_t* d_tables = nullptr;
   int64_t n_slots = 0;
   int32_t max_ctx = 0;
+  int32_t attn_splits = 0;  // attention spans per row this step (padded on decode steps)
+  cuda::StepGraphs graphs;
+
+  // A workspace that may be reallocated: a recorded step runs eagerly from here on, since its
+  // stored ops may hold the old address.
+  void* grow(cuda::DeviceBuffer& b, size_t bytes, const char* what) {
+    if (b.get() == nullptr || bytes > b.size()) graphs.flush();
+    return b.ensure(bytes, what);
+  }
 
   void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
   void launched(cudaError_t rc, const char* op) const { check(rc, op); }
@@ -131,19 +154,28 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (prop.major < 8) throw_error("CUDA backend: {} is compute capability {}.{}; this build targets sm_90", prop.name, prop.major, prop.minor);
   m.device_name = prop.name;
   check(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
+  m.graphs.enabled = graphs == nullptr || std::string(graphs) != "0";
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
+  m.blas_ws = cuda::device_alloc(Impl::kBlasWorkspace, "cuBLAS workspace");
+  check(cublasSetWorkspace(m.blas, m.blas_ws, Impl::kBlasWorkspace), "cublasSetWorkspace");
 }
 
 CudaBackend::~CudaBackend() {
   Impl& m = *impl_;
   (void)cudaSetDevice(m.device);
+  try {
+    m.graphs.flush();
+  } catch (const std::exception&) {  // a destructor must not throw; the stream is synchronized below
+  }
   if (m.stream != nullptr) (void)cudaStreamSynchronize(m.stream);
   for (void* w : m.weights) (void)cudaFree(w);
   m.free_chunks();
   if (m.pool != nullptr) (void)cudaFree(m.pool);
   if (m.blas != nullptr) (void)cublasDestroy(m.blas);
+  if (m.blas_ws != nullptr) (void)cudaFree(m.blas_ws);
   if (m.stream != nullptr) (void)cudaStreamDestroy(m.stream);
 }
 
@@ -155,6 +187,13 @@ void CudaBackend::set_gemv_max_rows(int rows) {
 }
 void CudaBackend::set_int8_gemv(bool on) { impl_->int8_gemv = on; }
 void CudaBackend::set_deterministic(bool on) { impl_->deterministic = on; }
+void CudaBackend::set_cuda_graphs(bool on) {
+  impl_->graphs.flush();
+  impl_->graphs.enabled = on;
+}
+CudaBackend::GraphStats CudaBackend::graph_stats() const {
+  return {impl_->graphs.captures, impl_->graphs.replays, impl_->graphs.eager_fallbacks};
+}
 
 // ---- memory -------------------------------------------------------------------------------------
 
@@ -204,6 +243,7 @@ Tensor CudaBackend::scratch(int64_t rows, int64_t cols) {
 
 void CudaBackend::release_scratch() {
   Impl& m = *impl_;
+  m.graphs.finish(m.stream);  // a step that read nothing
   if (m.chunks.size() > 1) {  // fold into one chunk that holds a whole step next time
     size_t total = 0;
     for (const auto& c : m.chunks) total += c.size;
@@ -217,6 +257,7 @@ void CudaBackend::release_scratch() {
 void CudaBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
   Impl& m = *impl_;
   m.use_device();
+  m.graphs.flush();
   layout.validate();
   std::vector<int64_t> k_off, v_off;
   for (uint32_t l = 0; l < layout.layers.size(); ++l) {
@@ -246,6 +287,7 @@ uint32_t CudaBackend::kv_blocks() const { return impl_->num_blocks; }
 void CudaBackend::read(const Tensor& t, float* host) {
   Impl& m = *impl_;
   m.use_device();
+  m.graphs.finish(m.stream);
   check(cudaMemcpyAsync(host, t.data, t.elements() * sizeof(float), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (read)");
   check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (read)");
 }
@@ -253,17 +295,20 @@ void CudaBackend::read(const Tensor& t, float* host) {
 void CudaBackend::write(Tensor t, const float* host) {
   Impl& m = *impl_;
   m.use_device();
+  m.graphs.flush();
   check(cudaMemcpyAsync(t.data, host, t.elements() * sizeof(float), cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (write)");
   check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (write)");
 }
 
 void CudaBackend::fill(Tensor t, float value) {
+  impl_->graphs.flush();
   impl_->launched(cuda::launch_fill(t.data, static_cast<int64_t>(t.elements()), value, impl_->stream), "fill");
 }
 
 std::vector<float> CudaBackend::read_kv_block(int32_t block) {
   Impl& m = *impl_;
   if (block < 0 || uint32_t(block) >= m.num_blocks) throw_error("CUDA backend: KV block {} outside the pool", block);
+  m.graphs.flush();
   std::vector<float> out(static_cast<size_t>(m.block_floats));
   check(cudaMemcpyAsync(out.data(), m.pool + block * m.block_floats, out.size() * sizeof(float), cudaMemcpyDeviceToHost,
                         m.stream),
@@ -272,13 +317,17 @@ std::vector<float> CudaBackend::read_kv_block(int32_t block) {
   return out;
 }
 
-void CudaBackend::synchronize() { check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize"); }
+void CudaBackend::synchronize() {
+  impl_->graphs.flush();
+  check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize");
+}
 
 // ---- step ---------------------------------------------------------------------------------------
 
 void CudaBackend::begin_step(const StepInfo& step) {
   Impl& m = *impl_;
   m.use_device();
+  m.graphs.flush();  // a step that ended without read()
   const size_t n = step.tokens.size();
   if (step.positions.size() != n) throw_error("CUDA backend: {} positions for {} tokens", step.positions.size(), n);
   if (n > size_t(kMaxGridY)) throw_error("CUDA backend: a step of {} tokens (at most {})", n, kMaxGridY);
@@ -305,19 +354,22 @@ void CudaBackend::begin_step(const StepInfo& step) {
       throw_error("CUDA backend: KV slot {} outside the pool", slot);
     }
   }
-  // One upload: [tokens][positions][row_ctx][row_table][tables] as int32, then slots as int64.
-  const size_t n32 = 4 * n + step.block_tables.size();
+  // One upload: [tokens][positions][row_ctx][row_table] as int32, slots as int64, then the block
+  // tables last, so that every pointer below depends only on the row count (stable graph arguments).
+  const size_t n32 = 4 * n;
   const size_t off64 = round_up(n32 * sizeof(int32_t), 8);
-  const size_t bytes = off64 + step.slot_mapping.size() * sizeof(int64_t);
+  const size_t off_tables = off64 + step.slot_mapping.size() * sizeof(int64_t);
+  const size_t bytes = off_tables + step.block_tables.size() * sizeof(int32_t);
   auto* h = static_cast<uint8_t*>(m.step_staging.acquire(bytes + 8));
   auto* h32 = reinterpret_cast<int32_t*>(h);
   std::copy(step.tokens.begin(), step.tokens.end(), h32);
   std::copy(step.positions.begin(), step.positions.end(), h32 + n);
   std::copy(row_ctx.begin(), row_ctx.end(), h32 + 2 * n);
   std::copy(row_table.begin(), row_table.end(), h32 + 3 * n);
-  std::copy(step.block_tables.begin(), step.block_tables.end(), h32 + 4 * n);
   std::copy(step.slot_mapping.begin(), step.slot_mapping.end(), reinterpret_cast<int64_t*>(h + off64));
-  auto* d = static_cast<uint8_t*>(m.step_buf.ensure(bytes + 8, "step metadata"));
+  std::copy(step.block_tables.begin(), step.block_tables.end(), reinterpret_cast<int32_t*>(h + off_tables));
+  // Grown in powers of two (at least 64 KiB): a new address means new graphs.
+  auto* d = static_cast<uint8_t*>(m.step_buf.ensure(std::bit_ceil(std::max<size_t>(bytes + 8, size_t(64) << 10)), "step metadata"));
   m.step_staging.upload(d, bytes, m.stream);
   auto* d32 = reinterpret_cast<int32_t*>(d);
   m.n_tokens = static_cast<int64_t>(n);
@@ -325,9 +377,18 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.d_positions = d32 + n;
   m.d_row_ctx = d32 + 2 * n;
   m.d_row_table = d32 + 3 * n;
-  m.d_tables = d32 + 4 * n;
   m.d_slots = reinterpret_cast<int64_t*>(d + off64);
+  m.d_tables = reinterpret_cast<int32_t*>(d + off_tables);
   m.n_slots = static_cast<int64_t>(step.slot_mapping.size());
+  m.attn_splits = (m.max_ctx + cuda::kAttnSplit - 1) / cuda::kAttnSplit;
+  // Decode-only steps (one new token per sequence) go through CUDA graphs, one class per row count
+  // and padded split count; prefill and mixed steps stay eager.
+  bool decode = n > 0 && n <= kMaxGraphRows && step.sequences.size() == n && step.slot_mapping.size() == n;
+  for (const StepSequence& s : step.sequences) decode = decode && s.q_count == 1;
+  if (decode && m.graphs.enabled) {
+    m.attn_splits = std::max(kMinGraphSplits, static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
+    m.graphs.begin((uint64_t(n) << 32) | uint64_t(m.attn_splits));
+  }
 }
 
 // ---- ops ----------------------------------------------------------------------------------------
@@ -337,18 +398,27 @@ void CudaBackend::embed(const Weight& table, Tensor out) {
   if (out.rows != m.n_tokens || out.cols != table.cols) {
     throw_error("embed: output {} x {}, expected {} x {}", out.rows, out.cols, m.n_tokens, table.cols);
   }
-  m.launched(cuda::launch_embed(table.type, table.data, table.rows, table.cols, m.d_tokens, m.n_tokens, out.data, out.cols,
-                                m.stream),
-             "embed kernel");
+  const TensorType type = table.type;
+  const void* data = table.data;
+  const int64_t rows = table.rows, cols = table.cols, n = m.n_tokens;
+  const int32_t* tokens = m.d_tokens;
+  m.graphs.mix(1, type, data, rows, cols, tokens, n, out.data, out.cols);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_embed(type, data, rows, cols, tokens, n, out.data, out.cols, m.stream), "embed kernel");
+  });
 }
 
 void CudaBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tensor out) {
   if (gain.type != TensorType::F32 || gain.cols <= 0 || x.cols % gain.cols != 0 || out.cols != x.cols || out.rows != x.rows) {
     throw_error("rms_norm {}: gain of {} for rows of {}", gain.name, gain.cols, x.cols);
   }
-  impl_->launched(cuda::launch_rms_norm(x.data, static_cast<const float*>(gain.data), x.rows, x.cols, gain.cols, eps,
-                                        out.data, impl_->stream),
-                  "rms_norm kernel");
+  Impl& m = *impl_;
+  const float* g = static_cast<const float*>(gain.data);
+  const int64_t group = gain.cols;
+  m.graphs.mix(2, x.data, g, x.rows, x.cols, group, eps, out.data);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_rms_norm(x.data, g, x.rows, x.cols, group, eps, out.data, m.stream), "rms_norm kernel");
+  });
 }
 
 void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Weight* bias) {
@@ -362,48 +432,63 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const int64_t M = x.rows, N = w.rows, K = w.cols;
   if (M == 0) return;
   const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
-  if (M == 1 && !m.deterministic && m.int8_gemv && cuda::int8_gemv_supports(w.type, K)) {
-    void* scratch = m.x_q8.ensure(cuda::int8_gemv_scratch_bytes(K), "matmul activations (int8)");
-    m.launched(cuda::launch_gemv_int8(w.type, w.data, N, K, x.data, scratch, out.data, b, m.stream), "int8 gemv kernel");
+  const TensorType type = w.type;
+  const void* wd = w.data;
+  if (M == 1 && !m.deterministic && m.int8_gemv && cuda::int8_gemv_supports(type, K)) {
+    void* scratch = m.grow(m.x_q8, cuda::int8_gemv_scratch_bytes(K), "matmul activations (int8)");
+    m.graphs.mix(3, type, wd, N, K, x.data, scratch, out.data, b);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_gemv_int8(type, wd, N, K, x.data, scratch, out.data, b, m.stream), "int8 gemv kernel");
+    });
     return;
   }
   // Deterministic mode: every row of every batch through gemv_kernel in groups of 8, whose
   // per-row reduction order depends only on K, so a row's result does not depend on the batch.
   if (m.deterministic || M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
-    for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
-      const int nb = static_cast<int>(std::min<int64_t>(cuda::kMaxGemvRows, M - r));
-      m.launched(cuda::launch_gemv(w.type, w.data, N, K, x.data + r * x.cols, x.cols, nb, out.data + r * out.cols, out.cols,
-                                   b, m.stream, /*batch1_kernel=*/!m.deterministic),
-                 "gemv kernel");
-    }
+    const bool batch1 = !m.deterministic;
+    m.graphs.mix(4, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b, batch1);
+    m.graphs.run([=, &m] {
+      for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
+        const int nb = static_cast<int>(std::min<int64_t>(cuda::kMaxGemvRows, M - r));
+        m.launched(cuda::launch_gemv(type, wd, N, K, x.data + r * x.cols, x.cols, nb, out.data + r * out.cols, out.cols, b,
+                                     m.stream, batch1),
+                   "gemv kernel");
+      }
+    });
     return;
   }
-  const float one = 1.0f, zero = 0.0f;
-  if (w.type == TensorType::F32) {
-    check(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, static_cast<const float*>(w.data),
-                      int(K), x.data, int(x.cols), &zero, out.data, int(out.cols)),
-          "cublasSgemm");
-  } else {
-    void* xb = m.x_bf16.ensure(size_t(M * K) * sizeof(__nv_bfloat16), "matmul activations (bf16)");
-    m.launched(cuda::launch_f32_to_bf16(x.data, xb, M * K, m.stream), "f32_to_bf16 kernel");
-    const int64_t tile = w.type == TensorType::BF16 ? N : std::max<int64_t>(1, std::min(N, kWeightTileElems / K));
-    for (int64_t o0 = 0; o0 < N; o0 += tile) {
-      const int64_t nt = std::min(tile, N - o0);
-      const void* a = nullptr;
-      if (w.type == TensorType::BF16) {
-        a = w.data;
-      } else {
-        void* wb = m.w_bf16.ensure(size_t(nt * K) * sizeof(__nv_bfloat16), "matmul weight tile (bf16)");
-        m.launched(cuda::launch_dequant_bf16(w.type, w.data, o0, nt, K, wb, m.stream), "dequant_bf16 kernel");
-        a = wb;
-      }
-      check(cublasGemmEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(nt), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
-                         CUDA_R_16BF, int(K), &zero, out.data + o0, CUDA_R_32F, int(out.cols), CUBLAS_COMPUTE_32F,
-                         CUBLAS_GEMM_DEFAULT),
-            "cublasGemmEx (bf16)");
-    }
+  // cuBLAS; workspaces are sized here, before any op is stored.
+  void* xb = nullptr;
+  void* wb = nullptr;
+  const int64_t tile = type == TensorType::BF16 ? N : std::max<int64_t>(1, std::min(N, kWeightTileElems / K));
+  if (type != TensorType::F32) {
+    xb = m.grow(m.x_bf16, size_t(M * K) * sizeof(__nv_bfloat16), "matmul activations (bf16)");
+    if (type != TensorType::BF16) wb = m.grow(m.w_bf16, size_t(tile * K) * sizeof(__nv_bfloat16), "matmul weight tile (bf16)");
   }
-  if (b != nullptr) m.launched(cuda::launch_add_bias(out.data, M, N, out.cols, b, m.stream), "add_bias kernel");
+  m.graphs.mix(5, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b, xb, wb, tile);
+  m.graphs.run([=, &m] {
+    const float one = 1.0f, zero = 0.0f;
+    if (type == TensorType::F32) {
+      check(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, static_cast<const float*>(wd), int(K),
+                        x.data, int(x.cols), &zero, out.data, int(out.cols)),
+            "cublasSgemm");
+    } else {
+      m.launched(cuda::launch_f32_to_bf16(x.data, xb, M * K, m.stream), "f32_to_bf16 kernel");
+      for (int64_t o0 = 0; o0 < N; o0 += tile) {
+        const int64_t nt = std::min(tile, N - o0);
+        const void* a = wd;
+        if (type != TensorType::BF16) {
+          m.launched(cuda::launch_dequant_bf16(type, wd, o0, nt, K, wb, m.stream), "dequant_bf16 kernel");
+          a = wb;
+        }
+        check(cublasGemmEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(nt), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
+                           CUDA_R_16BF, int(K), &zero, out.data + o0, CUDA_R_32F, int(out.cols), CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx (bf16)");
+      }
+    }
+    if (b != nullptr) m.launched(cuda::launch_add_bias(out.data, M, N, out.cols, b, m.stream), "add_bias kernel");
+  });
 }
 
 void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
@@ -412,8 +497,13 @@ void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
     throw_error("rope: {} columns, head_dim {}, {} rotated dims, {} rows for {} tokens", x.cols, head_dim, rope.dims, x.rows,
                 m.n_tokens);
   }
-  m.launched(cuda::launch_rope(x.data, x.rows, x.cols, static_cast<int>(head_dim), m.d_positions, rope_params(rope), m.stream),
-             "rope kernel");
+  const cuda::RopeParams p = rope_params(rope);
+  const int32_t* positions = m.d_positions;
+  m.graphs.mix(6, x.data, x.rows, x.cols, head_dim, positions);
+  m.graphs.mix_bytes(&p, sizeof p);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_rope(x.data, x.rows, x.cols, static_cast<int>(head_dim), positions, p, m.stream), "rope kernel");
+  });
 }
 
 void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
@@ -426,7 +516,11 @@ void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
   }
   const cuda::KvPoolView view{m.pool, m.block_floats, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
                               int(s.n_kv_heads), int(s.head_dim_k)};
-  m.launched(cuda::launch_store_kv(view, k.data, v.data, m.d_slots, m.n_slots, m.stream), "store_kv kernel");
+  const int64_t* slots = m.d_slots;
+  const int64_t n = m.n_slots;
+  m.graphs.mix(7, view.pool, view.block_floats, view.k_off, view.v_off, view.block_size, view.kv_heads, view.head_dim, k.data,
+               v.data, slots, n);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_store_kv(view, k.data, v.data, slots, n, m.stream), "store_kv kernel"); });
 }
 
 void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
@@ -459,26 +553,38 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   p.tables = m.d_tables;
   p.heads = int(shape.heads);
   p.scale = shape.scale;
-  p.max_splits = (m.max_ctx + cuda::kAttnSplit - 1) / cuda::kAttnSplit;
+  p.max_splits = m.attn_splits;
   const int64_t per_row = int64_t(shape.heads) * p.max_splits * (shape.head_dim + 2);
   const int64_t rows_per_launch = std::clamp<int64_t>(kAttnWorkspaceFloats / per_row, 1, kMaxGridY);
   const int64_t launch_rows = std::min(rows_per_launch, q.rows);
-  auto* ws = static_cast<float*>(m.attn_ws.ensure(size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
+  auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
   p.part_acc = ws;
   p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
-  for (int64_t r0 = 0; r0 < q.rows; r0 += launch_rows) {
-    m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, q.rows - r0), m.stream), "attention kernel");
-  }
+  const int64_t rows = q.rows;
+  m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_floats, p.kv.k_off, p.kv.v_off, p.kv.block_size,
+               p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
+               p.part_ml, rows, launch_rows);
+  m.graphs.run([=, &m] {
+    for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {
+      m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, rows - r0), m.stream), "attention kernel");
+    }
+  });
 }
 
 void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
   if (gate.elements() != up.elements() || out.elements() != gate.elements()) throw_error("swiglu: shapes differ");
-  impl_->launched(cuda::launch_swiglu(gate.data, up.data, out.data, int64_t(gate.elements()), impl_->stream), "swiglu kernel");
+  Impl& m = *impl_;
+  const int64_t n = int64_t(gate.elements());
+  m.graphs.mix(9, gate.data, up.data, out.data, n);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_swiglu(gate.data, up.data, out.data, n, m.stream), "swiglu kernel"); });
 }
 
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
   if (a.elements() != b.elements() || out.elements() != a.elements()) throw_error("add: shapes differ");
-  impl_->launched(cuda::launch_add(a.data, b.data, out.data, int64_t(a.elements()), impl_->stream), "add kernel");
+  Impl& m = *impl_;
+  const int64_t n = int64_t(a.elements());
+  m.graphs.mix(10, a.data, b.data, out.data, n);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_add(a.data, b.data, out.data, n, m.stream), "add kernel"); });
 }
 
 void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {
@@ -490,16 +596,22 @@ void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Te
   }
   if (rows.empty()) return;
   const size_t bytes = rows.size() * sizeof(int32_t);
+  // The indices go up now (before a recorded step's graph, on the same stream); the graph reads them.
+  void* d = m.grow(m.gather_buf, bytes, "gather indices");
   std::memcpy(m.gather_staging.acquire(bytes), rows.data(), bytes);
-  void* d = m.gather_buf.ensure(bytes, "gather indices");
   m.gather_staging.upload(d, bytes, m.stream);
-  m.launched(cuda::launch_gather_rows(x.data, x.cols, static_cast<const int32_t*>(d), int64_t(rows.size()), out.data, m.stream),
-             "gather_rows kernel");
+  const auto* idx = static_cast<const int32_t*>(d);
+  const int64_t n = int64_t(rows.size());
+  m.graphs.mix(11, x.data, x.cols, idx, n, out.data);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_gather_rows(x.data, x.cols, idx, n, out.data, m.stream), "gather_rows kernel");
+  });
 }
 
 void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) {
   Impl& m = *impl_;
   m.use_device();
+  m.graphs.flush();
   const size_t bytes = size_t(m.block_floats) * sizeof(float);
   for (const auto& [src, dst] : pairs) {
     if (src < 0 || dst < 0 || uint32_t(src) >= m.num_blocks || uint32_t(dst) >= m.num_blocks) {

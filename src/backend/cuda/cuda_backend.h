@@ -2,7 +2,8 @@
 // The CUDA backend: weights, activations and the KV block pool in device memory, every op a kernel
 // on one stream (cuda_kernels.h). Matmul: fused dequantize-GEMV for up to kMaxGemvRows token rows,
 // cuBLAS above (F32: SGEMM; other types: BF16 tensor-core GEMM on dequantized weight tiles).
-// Step metadata (tokens, positions, slots, block tables) goes up once per step from pinned memory.
+// Step metadata (tokens, positions, slots, block tables) goes up once per step from pinned memory;
+// decode-only steps replay CUDA graphs (cuda_graphs.h).
 // Compiled only with the CUDA toolkit (VELLUM_HAVE_CUDA); see docs/cuda.md.
 
 #include <memory>
@@ -59,6 +60,13 @@ class CudaBackend final : public Backend {
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
   void set_deterministic(bool on);
+  // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
+  // construction): cuda_graphs.h. Off: every op is launched as it is called.
+  void set_cuda_graphs(bool on);
+  struct GraphStats {
+    int64_t captures = 0, replays = 0, eager_fallbacks = 0;
+  };
+  GraphStats graph_stats() const;
 
  private:
   struct Impl;

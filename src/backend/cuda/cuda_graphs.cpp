@@ -1,0 +1,94 @@
+#include "backend/cuda/cuda_graphs.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "backend/cuda/cuda_util.h"
+
+namespace vellum::cuda {
+
+namespace {
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+StepGraphs::~StepGraphs() { clear(); }
+
+void StepGraphs::clear() {
+  for (auto& [fp, exec] : graphs_) {
+    if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
+  }
+  graphs_.clear();
+}
+
+void StepGraphs::mix_u64(uint64_t v) { fp_ = splitmix(fp_ ^ v); }
+
+void StepGraphs::mix_bytes(const void* p, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t u = 0;
+    std::memcpy(&u, b + i, std::min<size_t>(8, n - i));
+    mix_u64(u);
+  }
+}
+
+void StepGraphs::begin(uint64_t cls) {
+  flush();
+  if (!enabled) return;
+  fp_ = splitmix(cls);
+  recording_ = !warm_.insert(cls).second;
+}
+
+void StepGraphs::flush() {
+  if (!recording_) return;
+  recording_ = false;
+  std::vector<std::function<void()>> ops = std::move(ops_);
+  ops_.clear();
+  for (auto& f : ops) f();
+}
+
+cudaGraphExec_t StepGraphs::capture(cudaStream_t stream) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  bool ok = true;
+  try {
+    for (auto& f : ops_) f();
+  } catch (const std::exception&) {
+    ok = false;  // an op the capture refused: the step runs eagerly below
+  }
+  cudaGraph_t graph = nullptr;
+  ok = cudaStreamEndCapture(stream, &graph) == cudaSuccess && ok && graph != nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (ok && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
+  if (graph != nullptr) (void)cudaGraphDestroy(graph);
+  (void)cudaGetLastError();  // a refused capture's error must not surface in a later check()
+  return exec;
+}
+
+void StepGraphs::finish(cudaStream_t stream) {
+  if (!recording_) return;
+  auto it = graphs_.find(fp_);
+  if (it == graphs_.end()) {
+    if (graphs_.size() >= kMaxGraphs) clear();
+    cudaGraphExec_t exec = capture(stream);
+    captures += exec != nullptr ? 1 : 0;
+    it = graphs_.emplace(fp_, exec).first;
+  }
+  if (it->second != nullptr) {
+    recording_ = false;
+    ops_.clear();
+    check(cudaGraphLaunch(it->second, stream), "cudaGraphLaunch");
+    ++replays;
+  } else {
+    ++eager_fallbacks;
+    flush();
+  }
+}
+
+}  // namespace vellum::cuda

@@ -1,0 +1,84 @@
+#pragma once
+// CUDA graphs for decode steps (issue #9 item 4). While a decode-only step is recorded, each op
+// checks its arguments as usual but, instead of launching, stores a closure and folds every launch
+// argument (pointers, sizes, the padded attention split count) into a 64-bit fingerprint. At the
+// step's end the fingerprint picks a graph captured from the same closures earlier, replayed with
+// one cudaGraphLaunch; a new fingerprint is captured then replayed. A graph depends only on its
+// launch arguments, and the step's varying data (tokens, positions, slots, block tables) sits in
+// fixed device buffers uploaded before the launch, so equal fingerprints mean an equal step.
+// Host-only: compiled with the CUDA toolkit (VELLUM_HAVE_CUDA); see docs/cuda.md.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace vellum::cuda {
+
+class StepGraphs {
+ public:
+  StepGraphs() = default;
+  ~StepGraphs();
+  StepGraphs(const StepGraphs&) = delete;
+  StepGraphs& operator=(const StepGraphs&) = delete;
+
+  bool enabled = true;  // VELLUM_CUDA_GRAPHS=0 / CudaBackend::set_cuda_graphs(false): always eager
+
+  // Starts a decode step of class `cls` (batch size and attention splits). The first step of a class
+  // runs eagerly (it sizes every workspace, so no capture allocates); later ones are recorded.
+  void begin(uint64_t cls);
+  bool recording() const { return recording_; }
+  // Folds launch arguments (integers, enums, floats, pointers) into the step's fingerprint.
+  template <class... A>
+  void mix(const A&... a) {
+    (mix_one(a), ...);
+  }
+  void mix_bytes(const void* p, size_t n);
+  // Runs `f` now, or stores it while the step is recorded.
+  template <class F>
+  void run(F&& f) {
+    if (recording_) {
+      ops_.emplace_back(std::forward<F>(f));
+    } else {
+      f();
+    }
+  }
+  // Ends a recorded step on `stream`: launches its graph (captured first when the fingerprint is
+  // new); a step whose capture fails runs its ops eagerly. Nothing when not recording.
+  void finish(cudaStream_t stream);
+  // Runs the stored ops eagerly and leaves recording (e.g. a workspace must grow mid-step).
+  void flush();
+
+  int64_t captures = 0, replays = 0, eager_fallbacks = 0;  // for the check and the benchmark
+
+ private:
+  template <class T>
+  void mix_one(const T& v) {
+    if constexpr (std::is_pointer_v<T>) {
+      mix_u64(reinterpret_cast<uintptr_t>(v));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      uint64_t u = 0;
+      std::memcpy(&u, &v, sizeof v);
+      mix_u64(u);
+    } else {
+      mix_u64(static_cast<uint64_t>(v));
+    }
+  }
+  void mix_u64(uint64_t v);
+  cudaGraphExec_t capture(cudaStream_t stream);
+  void clear();
+
+  static constexpr size_t kMaxGraphs = 64;  // then all are dropped and captured again
+  bool recording_ = false;
+  uint64_t fp_ = 0;
+  std::vector<std::function<void()>> ops_;
+  std::unordered_set<uint64_t> warm_;                       // classes that ran once eagerly
+  std::unordered_map<uint64_t, cudaGraphExec_t> graphs_;    // nullptr: capture failed, run eagerly
+};
+
+}  // namespace vellum::cuda
