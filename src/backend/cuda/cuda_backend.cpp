@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_backend.h"
 
+#include "backend/rope_angles.h"
+
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -37,37 +39,16 @@ constexpr int32_t kMinGraphSplits = 8;
 
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-// Per-pair frequencies and cos/sin magnitude, the same double arithmetic as the CPU backend's
-// rope_angles (cpu_backend.cpp); the CUDA check compares the two on every scaling mode.
+// Per-pair frequencies and cos/sin magnitude from backend/rope_angles, as the CPU backend rotates.
 cuda::RopeParams rope_params(const RopeConfig& rope) {
   cuda::RopeParams p{};
   const uint32_t half = rope.dims / 2;
   if (half > uint32_t(cuda::kMaxRopePairs)) throw_error("CUDA backend: RoPE over {} dims (at most {})", rope.dims, 2 * cuda::kMaxRopePairs);
+  const RopeAngles angles = rope_angles(rope);
   p.half = static_cast<int>(half);
   p.interleaved = rope.order == RopeOrder::Interleaved ? 1 : 0;
-  p.magnitude = 1.0;
-  const double base = rope.base;
-  for (uint32_t i = 0; i < half; ++i) {
-    double f = std::pow(base, -2.0 * i / rope.dims);
-    if (!rope.freq_factors.empty()) f /= rope.freq_factors[i];
-    p.inv_freq[i] = f;
-  }
-  if (rope.scaling == RopeScaling::Linear) {
-    for (uint32_t i = 0; i < half; ++i) p.inv_freq[i] /= rope.factor;
-  } else if (rope.scaling == RopeScaling::Yarn && rope.factor != 1.0f) {
-    const double dims = rope.dims, orig = rope.original_context;
-    auto corr_dim = [&](double rotations) { return dims * std::log(orig / (rotations * 2.0 * M_PI)) / (2.0 * std::log(base)); };
-    const double low = std::max(0.0, std::floor(corr_dim(rope.yarn_beta_fast)));
-    const double high = std::min(dims - 1, std::ceil(corr_dim(rope.yarn_beta_slow)));
-    for (uint32_t i = 0; i < half; ++i) {
-      const double y = (i - low) / std::max(0.001, high - low);
-      const double extrapolate = 1.0 - std::clamp(y, 0.0, 1.0);
-      const double extrapolated = p.inv_freq[i];
-      const double interpolated = extrapolated / rope.factor;
-      p.inv_freq[i] = interpolated * (1.0 - extrapolate) + extrapolated * extrapolate;
-    }
-    p.magnitude = rope.yarn_attn_factor * (1.0 + 0.1 * std::log(rope.factor));
-  }
+  p.magnitude = angles.magnitude;
+  for (uint32_t i = 0; i < half; ++i) p.inv_freq[i] = angles.inv_freq[i];
   return p;
 }
 
