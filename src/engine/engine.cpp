@@ -51,6 +51,7 @@ bool RequestHandle::done() const {
 Engine::Engine(model::Transformer& model, backend::Backend& backend, const EngineConfig& config,
                tokenizer::Tokenizer tokenizer, std::vector<int32_t> eog_tokens)
     : core_(model, backend, config, std::move(eog_tokens)), tokenizer_(std::move(tokenizer)),
+      stats_(core_.kv().stats()), core_stats_(core_.stats()),  // a fresh engine reports its empty pool
       thread_([this] { loop(); }) {}
 
 Engine::~Engine() {

@@ -96,6 +96,15 @@ TEST_F(EngineTest, StreamsFromManyThreadsMatchRunningAlone) {
   }
 }
 
+TEST_F(EngineTest, AFreshEngineReportsItsEmptyPool) {
+  Fixture f(256, 40);
+  const EngineStats s = f.engine->stats();
+  EXPECT_EQ(s.kv.blocks_total, 40u) << "before the first step, /metrics must show the pool";
+  EXPECT_EQ(s.kv.blocks_free, 40u);
+  EXPECT_EQ(s.kv.blocks_used, 0u);
+  EXPECT_EQ(f.engine->kv_stats().blocks_total, 40u);
+}
+
 TEST_F(EngineTest, TextIsTheDecodedTokens) {
   Fixture f;
   const auto c = collect(*f.engine->submit(f.request("Once upon a time", 60)));
