@@ -7,9 +7,14 @@
 
 #include "app/engine_options.h"
 #include "app/kv_sizing.h"
+#include "app/loaded_engine.h"
 #include "core/error.h"
 #include "kv/kv_config.h"
 #include "kv/kv_layout.h"
+#include "stories_fixture.h"
+
+#include <filesystem>
+#include <unistd.h>
 
 namespace vellum::app {
 namespace {
@@ -86,6 +91,29 @@ TEST(KvSizing, FlagsParseAndValidate) {
     FAIL() << "an unknown KV type was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--kv-cache-dtype 'q4'"), std::string::npos) << e.what();
+  }
+}
+
+// The CPU backend keeps its f32 pool sized by tokens; a 16-bit KV type is refused by name.
+TEST(KvSizing, CpuEngineKeepsF32AndRefuses16BitKv) {
+  testing::stories_model();  // converts the real stories260K once per process, at this path:
+  EngineOptions o;
+  o.model = (std::filesystem::temp_directory_path() /
+             ("vellum_stories_fixture_" + std::to_string(::getpid()) + ".gguf")).string();
+  o.device = "cpu";
+  o.threads = 1;
+  const auto le = LoadedEngine::load(o);
+  EXPECT_NE(le->summary().find("F32)"), std::string::npos) << le->summary();
+  for (const char* t : {"f16", "bf16"}) {
+    o.kv_cache_dtype = t;
+    try {
+      LoadedEngine::load(o);
+      FAIL() << t << " KV was accepted on the CPU";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--kv-cache-dtype ") + t + ": the cpu backend stores the KV cache in f32 only"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 
