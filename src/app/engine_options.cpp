@@ -10,6 +10,12 @@ void EngineOptions::validate() const {
   if (block_size == 0 || block_size > 1024) throw_error("--block-size {} must be in [1, 1024]", block_size);
   if (max_num_batched_tokens == 0) throw_error("--max-num-batched-tokens must be positive");
   if (max_num_seqs == 0) throw_error("--max-num-seqs must be positive");
+  if (!(gpu_memory_utilization > 0.0 && gpu_memory_utilization <= 1.0)) {
+    throw_error("--gpu-memory-utilization {} must be in (0, 1]", gpu_memory_utilization);
+  }
+  if (kv_cache_dtype != "auto" && kv_cache_dtype != "f32" && kv_cache_dtype != "f16" && kv_cache_dtype != "bf16") {
+    throw_error("--kv-cache-dtype '{}': expected f32, f16, bf16 or auto", kv_cache_dtype);
+  }
   if (device != "cpu" && device != "cuda" && device != "auto" && device.rfind("cuda:", 0) != 0) {
     throw_error("--device '{}': expected cpu, cuda, cuda:N or auto", device);
   }
@@ -23,7 +29,13 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required, bo
   cmd.add_option("-c,--ctx-size", o.context, "Context length per sequence (0: the model's, at most 4096)");
   cmd.add_option("--block-size", o.block_size, "KV cache block size in tokens")->capture_default_str();
   cmd.add_option("--kv-cache-memory", o.kv_cache_mib,
-                 "KV cache size in MiB (0: room for ctx-size × min(max-num-seqs, 8) tokens)");
+                 "KV cache size in MiB (0: on a GPU by --gpu-memory-utilization, on the CPU room for "
+                 "ctx-size × min(max-num-seqs, 8) tokens)");
+  cmd.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
+                 "Fraction of GPU memory for weights, activations and the KV cache, in (0, 1]")
+      ->capture_default_str();
+  cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype, "KV cache element type: f32, f16, bf16 or auto (GPU f16, CPU f32)")
+      ->capture_default_str();
   cmd.add_option(batch_aliases ? "-b,--max-num-batched-tokens,--batch-size" : "--max-num-batched-tokens",
                  o.max_num_batched_tokens,
                  "Token budget of one forward step")

@@ -18,7 +18,10 @@ struct EngineOptions {
   unsigned threads = 0;                   // CPU threads (0: all cores)
   uint32_t context = 0;                   // per-sequence context (0: the model's, at most 4096)
   uint32_t block_size = 16;               // KV block size in tokens
-  uint32_t kv_cache_mib = 0;              // KV pool in MiB (0: context × min(max_num_seqs, 8) tokens)
+  uint32_t kv_cache_mib = 0;              // KV pool in MiB (0: by GPU utilization, or on the CPU
+                                          // context × min(max_num_seqs, 8) tokens)
+  double gpu_memory_utilization = 0.9;    // fraction of device memory for weights + activations + KV
+  std::string kv_cache_dtype = "auto";    // f32 | f16 | bf16 | auto (the backend's: GPU f16, CPU f32)
   uint32_t max_num_batched_tokens = 512;  // tokens per forward step
   uint32_t max_num_seqs = 64;             // running sequences at most
   uint32_t max_prefill_chunk = 0;         // prompt tokens per sequence per step (0: the budget)

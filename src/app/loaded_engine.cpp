@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "app/kv_sizing.h"
 #include "backend/backend_factory.h"
 #include "core/error.h"
 #include "kv/kv_config.h"
@@ -29,9 +30,25 @@ std::unique_ptr<LoadedEngine> LoadedEngine::load(const EngineOptions& options) {
   ec.scheduler.max_num_batched_tokens = options.max_num_batched_tokens;
   ec.scheduler.max_num_seqs = options.max_num_seqs;
   ec.scheduler.max_prefill_chunk = options.max_prefill_chunk;
-  const kv::KvLayout layout = le->model_->kv_layout(options.block_size);
+  kv::KvLayout layout = le->model_->kv_layout(options.block_size);
+  const TensorType kv_type = options.kv_cache_dtype == "auto" ? le->backend_->default_kv_type()
+                             : options.kv_cache_dtype == "f16" ? TensorType::F16
+                             : options.kv_cache_dtype == "bf16" ? TensorType::BF16
+                                                                : TensorType::F32;
+  if (!le->backend_->supports_kv_type(kv_type)) {
+    throw_error("--kv-cache-dtype {}: the {} backend stores the KV cache in f32 only", options.kv_cache_dtype,
+                le->backend_->name());
+  }
+  for (auto& l : layout.layers) l.type = kv_type;
+  ec.kv_type = kv_type;
+  const auto mem = le->backend_->memory_info();
   if (options.kv_cache_mib > 0) {
     ec.num_blocks = kv::KvConfig::from_memory(layout, uint64_t(options.kv_cache_mib) << 20, ec.max_seq_len).num_blocks;
+  } else if (mem) {  // a device backend: what --gpu-memory-utilization leaves after the weights
+    const uint64_t one = kv::blocks_for_tokens(ec.max_seq_len, layout.block_size) * layout.bytes_per_block();
+    const uint64_t budget = gpu_kv_budget(options.gpu_memory_utilization, mem->total, mem->free,
+                                          activation_reserve_bytes(hp, options.max_num_batched_tokens), one);
+    ec.num_blocks = kv::KvConfig::from_memory(layout, budget, ec.max_seq_len).num_blocks;
   } else {
     const uint64_t tokens = uint64_t(ec.max_seq_len) * std::min<uint32_t>(options.max_num_seqs, 8);
     ec.num_blocks = kv::KvConfig::from_tokens(layout, tokens, ec.max_seq_len).num_blocks;
@@ -58,13 +75,14 @@ std::string LoadedEngine::chat_template() const {
 
 std::string LoadedEngine::summary() const {
   const auto& hp = model_->hparams();
-  const kv::KvLayout layout = model_->kv_layout(config_.block_size);
+  const kv::KvLayout layout = model_->kv_layout(config_.block_size, config_.kv_type);
   const uint64_t kv_tokens = uint64_t(config_.num_blocks) * config_.block_size;
   return fmt::format(
-      "{} ({}: {} layers, dim {}, vocab {}) on {}; context {}; KV {} blocks × {} tokens = {} tokens ({}); "
+      "{} ({}: {} layers, dim {}, vocab {}) on {}; context {}; KV {} blocks × {} tokens = {} tokens ({}, {}); "
       "budget {} tokens/step, {} seqs, prefix cache {}; loaded in {:.2f} s",
       model_name(), hp.arch_name, hp.layers, hp.dim, hp.vocab, backend_->name(), config_.max_seq_len,
       config_.num_blocks, config_.block_size, kv_tokens, kv::format_bytes(layout.bytes_per_block() * config_.num_blocks),
+      tensor_type_name(config_.kv_type),
       config_.scheduler.max_num_batched_tokens, config_.scheduler.max_num_seqs, config_.prefix_caching ? "on" : "off",
       load_seconds_);
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -80,6 +81,16 @@ class Backend {
   // layout the backend cannot hold (the CPU backend stores F32 K/V with equal K and V head sizes).
   virtual void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) = 0;
   virtual uint32_t kv_blocks() const = 0;
+  // KV element types init_kv accepts, and the one to use when the user names none. The defaults
+  // are the host backend's: F32 only.
+  virtual bool supports_kv_type(TensorType type) const { return type == TensorType::F32; }
+  virtual TensorType default_kv_type() const { return TensorType::F32; }
+  // Device memory as the driver reports it now, for sizing the KV pool by a utilization fraction;
+  // nullopt for a host backend (its pool is sized by tokens or --kv-cache-memory).
+  struct MemoryInfo {
+    uint64_t free = 0, total = 0;
+  };
+  virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
   virtual void read(const Tensor& t, float* host) = 0;
 
   // --- step ---

@@ -33,7 +33,7 @@ EngineCore::EngineCore(model::Transformer& model, backend::Backend& backend, con
                        std::vector<int32_t> eog_tokens)
     : model_(model), backend_(backend), config_(config), eog_(std::move(eog_tokens)),
       kv_(make_kv_config(model, config_)), scheduler_(config_.scheduler, kv_) {
-  backend_.init_kv(model_.kv_layout(config_.block_size), config_.num_blocks);
+  backend_.init_kv(model_.kv_layout(config_.block_size, config_.kv_type), config_.num_blocks);
 }
 
 RequestId EngineCore::add_request(Request request) {

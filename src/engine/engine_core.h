@@ -22,6 +22,7 @@ struct EngineConfig {
   uint32_t num_blocks = 0;      // KV pool size in blocks (0: enough for max_seq_len × max_num_seqs)
   uint32_t max_seq_len = 0;     // 0: the model's training context
   bool prefix_caching = true;
+  TensorType kv_type = TensorType::F32;  // KV element type (the backend must support it)
 };
 
 struct StepStats {

@@ -7,6 +7,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -284,9 +285,24 @@ void check_elementwise(Pair& p) {
   record("gather_rows 5 of 37 rows", rel_err(p.get_gpu(gr.g), p.get_cpu(gr.c)), 0);
 }
 
+// K/V as a pool of `type` holds them: f32 unchanged, F16/BF16 rounded to nearest (host rounding).
+std::vector<float> kv_round(std::vector<float> x, TensorType type) {
+  for (float& f : x) {
+    if (type == TensorType::F16) f = __half2float(__float2half_rn(f));
+    if (type == TensorType::BF16) f = __bfloat162float(__float2bfloat16_rn(f));
+  }
+  return x;
+}
+
+// KV type of the model benchmarks (--kv-dtype; default F16, the GPU default).
+TensorType g_kv_type = TensorType::F16;
+
 // Paged attention over several sequences (prefill chunks, long decodes) with shuffled block tables;
-// store_kv and copy_blocks checked on the pool contents.
-void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_dim) {
+// store_kv and copy_blocks checked on the pool contents. With a 16-bit `type` the GPU pool rounds
+// K/V on store, and the CPU f32 reference is given the same rounded K/V: store_kv must equal the
+// host rounding exactly and attention (f32 math over the 16-bit values) must meet the f32 bound.
+void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
+                     TensorType type = TensorType::F32) {
   const uint32_t bs = 16, layers = 2, layer = 1;
   struct Seq {
     uint32_t n_past, q;
@@ -296,8 +312,11 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   for (const auto& s : seqs) need += (s.n_past + s.q + bs - 1) / bs;
   const uint32_t num_blocks = need + 64;
   const kv::KvLayout layout = kv::KvLayout::uniform(layers, kv_heads, head_dim, TensorType::F32, bs);
+  kv::KvLayout gpu_layout = layout;
+  for (auto& l : gpu_layout.layers) l.type = type;
   p.cpu.init_kv(layout, num_blocks);
-  p.gpu.init_kv(layout, num_blocks);
+  p.gpu.init_kv(gpu_layout, num_blocks);
+  const size_t elem = row_bytes(type, 1);
   std::vector<int32_t> perm(num_blocks);
   for (uint32_t i = 0; i < num_blocks; ++i) perm[i] = int32_t(i);
   std::shuffle(perm.begin(), perm.end(), g_rng);
@@ -326,9 +345,10 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       const std::vector<int32_t> t(tok.begin() + r0, tok.begin() + r1), ps(pos.begin() + r0, pos.begin() + r1);
       const std::vector<int64_t> sl(slots.begin() + r0, slots.begin() + r1);
       p.begin_step({t, ps, sl, {}, {}});
-      auto k = p.tensor(randn(size_t((r1 - r0) * row)), r1 - r0, row);
-      auto v = p.tensor(randn(size_t((r1 - r0) * row)), r1 - r0, row);
-      p.cpu.store_kv(layer, k.c, v.c);
+      const auto kh = randn(size_t((r1 - r0) * row)), vh = randn(size_t((r1 - r0) * row));
+      auto k = p.tensor(kh, r1 - r0, row), v = p.tensor(vh, r1 - r0, row);
+      auto kr = p.tensor(kv_round(kh, type), r1 - r0, row), vr = p.tensor(kv_round(vh, type), r1 - r0, row);
+      p.cpu.store_kv(layer, kr.c, vr.c);
       p.gpu.store_kv(layer, k.g, v.g);
       p.cpu.release_scratch();
       p.gpu.release_scratch();
@@ -349,9 +369,10 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   }
   const int64_t n = int64_t(tok.size());
   p.begin_step({tok, pos, slots, ss, flat});
-  auto k = p.tensor(randn(size_t(n * row)), n, row);
-  auto v = p.tensor(randn(size_t(n * row)), n, row);
-  p.cpu.store_kv(layer, k.c, v.c);
+  const auto kh = randn(size_t(n * row)), vh = randn(size_t(n * row));
+  auto k = p.tensor(kh, n, row), v = p.tensor(vh, n, row);
+  auto kr = p.tensor(kv_round(kh, type), n, row), vr = p.tensor(kv_round(vh, type), n, row);
+  p.cpu.store_kv(layer, kr.c, vr.c);
   p.gpu.store_kv(layer, k.g, v.g);
   // store_kv: every new slot's K and V rows, read back from the device pool, equal the CPU's.
   double store_err = 0;
@@ -359,12 +380,14 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     const int64_t slot = slots[i];
     const std::vector<float> blk = p.gpu.read_kv_block(int32_t(slot / bs));
     for (int kv = 0; kv < 2; ++kv) {
-      const size_t off = (kv == 0 ? layout.k_offset(layer) : layout.v_offset(layer)) / 4 + size_t(slot % bs) * row;
+      const size_t off = (kv == 0 ? gpu_layout.k_offset(layer) : gpu_layout.v_offset(layer)) / elem + size_t(slot % bs) * row;
       const float* c = p.cpu.kv_slot(layer, kv, slot);
       for (int64_t e = 0; e < row; ++e) store_err = std::max(store_err, double(std::fabs(blk[off + e] - c[e])));
     }
   }
-  record(fmt::format("store_kv {} rows into shuffled blocks", n), store_err, 0);
+  const std::string tn(tensor_type_name(type));
+  record(fmt::format("store_kv {} rows into shuffled blocks, {} KV", n, tn), store_err, 0,
+         type == TensorType::F32 ? "" : "equal to host round-to-nearest");
   const uint32_t width = heads * head_dim;
   auto q = p.tensor(randn(size_t(n * width)), n, width);
   auto out = p.output(n, width);
@@ -372,8 +395,10 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   p.cpu.attention(layer, q.c, shape, out.c);
   p.gpu.attention(layer, q.g, shape, out.g);
   const std::vector<float> gpu_out = p.get_gpu(out.g);
-  record(fmt::format("attention {}q/{}kv x{} ctx<=20001, {} rows", heads, kv_heads, head_dim, n),
-         rel_err(gpu_out, p.get_cpu(out.c)), 1e-5, "6 seqs: prefill 37, chunk 16, chunk 5, decodes at 3k/8k/20k");
+  record(fmt::format("attention {}q/{}kv x{} ctx<=20001, {} rows, {} KV", heads, kv_heads, head_dim, n, tn),
+         rel_err(gpu_out, p.get_cpu(out.c)), 1e-5,
+         "6 seqs: prefill 37, chunk 16, chunk 5, decodes at 3k/8k/20k" +
+             std::string(type == TensorType::F32 ? "" : "; CPU f32 on the same rounded K/V"));
   // copy_blocks: copy sequence 2's blocks to the spare ones; the copies equal the sources.
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (size_t j = 0; j < tables[2].size(); ++j) pairs.push_back({tables[2][j], perm[need + j % 64]});
@@ -384,7 +409,7 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     const auto a = p.gpu.read_kv_block(src), b = p.gpu.read_kv_block(dst);
     for (size_t i = 0; i < a.size(); ++i) copy_err = std::max(copy_err, double(std::fabs(a[i] - b[i])));
   }
-  record(fmt::format("copy_blocks {} blocks", pairs.size()), copy_err, 0);
+  record(fmt::format("copy_blocks {} blocks, {} KV", pairs.size(), tn), copy_err, 0);
 }
 
 // ---- timings ----------------------------------------------------------------------------------
@@ -453,12 +478,13 @@ double bench_gemm() {
 }
 
 void bench_attention(double bw) {
+  for (const TensorType kv_type : {TensorType::F32, TensorType::F16})
   for (uint32_t ctx : {8192u, 32768u}) {
     for (uint32_t nseq : {1u, 8u}) {
       CudaBackend be(0);
       const uint32_t bs = 16, kvh = 8, hd = 128, heads = 32;
       const uint32_t per_seq = ctx / bs;
-      const kv::KvLayout layout = kv::KvLayout::uniform(1, kvh, hd, TensorType::F32, bs);
+      const kv::KvLayout layout = kv::KvLayout::uniform(1, kvh, hd, kv_type, bs);
       be.init_kv(layout, per_seq * nseq);
       std::vector<int32_t> tok(nseq, 0), pos(nseq, int32_t(ctx - 1)), flat;
       std::vector<int64_t> slots;
@@ -473,9 +499,9 @@ void bench_attention(double bw) {
       be.fill(q, 0.01f);
       const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
       const double ms = time_ms([&] { be.attention(0, q, shape, out); }, 50);
-      const double bytes = double(nseq) * ctx * kvh * hd * 4.0 * 2.0;  // f32 K and V
-      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, f32 KV): {:.3f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
-                             ctx, nseq, ms, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+      const double bytes = double(nseq) * ctx * kvh * hd * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
+      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.3f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
+                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
     }
   }
 }
@@ -517,7 +543,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& hp = model.hparams();
   const uint32_t bs = 16, ctx = 1024;
-  be.init_kv(model.kv_layout(bs), ctx / bs);
+  be.init_kv(model.kv_layout(bs, g_kv_type), ctx / bs);
   std::vector<int32_t> table(ctx / bs);
   for (uint32_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
   engine::Batch prefill;
@@ -555,7 +581,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_cuda_graphs(false);  // prefill is eager either way
 
   // Prefill and many-sequence decode need a larger pool: as many 1k-context sequences as fit.
-  const kv::KvLayout layout = model.kv_layout(bs);
+  const kv::KvLayout layout = model.kv_layout(bs, g_kv_type);
   size_t free_b = 0, total_b = 0;
   cuda::check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   be.init_kv(layout, 1);  // free the old pool first
@@ -611,7 +637,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       for (int i = 0; i < reps; ++i) step();
       const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
       const auto st = be.graph_stats();
-      bench_line(fmt::format("decode {} seqs x 1k context [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+      bench_line(fmt::format("decode {} seqs x 1k context, {} KV [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+                             tensor_type_name(g_kv_type),
                              graphs ? "on" : "off", ds * 1e3, B / ds,
                              graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks)", st.captures,
                                                   st.replays, st.eager_fallbacks)
@@ -690,7 +717,7 @@ void check_graphs(const std::string& path) {
   const auto argmax = [&](const float* l) { return int32_t(std::max_element(l, l + vocab) - l); };
   const auto decode = [&](bool graphs) {
     gpu.set_cuda_graphs(graphs);
-    gpu.init_kv(mg.kv_layout(bs), 5 * per_seq);  // a zeroed pool
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), 5 * per_seq);  // a zeroed pool (--kv-dtype, default F16)
     std::vector<float> all;
     std::vector<int32_t> next(prompt.begin(), prompt.begin() + 8);
     uint32_t n_past = 0;
@@ -726,7 +753,7 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager, {} logits of 38 steps", eager.size()),
+  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 38 steps", tensor_type_name(g_kv_type), eager.size()),
          same_size && st.replays > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks", differ, max_diff, st.captures,
                      st.replays, st.eager_fallbacks));
@@ -745,13 +772,17 @@ int run(int argc, char** argv) {
       compare_greedy(argv[++i]);
     } else if (a == "--graphs" && i + 1 < argc) {
       check_graphs(argv[++i]);
+    } else if (a == "--kv-dtype" && i + 1 < argc) {
+      const auto t = parse_tensor_type(argv[++i]);
+      if (!t || !cuda::kv_type_supported(*t)) throw_error("--kv-dtype {}: expected f32, f16 or bf16", argv[i]);
+      g_kv_type = *t;
     } else if (a == "--deterministic") {
       g_deterministic = true;
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--model GGUF]... [--compare GGUF] [--graphs GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF]\n");
       return 2;
     }
   }
@@ -813,6 +844,14 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_attention(p, 14, 2, 64);
+    for (const TensorType t : {TensorType::F16, TensorType::BF16}) {
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+      check_attention(p, 32, 8, 128, t);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+      check_attention(p, 14, 2, 64, t);
+    }
   }
   if (bench) {
     const double bw = bench_copy();

@@ -3,6 +3,7 @@
 #include "backend/rope_angles.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
@@ -84,11 +85,13 @@ struct CudaBackend::Impl {
   std::vector<Chunk> chunks;
   size_t chunk_used = 0;  // in chunks.back()
 
-  // KV pool (f32, block-major).
+  // KV pool (block-major; every layer of one type: F32, F16 or BF16).
   kv::KvLayout layout;
   uint32_t num_blocks = 0;
-  float* pool = nullptr;
-  int64_t block_floats = 0;
+  uint8_t* pool = nullptr;
+  int64_t block_elems = 0;
+  size_t kv_elem = sizeof(float);  // bytes per element
+  TensorType kv_type = TensorType::F32;
   std::vector<int64_t> k_off, v_off;
 
   // The current step on the device.
@@ -243,10 +246,14 @@ void CudaBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
   std::vector<int64_t> k_off, v_off;
   for (uint32_t l = 0; l < layout.layers.size(); ++l) {
     const auto& s = layout.layers[l];
-    if (s.type != TensorType::F32) throw_error("CUDA backend: KV type {} is not supported (F32 only)", tensor_type_name(s.type));
+    if (!cuda::kv_type_supported(s.type) || s.type != layout.layers[0].type) {
+      throw_error("CUDA backend: KV type {} in layer {} is not supported (F32, F16 or BF16, the same in every layer)",
+                  tensor_type_name(s.type), l);
+    }
     if (s.head_dim_k != s.head_dim_v) throw_error("CUDA backend: K and V head sizes differ in layer {}", l);
-    k_off.push_back(static_cast<int64_t>(layout.k_offset(l) / sizeof(float)));
-    v_off.push_back(static_cast<int64_t>(layout.v_offset(l) / sizeof(float)));
+    const size_t elem = row_bytes(s.type, 1);
+    k_off.push_back(static_cast<int64_t>(layout.k_offset(l) / elem));
+    v_off.push_back(static_cast<int64_t>(layout.v_offset(l) / elem));
   }
   if (m.pool != nullptr) {
     check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
@@ -254,16 +261,27 @@ void CudaBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
     m.pool = nullptr;
   }
   const size_t bytes = layout.bytes_per_block() * num_blocks;
-  m.pool = static_cast<float*>(cuda::device_alloc(bytes, fmt::format("the KV pool ({} blocks)", num_blocks)));
+  m.pool = static_cast<uint8_t*>(cuda::device_alloc(bytes, fmt::format("the KV pool ({} blocks)", num_blocks)));
   check(cudaMemsetAsync(m.pool, 0, bytes, m.stream), "cudaMemsetAsync (KV pool)");
   m.layout = layout;
   m.num_blocks = num_blocks;
-  m.block_floats = static_cast<int64_t>(layout.bytes_per_block() / sizeof(float));
+  m.kv_type = layout.layers[0].type;
+  m.kv_elem = row_bytes(m.kv_type, 1);
+  m.block_elems = static_cast<int64_t>(layout.bytes_per_block() / m.kv_elem);
   m.k_off = std::move(k_off);
   m.v_off = std::move(v_off);
 }
 
 uint32_t CudaBackend::kv_blocks() const { return impl_->num_blocks; }
+
+bool CudaBackend::supports_kv_type(TensorType type) const { return cuda::kv_type_supported(type); }
+
+std::optional<Backend::MemoryInfo> CudaBackend::memory_info() const {
+  impl_->use_device();
+  size_t free_b = 0, total_b = 0;
+  check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  return MemoryInfo{free_b, total_b};
+}
 
 void CudaBackend::read(const Tensor& t, float* host) {
   Impl& m = *impl_;
@@ -290,11 +308,22 @@ std::vector<float> CudaBackend::read_kv_block(int32_t block) {
   Impl& m = *impl_;
   if (block < 0 || uint32_t(block) >= m.num_blocks) throw_error("CUDA backend: KV block {} outside the pool", block);
   m.graphs.flush();
-  std::vector<float> out(static_cast<size_t>(m.block_floats));
-  check(cudaMemcpyAsync(out.data(), m.pool + block * m.block_floats, out.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                        m.stream),
+  const size_t n = static_cast<size_t>(m.block_elems), bytes = n * m.kv_elem;
+  std::vector<uint8_t> raw(bytes);
+  check(cudaMemcpyAsync(raw.data(), m.pool + block * bytes, bytes, cudaMemcpyDeviceToHost, m.stream),
         "cudaMemcpyAsync (KV block)");
   check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (m.kv_type == TensorType::F32) {
+      std::memcpy(&out[i], raw.data() + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, raw.data() + 2 * i, 2);
+      out[i] = m.kv_type == TensorType::F16 ? __half2float(__half(__half_raw{h}))
+                                            : std::bit_cast<float>(uint32_t(h) << 16);  // BF16: the top half of an f32
+    }
+  }
   return out;
 }
 
@@ -495,11 +524,11 @@ void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
   if (k.cols != row || v.cols != row || k.rows != m.n_slots || v.rows != m.n_slots) {
     throw_error("store_kv: K {} x {}, V {} x {} for {} slots of {}", k.rows, k.cols, v.rows, v.cols, m.n_slots, row);
   }
-  const cuda::KvPoolView view{m.pool, m.block_floats, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
-                              int(s.n_kv_heads), int(s.head_dim_k)};
+  const cuda::KvPoolView view{m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
+                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type};
   const int64_t* slots = m.d_slots;
   const int64_t n = m.n_slots;
-  m.graphs.mix(7, view.pool, view.block_floats, view.k_off, view.v_off, view.block_size, view.kv_heads, view.head_dim, k.data,
+  m.graphs.mix(7, view.pool, view.block_elems, int(view.type), view.k_off, view.v_off, view.block_size, view.kv_heads, view.head_dim, k.data,
                v.data, slots, n);
   m.graphs.run([=, &m] { m.launched(cuda::launch_store_kv(view, k.data, v.data, slots, n, m.stream), "store_kv kernel"); });
 }
@@ -527,8 +556,8 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   p.ldq = q.cols;
   p.out = out.data;
   p.ldo = out.cols;
-  p.kv = {m.pool, m.block_floats, m.k_off[layer], m.v_off[layer], int(m.layout.block_size), int(s.n_kv_heads),
-          int(s.head_dim_k)};
+  p.kv = {m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size), int(s.n_kv_heads),
+          int(s.head_dim_k), m.kv_type};
   p.row_ctx = m.d_row_ctx;
   p.row_table = m.d_row_table;
   p.tables = m.d_tables;
@@ -542,7 +571,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   p.part_acc = ws;
   p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
   const int64_t rows = q.rows;
-  m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_floats, p.kv.k_off, p.kv.v_off, p.kv.block_size,
+  m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, rows, launch_rows);
   m.graphs.run([=, &m] {
@@ -593,12 +622,12 @@ void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs
   Impl& m = *impl_;
   m.use_device();
   m.graphs.flush();
-  const size_t bytes = size_t(m.block_floats) * sizeof(float);
+  const size_t bytes = size_t(m.block_elems) * m.kv_elem;
   for (const auto& [src, dst] : pairs) {
     if (src < 0 || dst < 0 || uint32_t(src) >= m.num_blocks || uint32_t(dst) >= m.num_blocks) {
       throw_error("copy_blocks: block pair ({}, {}) outside the pool of {}", src, dst, m.num_blocks);
     }
-    check(cudaMemcpyAsync(m.pool + dst * m.block_floats, m.pool + src * m.block_floats, bytes, cudaMemcpyDeviceToDevice,
+    check(cudaMemcpyAsync(m.pool + dst * bytes, m.pool + src * bytes, bytes, cudaMemcpyDeviceToDevice,
                           m.stream),
           "cudaMemcpyAsync (copy_blocks)");
   }

@@ -43,6 +43,10 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor out) override;
   void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) override;
   void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) override;
+  // F32, F16 or BF16 K/V (16-bit: converted on store, read into f32 math); F16 by default.
+  bool supports_kv_type(TensorType type) const override;
+  TensorType default_kv_type() const override { return TensorType::F16; }
+  std::optional<MemoryInfo> memory_info() const override;  // cudaMemGetInfo on this device
 
   // --- for tests and benchmarks ---
   void write(Tensor t, const float* host);

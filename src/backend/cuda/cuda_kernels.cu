@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_kernels.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cmath>
 
@@ -348,15 +349,38 @@ __global__ void rope_kernel(float* x, int64_t cols, int head_dim, const int32_t*
 
 // ---- KV and attention ---------------------------------------------------------------------------
 
+// KV elements: f32, or 16-bit storage converted on store (round to nearest) and widened on read.
+__device__ __forceinline__ void kv_put(float* p, float x) { *p = x; }
+__device__ __forceinline__ void kv_put(__half* p, float x) { *p = __float2half_rn(x); }
+__device__ __forceinline__ void kv_put(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
+__device__ __forceinline__ float kv_get(const float* p) { return *p; }
+__device__ __forceinline__ float kv_get(const __half* p) { return __half2float(*p); }
+__device__ __forceinline__ float kv_get(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+// Four consecutive elements (16-byte f32 or 8-byte 16-bit loads; the caller guarantees alignment).
+__device__ __forceinline__ float4 kv_get4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float4 kv_get4(const __half* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
+  const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+__device__ __forceinline__ float4 kv_get4(const __nv_bfloat16* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.x));
+  const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+
+template <typename T>
 __global__ void store_kv_kernel(KvPoolView kv, const float* k, const float* v, const int64_t* slots) {
   const int64_t row = int64_t(kv.kv_heads) * kv.head_dim;
   const int64_t t = blockIdx.y;
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= row) return;
   const int64_t slot = slots[t];
-  float* base = kv.pool + (slot / kv.block_size) * kv.block_floats + (slot % kv.block_size) * row + e;
-  base[kv.k_off] = k[t * row + e];
-  base[kv.v_off] = v[t * row + e];
+  T* base = static_cast<T*>(kv.pool) + (slot / kv.block_size) * kv.block_elems + (slot % kv.block_size) * row + e;
+  kv_put(base + kv.k_off, k[t * row + e]);
+  kv_put(base + kv.v_off, v[t * row + e]);
 }
 
 constexpr int kAttnThreads = 128, kAttnWarps = kAttnThreads / 32, kAttnTile = 32;
@@ -365,6 +389,7 @@ constexpr int kDimsPerLane = kMaxAttnHeadDim / 32;
 
 // One thread block per (context span, KV head, query row). Warp w owns the group's heads w, w + 4...;
 // lane p scores tile position p, then every lane accumulates its head dims d = lane + 32i.
+template <typename T>
 __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, int64_t row0) {
   extern __shared__ float smem[];
   const int64_t rl = blockIdx.z, r = row0 + rl;
@@ -388,17 +413,18 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
   }
   const int32_t* table = p.tables + p.row_table[r];
   const int64_t row_floats = int64_t(p.kv.kv_heads) * hd;
+  const T* pool = static_cast<const T*>(p.kv.pool);
   for (int t0 = p0; t0 < p1; t0 += kAttnTile) {
     const int n = min(kAttnTile, p1 - t0);
     __syncthreads();
-    if (hd % 4 == 0) {  // 16-byte loads (every offset in the pool is then a multiple of 4 floats)
+    if (hd % 4 == 0) {  // vector loads (every offset in the pool is then a multiple of 4 elements)
       const int hd4 = hd / 4;
       for (int i = threadIdx.x; i < n * hd4; i += kAttnThreads) {
         const int pp = i / hd4, d = (i % hd4) * 4, pos = t0 + pp;
-        const float* base = p.kv.pool + int64_t(table[pos / bs]) * p.kv.block_floats + int64_t(pos % bs) * row_floats +
-                            int64_t(kvh) * hd + d;
-        const float4 kq = *reinterpret_cast<const float4*>(base + p.kv.k_off);
-        const float4 vq = *reinterpret_cast<const float4*>(base + p.kv.v_off);
+        const T* base = pool + int64_t(table[pos / bs]) * p.kv.block_elems + int64_t(pos % bs) * row_floats +
+                        int64_t(kvh) * hd + d;
+        const float4 kq = kv_get4(base + p.kv.k_off);
+        const float4 vq = kv_get4(base + p.kv.v_off);
         float* kd = ks + pp * ld + d;
         float* vd = vs + pp * ld + d;
         kd[0] = kq.x, kd[1] = kq.y, kd[2] = kq.z, kd[3] = kq.w;
@@ -407,10 +433,10 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
     } else {
       for (int i = threadIdx.x; i < n * hd; i += kAttnThreads) {
         const int pp = i / hd, d = i % hd, pos = t0 + pp;
-        const float* base = p.kv.pool + int64_t(table[pos / bs]) * p.kv.block_floats + int64_t(pos % bs) * row_floats +
-                            int64_t(kvh) * hd + d;
-        ks[pp * ld + d] = base[p.kv.k_off];
-        vs[pp * ld + d] = base[p.kv.v_off];
+        const T* base = pool + int64_t(table[pos / bs]) * p.kv.block_elems + int64_t(pos % bs) * row_floats +
+                        int64_t(kvh) * hd + d;
+        ks[pp * ld + d] = kv_get(base + p.kv.k_off);
+        vs[pp * ld + d] = kv_get(base + p.kv.v_off);
       }
     }
     __syncthreads();
@@ -648,7 +674,26 @@ cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v
                             cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   const int64_t row = int64_t(kv.kv_heads) * kv.head_dim;
-  store_kv_kernel<<<dim3(blocks_for(row, 256), static_cast<unsigned>(n)), 256, 0, stream>>>(kv, k, v, slots);
+  const dim3 grid(blocks_for(row, 256), static_cast<unsigned>(n));
+  switch (kv.type) {
+    case TensorType::F32: store_kv_kernel<float><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
+    case TensorType::F16: store_kv_kernel<__half><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
+    case TensorType::BF16: store_kv_kernel<__nv_bfloat16><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_split(const AttnParams& p, int64_t row0, dim3 grid, size_t smem, size_t max_smem, cudaStream_t stream) {
+  static bool raised = false;
+  if (!raised) {
+    const cudaError_t rc =
+        cudaFuncSetAttribute(attn_split_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(max_smem));
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
+  attn_split_kernel<T><<<grid, kAttnThreads, smem, stream>>>(p, row0);
   return cudaGetLastError();
 }
 
@@ -657,16 +702,16 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   const int G = p.heads / p.kv.kv_heads, hd = p.kv.head_dim;
   if (G > kMaxAttnGroup || hd > kMaxAttnHeadDim) return cudaErrorInvalidValue;
   const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
-  static bool raised = false;  // the largest shape needs more than the default 48 KiB
-  if (!raised) {
-    const size_t max_smem = sizeof(float) * (size_t(kMaxAttnGroup) * kMaxAttnHeadDim + 2 * size_t(kAttnTile) * (kMaxAttnHeadDim + 1));
-    const cudaError_t rc =
-        cudaFuncSetAttribute(attn_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(max_smem));
-    if (rc != cudaSuccess) return rc;
-    raised = true;
+  // The largest shape needs more than the default 48 KiB (once per instantiation).
+  const size_t max_smem = sizeof(float) * (size_t(kMaxAttnGroup) * kMaxAttnHeadDim + 2 * size_t(kAttnTile) * (kMaxAttnHeadDim + 1));
+  const dim3 grid(p.max_splits, p.kv.kv_heads, static_cast<unsigned>(rows));
+  cudaError_t rc = cudaErrorInvalidValue;
+  switch (p.kv.type) {
+    case TensorType::F32: rc = launch_split<float>(p, row0, grid, smem, max_smem, stream); break;
+    case TensorType::F16: rc = launch_split<__half>(p, row0, grid, smem, max_smem, stream); break;
+    case TensorType::BF16: rc = launch_split<__nv_bfloat16>(p, row0, grid, smem, max_smem, stream); break;
+    default: break;
   }
-  attn_split_kernel<<<dim3(p.max_splits, p.kv.kv_heads, static_cast<unsigned>(rows)), kAttnThreads, smem, stream>>>(p, row0);
-  cudaError_t rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
   attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows)), 128, 0, stream>>>(p, row0);
   return cudaGetLastError();

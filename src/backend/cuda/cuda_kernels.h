@@ -63,13 +63,18 @@ struct RopeParams {
 cudaError_t launch_rope(float* x, int64_t rows, int64_t cols, int head_dim, const int32_t* positions,
                         const RopeParams& p, cudaStream_t stream);
 
-// K and V rows into their slots of an f32 block-major pool.
+// K and V rows into their slots of a block-major pool of `type` elements (F32, F16 or BF16; the
+// kernels convert on store and read back to f32, so all arithmetic stays f32).
+inline bool kv_type_supported(TensorType t) {
+  return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
+}
 struct KvPoolView {
-  float* pool = nullptr;
-  int64_t block_floats = 0;  // floats per block (all layers)
-  int64_t k_off = 0, v_off = 0;  // floats inside a block for this layer
+  void* pool = nullptr;
+  int64_t block_elems = 0;  // elements per block (all layers)
+  int64_t k_off = 0, v_off = 0;  // elements inside a block for this layer
   int block_size = 0;
   int kv_heads = 0, head_dim = 0;
+  TensorType type = TensorType::F32;
 };
 cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v, const int64_t* slots, int64_t n,
                             cudaStream_t stream);
