@@ -34,4 +34,8 @@ uint64_t gpu_kv_budget(double utilization, uint64_t total, uint64_t free, uint64
   return budget;
 }
 
+uint64_t useful_kv_blocks(uint64_t budget_blocks, uint32_t max_num_seqs, uint64_t blocks_per_context) {
+  return std::min(budget_blocks, kUsefulContextsPerSeq * max_num_seqs * blocks_per_context);
+}
+
 }  // namespace vellum::app

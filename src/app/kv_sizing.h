@@ -20,4 +20,10 @@ uint64_t activation_reserve_bytes(const model::HParams& hp, uint32_t max_num_bat
 uint64_t gpu_kv_budget(double utilization, uint64_t total, uint64_t free, uint64_t reserve,
                        uint64_t one_context_bytes);
 
+// The most blocks worth holding: kUsefulContextsPerSeq full contexts for each of max_num_seqs
+// sequences (the running set plus room for cached prefixes). A budget beyond that only grows the
+// host-side block bookkeeping: a tiny model on a large GPU would otherwise get millions of blocks.
+constexpr uint64_t kUsefulContextsPerSeq = 4;
+uint64_t useful_kv_blocks(uint64_t budget_blocks, uint32_t max_num_seqs, uint64_t blocks_per_context);
+
 }  // namespace vellum::app

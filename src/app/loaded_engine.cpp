@@ -48,7 +48,9 @@ std::unique_ptr<LoadedEngine> LoadedEngine::load(const EngineOptions& options) {
     const uint64_t one = kv::blocks_for_tokens(ec.max_seq_len, layout.block_size) * layout.bytes_per_block();
     const uint64_t budget = gpu_kv_budget(options.gpu_memory_utilization, mem->total, mem->free,
                                           activation_reserve_bytes(hp, options.max_num_batched_tokens), one);
-    ec.num_blocks = kv::KvConfig::from_memory(layout, budget, ec.max_seq_len).num_blocks;
+    const uint64_t per_context = kv::blocks_for_tokens(ec.max_seq_len, layout.block_size);
+    ec.num_blocks = static_cast<uint32_t>(useful_kv_blocks(
+        kv::KvConfig::from_memory(layout, budget, ec.max_seq_len).num_blocks, options.max_num_seqs, per_context));
   } else {
     const uint64_t tokens = uint64_t(ec.max_seq_len) * std::min<uint32_t>(options.max_num_seqs, 8);
     ec.num_blocks = kv::KvConfig::from_tokens(layout, tokens, ec.max_seq_len).num_blocks;

@@ -54,6 +54,15 @@ TEST(KvSizing, TooLittleMemoryIsAnErrorNamingTheNumbers) {
   EXPECT_THROW(gpu_kv_budget(1.5, 80 * GiB, 80 * GiB, 0, 1), Error);
 }
 
+TEST(KvSizing, PoolNeverExceedsFourContextsPerSequence) {
+  // stories260K on an H200 at 0.9 got 13 million blocks before this cap; 64 sequences of 512 tokens
+  // in blocks of 16 need 32 blocks each.
+  EXPECT_EQ(useful_kv_blocks(13'000'000, 64, 32), 4u * 64u * 32u);
+  // An 8B model's budget binds long before the cap.
+  EXPECT_EQ(useful_kv_blocks(30'000, 256, 64), 30'000u);
+  EXPECT_EQ(useful_kv_blocks(0, 1, 1), 0u);
+}
+
 TEST(KvSizing, ActivationReserveFollowsTheModelAndTokenBudget) {
   const model::HParams hp = llama3_8b();
   // Per token (4·4096 + 4096 + 2·1024 + 3·14336 + 128256) f32 = 193 792 floats; 512 tokens; plus the
