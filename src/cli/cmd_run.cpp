@@ -10,8 +10,6 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/sampler.h"
-#include "gguf/gguf_file.h"
-#include "model/transformer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vellum::cli {

@@ -82,10 +82,7 @@ TEST_F(EngineCoreTest, OutputsAreBatchInvariant) {
   }
   std::vector<std::vector<int32_t>> alone;
   for (const auto& r : requests) {
-    Harness h(config());
-    const RequestId id = h.core.add_request(r);
-    h.run_to_end();
-    alone.push_back(h.outputs[id]);
+    alone.push_back(run_alone(config(), r));
     ASSERT_EQ(alone.back().size(), 12u);
   }
   for (const uint32_t budget : {16u, 64u, 2048u}) {
@@ -125,10 +122,7 @@ TEST_F(EngineCoreTest, OutputsDoNotDependOnArrivalOrder) {
   }
   std::vector<std::vector<int32_t>> alone;
   for (const auto& r : requests) {
-    Harness h(config());
-    const RequestId id = h.core.add_request(r);
-    h.run_to_end();
-    alone.push_back(h.outputs[id]);
+    alone.push_back(run_alone(config(), r));
     ASSERT_EQ(alone.back().size(), 12u);
   }
   const std::vector<std::vector<size_t>> orders{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {2, 5, 0, 3, 1, 4}, {3, 0, 4, 1, 5, 2}};
@@ -161,12 +155,7 @@ TEST_F(EngineCoreTest, PreemptionRecomputesToTheSameTokens) {
   std::vector<Request> requests;
   for (int i = 0; i < 4; ++i) requests.push_back(greedy(tokens(40, 10 + i), 40));
   std::vector<std::vector<int32_t>> alone;
-  for (const auto& r : requests) {
-    Harness h(config());
-    const RequestId id = h.core.add_request(r);
-    h.run_to_end();
-    alone.push_back(h.outputs[id]);
-  }
+  for (const auto& r : requests) alone.push_back(run_alone(config(), r));
   // 4 sequences of up to 80 tokens need 4 × 5 blocks of 16; 12 blocks force preemptions.
   EngineConfig small = config(2048, 16, true, 12);
   small.max_seq_len = 128;  // the pool must hold one sequence of the maximum length (8 blocks)

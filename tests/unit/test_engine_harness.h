@@ -44,6 +44,15 @@ struct Harness {
   }
 };
 
+// The tokens `r` gets when it runs alone in a fresh engine with `c`: the reference every
+// batch-invariance test compares against.
+inline std::vector<int32_t> run_alone(const EngineConfig& c, const Request& r) {
+  Harness h(c);
+  const RequestId id = h.core.add_request(r);
+  h.run_to_end();
+  return h.outputs[id];
+}
+
 // A BOS then n - 1 deterministic ids (distinct for n < 500).
 inline std::vector<int32_t> tokens(int n, int salt) {
   std::vector<int32_t> t{1};
