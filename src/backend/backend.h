@@ -92,6 +92,9 @@ class Backend {
   };
   virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
   virtual void read(const Tensor& t, float* host) = 0;
+  // out[r] = the index of the first maximum of row r (greedy sampling without copying the rows
+  // back). Ends the step like read(). The default reads the rows and scans them on the host.
+  virtual void argmax_rows(const Tensor& x, std::span<int32_t> out);
 
   // --- step ---
   virtual void begin_step(const StepInfo& step) = 0;

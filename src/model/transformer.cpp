@@ -68,7 +68,9 @@ Weight Transformer::bind(const std::string& name, std::vector<uint64_t> shape, b
   return backend_.upload_weight(name, t->type, static_cast<int64_t>(shape[0]), rows, file_.tensor_data(*t));
 }
 
-std::vector<float> Transformer::forward(const engine::Batch& batch) {
+std::vector<float> Transformer::forward(const engine::Batch& batch) { return forward(batch, {}).logits; }
+
+Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const uint8_t> argmax_only) {
   auto& be = backend_;
   batch.validate(be.kv_blocks());
   for (int32_t token : batch.tokens) {
@@ -119,16 +121,35 @@ std::vector<float> Transformer::forward(const engine::Batch& batch) {
     }
   }
   const int64_t m = static_cast<int64_t>(batch.logit_rows.size());
-  std::vector<float> logits(static_cast<size_t>(m) * hp_.vocab);
+  if (!argmax_only.empty() && argmax_only.size() != batch.logit_rows.size()) {
+    throw_error("forward: {} argmax flags for {} logit rows", argmax_only.size(), m);
+  }
+  StepOutput result;
   if (m > 0) {
     Tensor last = be.scratch(m, dim), normed = be.scratch(m, dim), out = be.scratch(m, hp_.vocab);
     be.gather_rows(x, batch.logit_rows, last);
     be.rms_norm(last, output_norm_, hp_.rms_eps, normed);
     be.matmul(output_, normed, out);
-    be.read(out, logits.data());
+    std::vector<int32_t> full;  // logit rows copied back whole
+    for (int64_t i = 0; i < m; ++i) {
+      if (argmax_only.empty() || argmax_only[static_cast<size_t>(i)] == 0) full.push_back(static_cast<int32_t>(i));
+    }
+    result.argmax.assign(static_cast<size_t>(m), -1);
+    if (static_cast<int64_t>(full.size()) < m) {
+      be.argmax_rows(out, result.argmax);  // all rows: cheaper on a device than gathering the greedy ones
+      for (int32_t i : full) result.argmax[static_cast<size_t>(i)] = -1;
+    }
+    result.logits.resize(full.size() * hp_.vocab);
+    if (static_cast<int64_t>(full.size()) == m) {
+      be.read(out, result.logits.data());
+    } else if (!full.empty()) {
+      Tensor rows = be.scratch(static_cast<int64_t>(full.size()), hp_.vocab);
+      be.gather_rows(out, full, rows);
+      be.read(rows, result.logits.data());
+    }
   }
   be.release_scratch();
-  return logits;
+  return result;
 }
 
 }  // namespace vellum::model

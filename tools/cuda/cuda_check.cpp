@@ -286,6 +286,28 @@ void check_elementwise(Pair& p) {
   record("gather_rows 5 of 37 rows", rel_err(p.get_gpu(gr.g), p.get_cpu(gr.c)), 0);
 }
 
+// Greedy rows on the device: argmax_rows against the CPU backend's (std::max_element) on 37 rows of
+// a 128k vocabulary, with planted ties (the maximum repeated later, or earlier, in the row) and a
+// row whose maximum is the last element. The error is the number of rows that differ.
+void check_argmax(Pair& p) {
+  const int64_t rows = 37, cols = 128256;
+  std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = v.data() + r * cols;
+    const int64_t at = std::max_element(row, row + cols) - row;
+    if (r % 3 == 1) row[(at + 7919 * (r + 1)) % cols] = row[at];  // a tie elsewhere in the row
+    if (r % 5 == 2) row[cols - 1] = row[at] + 1.0f;               // the last element wins
+  }
+  auto t = p.tensor(v, rows, cols);
+  std::vector<int32_t> gc(rows, -1), gg(rows, -1);
+  p.cpu.argmax_rows(t.c, gc);
+  p.gpu.argmax_rows(t.g, gg);
+  int differ = 0;
+  for (int64_t r = 0; r < rows; ++r) differ += gc[r] != gg[r];
+  record(fmt::format("argmax_rows {}x{} (ties planted)", rows, cols), double(differ), 0,
+         fmt::format("{} of {} rows differ", differ, rows));
+}
+
 // K/V as a pool of `type` holds them: f32 unchanged, F16/BF16 rounded to nearest (host rounding).
 std::vector<float> kv_round(std::vector<float> x, TensorType type) {
   for (float& f : x) {
@@ -886,6 +908,7 @@ int run(int argc, char** argv) {
     rc.order = backend::RopeOrder::Halves;
     check_rope(p, rc, "halves partial 32 of 64", 64, 16);
     check_elementwise(p);
+    check_argmax(p);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_attention(p, 32, 8, 128);
