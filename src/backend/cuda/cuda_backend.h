@@ -44,6 +44,12 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor out) override;
   void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) override;
   void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) override;
+  // Fused ops (docs/cuda.md, round 5): one kernel each at batch 1 (add_rms_norm: any batch); the
+  // Backend defaults where a shape or type does not fit the fused kernels.
+  void add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain, float eps, Tensor out) override;
+  void matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) override;
+  void matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) override;
+  void rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc) override;
   // F32, F16 or BF16 K/V (16-bit: converted on store, read into f32 math); F16 by default.
   bool supports_kv_type(TensorType type) const override;
   TensorType default_kv_type() const override { return TensorType::F16; }
