@@ -325,7 +325,7 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // x · wᵀ (+ bias) in f64 on the exactly dequantized weight.
 std::vector<double> ref_matmul(const std::vector<float>& x, const HostWeight& w, int64_t n, int64_t k,
                                const std::vector<float>* bias = nullptr) {
-  std::vector<double> r(size_t(n));
+  std::vector<double> r(static_cast<size_t>(n));
   for (int64_t o = 0; o < n; ++o) {
     double s = bias ? (*bias)[o] : 0.0;
     for (int64_t i = 0; i < k; ++i) s += double(x[i]) * w.values[o * k + i];
@@ -416,7 +416,7 @@ void check_matmul_swiglu(Pair& p, TensorType type, int64_t n, int64_t k) {
   p.gpu.matmul(u.g, x.g, u2.g, nullptr);
   p.gpu.swiglu(o2.g, u2.g, o2.g);
   const auto rg = ref_matmul(xv, hg, n, k), ru = ref_matmul(xv, hu, n, k);
-  std::vector<double> ref(size_t(n));
+  std::vector<double> ref(static_cast<size_t>(n));
   for (int64_t o = 0; o < n; ++o) ref[o] = rg[o] / (1.0 + std::exp(-rg[o])) * ru[o];
   const auto got = p.get_gpu(out.g);
   const std::string name = fmt::format("matmul_swiglu {} {}x{}", tensor_type_name(type), n, k);

@@ -26,22 +26,25 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
   const int64_t n4 = cols / 4;
   float4* xr = reinterpret_cast<float4*>(x + int64_t(blockIdx.x) * cols);
   const float4* dr = reinterpret_cast<const float4*>(delta + (delta ? int64_t(blockIdx.x) * cols : 0));
-  float4 v[V];
-  float ss = 0.0f;
+  const float4* g4 = reinterpret_cast<const float4*>(gain);
+  // Every load (x, delta, gain) before any store: the compiler cannot prove that the stores do not
+  // alias them, so a load after a store would wait for it (measured: 7.2 us instead of ~3).
+  float4 v[V], dv[V], gv[V];
+  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
   for (int j = 0; j < V; ++j) {
     const int64_t i = threadIdx.x + int64_t(kNormThreads) * j;
-    v[j] = i < n4 ? xr[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    v[j] = i < n4 ? xr[i] : zero;
+    dv[j] = i < n4 && delta != nullptr ? dr[i] : zero;
+    gv[j] = i < n4 ? g4[i] : zero;
   }
+  float ss = 0.0f;
   if (delta != nullptr) {
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const int64_t i = threadIdx.x + int64_t(kNormThreads) * j;
-      if (i < n4) {
-        const float4 d = dr[i];
-        v[j] = make_float4(v[j].x + d.x, v[j].y + d.y, v[j].z + d.z, v[j].w + d.w);  // as add_kernel
-        xr[i] = v[j];
-      }
+      v[j] = make_float4(v[j].x + dv[j].x, v[j].y + dv[j].y, v[j].z + dv[j].z, v[j].w + dv[j].w);  // as add_kernel
+      if (i < n4) xr[i] = v[j];
     }
   }
 #pragma unroll
@@ -54,14 +57,13 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
 #pragma unroll
   for (int w = 0; w < kNormThreads / 32; ++w) total += partial[w];
   const float scale = 1.0f / sqrtf(total / static_cast<float>(cols) + eps);
-  const float4* g4 = reinterpret_cast<const float4*>(gain);
   float4* o4 = reinterpret_cast<float4*>(out + int64_t(blockIdx.x) * cols);
 #pragma unroll
   for (int j = 0; j < V; ++j) {
     const int64_t i = threadIdx.x + int64_t(kNormThreads) * j;
     float4 y = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (i < n4) {
-      const float4 g = g4[i];
+      const float4 g = gv[j];
       y = make_float4(mul(mul(v[j].x, scale), g.x), mul(mul(v[j].y, scale), g.y), mul(mul(v[j].z, scale), g.z),
                       mul(mul(v[j].w, scale), g.w));
       o4[i] = y;

@@ -29,6 +29,31 @@ __device__ __forceinline__ float warp_max(float v) {
 
 unsigned blocks_for(int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); }
 
+// Split-K inside a block: `split` warps share one row group, warp part p taking chunk runs p, p +
+// split, ... of 32 chunks, then part 0 adds the parts in order through shared memory. A function
+// of the chunk count only, so a row's reduction order never depends on the launch (alone, grouped,
+// SwiGLU pair). More warps per row group keep more loads in flight when a launch has few rows
+// (4 096 rows of 4 rows a warp were 8 warps an SM).
+int split_for(int64_t chunks) { return chunks >= 4 * 32 ? 4 : chunks >= 2 * 32 ? 2 : 1; }
+
+template <int R>
+__device__ __forceinline__ bool combine_parts(float* acc, int split, bool active) {
+  __shared__ float parts[kWarps][R];
+  const int warp = threadIdx.x / 32;
+  if (split == 1) return active;
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) parts[warp][r] = acc[r];
+  }
+  __syncthreads();
+  if (!active || warp % split != 0) return false;
+  for (int p = 1; p < split; ++p) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] += parts[warp + p][r];
+  }
+  return true;
+}
+
 // Which weight rows a warp reads and where its results go. SwiGLU: a warp owns R/2 outputs and
 // reads their gate rows (w[0]) then their up rows (w[1]).
 template <int R, bool kSwiglu>
@@ -75,20 +100,20 @@ struct RowMap {
 
 // f32 x: the exact dequantized weights (any decoder).
 template <class D, int R, bool kSwiglu>
-__global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t rb, int64_t k, const float* x) {
+__global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t rb, int64_t k, const float* x, int split) {
   using Map = RowMap<R, kSwiglu>;
-  const int lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
-  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * Map::kOut;
-  if (o0 >= n) return;
+  const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  const int64_t chunks = k / D::kChunk;
-  for (int64_t c = lane; c < chunks; c += 32) {
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  for (int64_t c = (warp % split) * 32 + lane; c < chunks; c += 32 * split) {
     float xv[D::kChunk];
     const float* xp = x + c * D::kChunk;
     if constexpr (D::kChunk % 4 == 0) {
@@ -113,7 +138,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
   }
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-  Map::store(s, o0, lane, acc, n);
+  if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
 }
 
 // x quantized per 32 elements: xq[k] int8, then xs[k / 32] = (d, d·Σq) (the K-quant minimums).
@@ -132,31 +157,32 @@ __global__ void quantize_q8_kernel(const float* x, int64_t k, int8_t* xq, float2
 // int8 x: every row's kInFlight chunks are loaded before any is used.
 template <class D, int R, bool kSwiglu>
 __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
-                                                             const float2* xs) {
+                                                             const float2* xs, int split) {
   using Map = RowMap<R, kSwiglu>;
   constexpr int U = D::kInFlight;
-  const int lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
-  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * Map::kOut;
-  if (o0 >= n) return;
+  const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  const int64_t chunks = k / D::kChunk;
-  for (int64_t c0 = lane; c0 < chunks; c0 += 32 * U) {
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  const int64_t step = 32 * split;  // chunks between a lane's consecutive chunks
+  for (int64_t c0 = (warp % split) * 32 + lane; c0 < chunks; c0 += step * U) {
     typename D::Raw raw[U][R];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t c = min(c0 + 32 * u, chunks - 1);  // past the end: re-read, dropped below
+      const int64_t c = min(c0 + step * u, chunks - 1);  // past the end: re-read, dropped below
 #pragma unroll
       for (int r = 0; r < R; ++r) D::load(rows[r], c, raw[u][r]);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t c = c0 + 32 * u;
+      const int64_t c = c0 + step * u;
       if (c >= chunks) break;
       I8X<D::kChunk> xv;
       xv.load(xq, xs, c);
@@ -166,7 +192,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   }
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-  Map::store(s, o0, lane, acc, n);
+  if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
 }
 
 // Weight rows per warp by the number of weight rows in the launch (R even for SwiGLU).
@@ -222,7 +248,8 @@ cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const
     return by_rows<false>(n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
-      gemv1_kernel<D, R, S><<<blocks_for(n, R * kWarps), kWarps * 32, 0, stream>>>(segs, rb, k, x);
+      const int sp = split_for(k / D::kChunk);
+      gemv1_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(segs, rb, k, x, sp);
     });
   });
 }
@@ -240,7 +267,8 @@ cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* u
     return by_rows<true>(2 * n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
-      gemv1_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * kWarps), kWarps * 32, 0, stream>>>(s, rb, k, x);
+      const int sp = split_for(k / D::kChunk);
+      gemv1_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, x, sp);
     });
   });
 }
@@ -271,8 +299,9 @@ cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, con
     return by_rows<false>(n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
-      gemv_i8_kernel<D, R, S><<<blocks_for(n, R * kWarps), kWarps * 32, 0, stream>>>(
-          segs, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k));
+      const int sp = split_for(k / D::kChunk);
+      gemv_i8_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(
+          segs, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
     });
   });
 }
@@ -290,8 +319,9 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
     return by_rows<true>(2 * n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
-      gemv_i8_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * kWarps), kWarps * 32, 0, stream>>>(
-          s, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k));
+      const int sp = split_for(k / D::kChunk);
+      gemv_i8_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(
+          s, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
     });
   });
 }
