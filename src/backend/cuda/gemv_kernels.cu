@@ -1,6 +1,7 @@
 // Batch-1 GEMV kernels (gemv_kernels.h). A warp owns R weight rows and reuses every x chunk it
-// loads for all of them; lanes take chunks lane, lane + 32, ... of a row, so a row's reduction order
-// depends only on k. Fewer rows per warp for short outputs, so that they still spread over the SMs.
+// loads for all of them; its lanes (and, with split-K, the warps sharing its rows) take fixed chunks
+// of a row, so a row's reduction order depends only on k. Fewer rows per warp for short outputs, so
+// that they still spread over the SMs.
 
 #include "backend/cuda/gemv_kernels.h"
 
