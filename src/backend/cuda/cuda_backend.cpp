@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/mmq.h"
 #include "core/error.h"
 
 namespace vellum::backend {
@@ -71,6 +72,7 @@ struct CudaBackend::Impl {
   int gemv_max_rows_plain = 1;
   int gemv_max_rows_quant = 2;
   bool int8_gemv = true;       // batch-1 Q8_0/Q4_K/Q6_K on dp4a (set_int8_gemv)
+  bool mmq = true;             // 2+ rows of Q8_0/Q4_K/Q6_K on int8 tensor cores (set_mmq)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
 
   std::vector<void*> weights;
@@ -171,6 +173,7 @@ void CudaBackend::set_gemv_max_rows(int rows) {
 }
 void CudaBackend::set_int8_gemv(bool on) { impl_->int8_gemv = on; }
 void CudaBackend::set_deterministic(bool on) { impl_->deterministic = on; }
+void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
@@ -449,6 +452,16 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     m.graphs.mix(3, type, wd, N, K, x.data, scratch, out.data, b);
     m.graphs.run([=, &m] {
       m.launched(cuda::launch_gemv_int8(type, wd, N, K, x.data, scratch, out.data, b, m.stream), "int8 gemv kernel");
+    });
+    return;
+  }
+  // 2+ rows of Q8_0/Q4_K/Q6_K: int8 tensor-core GEMM on the quantized weights (mmq.h), no BF16
+  // dequantization; other types (and k not a multiple of 256) take the GEMV / cuBLAS paths below.
+  if (M >= 2 && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
+    void* scratch = m.grow(m.x_q8, cuda::mmq_scratch_bytes(M, K), "matmul activations (int8)");
+    m.graphs.mix(40, type, wd, N, K, M, x.data, scratch, out.data, out.cols, b);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_mmq(type, wd, N, K, x.data, M, scratch, out.data, out.cols, b, m.stream), "mmq kernel");
     });
     return;
   }
