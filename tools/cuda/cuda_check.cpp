@@ -27,6 +27,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/mmq.h"
 #include "core/error.h"
 #include "engine/batch.h"
 #include "gguf/gguf_file.h"
@@ -432,6 +433,7 @@ double time_ms(const std::function<void()>& f, int reps) {
 
 std::vector<std::string> g_bench;
 bool g_mmq_bench = false;      // --mmq-bench: many-row matmul timings (bench_mmq)
+bool g_skip_op_bench = false;  // --skip-op-bench: no attention / batch-1 GEMV timings (copy and GEMM peaks stay)
 bool g_deterministic = false;  // --deterministic: model timings in the batch-invariant mode
 void bench_line(const std::string& s) {
   g_bench.push_back(s);
@@ -869,13 +871,15 @@ int run(int argc, char** argv) {
       g_no_mmq = true;
     } else if (a == "--mmq-bench") {
       g_mmq_bench = true;
+    } else if (a == "--skip-op-bench") {
+      g_skip_op_bench = true;
     } else if (a == "--deterministic") {
       g_deterministic = true;
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--no-mmq] [--mmq-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -958,8 +962,10 @@ int run(int argc, char** argv) {
   if (bench) {
     const double bw = bench_copy();
     const double tflops = bench_gemm();
-    bench_attention(bw);
-    bench_gemv(bw);
+    if (!g_skip_op_bench) {
+      bench_attention(bw);
+      bench_gemv(bw);
+    }
     if (g_mmq_bench) bench_mmq(bw, tflops);
     for (const auto& m : models) bench_model(m, bw, tflops);
   }
