@@ -30,17 +30,16 @@ constexpr int kMaxSmem = 227 * 1024;      // sm_90 opt-in shared memory per bloc
 
 // ---- x: int8 per 32 elements, stored per (row, step) as the kernel stages it --------------------
 // Same rounding as quantize_x_q8_kernel (cuda_kernels.cu): scale amax/127, round to nearest.
-__global__ void mmq_quantize_x_kernel(const float* x, int64_t k, int64_t total, uint8_t* xq) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= total) return;  // total and k are multiples of 32: whole warps leave together
-  const float v = x[i];
+__global__ void mmq_quantize_x_kernel(const float* x, int64_t k, uint8_t* xq) {
+  const int64_t row = blockIdx.y, col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (col >= k) return;  // k is a multiple of 256: whole warps leave together
+  const float v = x[row * k + col];
   float amax = fabsf(v);
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, o));
   const float d = amax / 127.0f;
   const int q = amax == 0.0f ? 0 : __float2int_rn(v / d);
   const int sum = __reduce_add_sync(kFull, q);
-  const int64_t row = i / k, col = i % k;
   uint8_t* blk = xq + (row * (k / kStep) + col / kStep) * kXBytes;
   blk[col % kStep] = static_cast<uint8_t>(static_cast<int8_t>(q));
   if ((threadIdx.x & 31) == 0) reinterpret_cast<float2*>(blk + kStep)[(col % kStep) / 32] = make_float2(d, d * float(sum));
@@ -91,35 +90,38 @@ struct MmqQ6_K {  // DecQ6_KR's padded block: ql[128], qh[64], int8 scales[16], 
 // ---- PTX helpers --------------------------------------------------------------------------------
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 // c = A (16 × 32, rows g / g+8) · B (32 × 8); fragment layouts of the PTX ISA for .s8.
 __device__ __forceinline__ void mma_k32(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                         uint32_t b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
 }
 __device__ __forceinline__ void mma_k16(int* c, uint32_t a0, uint32_t a1, uint32_t b0) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
                : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
                : "r"(a0), "r"(a1), "r"(b0), "r"(0));
 }
 // float(c) for |c| < 2^22 without the quarter-rate I2F: 1.5·2^23 + c has c in its low mantissa bits.
 __device__ __forceinline__ float small_i2f(int c) { return __int_as_float(0x4B400000 + c) - 12582912.0f; }
 
-template <class T, int WARPS_M, int WARPS_N, int MT, int NT, int STAGES>
-__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mmq_kernel(const uint8_t* __restrict__ w, size_t row_bytes,
-                                                                   int64_t n, int64_t k, const uint8_t* __restrict__ xq,
-                                                                   int64_t m, float* __restrict__ out, int64_t ldo,
-                                                                   const float* __restrict__ bias) {
-  constexpr int kThreads = WARPS_M * WARPS_N * 32;
+// Warps: WARPS_M × WARPS_N over the output tile, each MT × NT mma tiles (16 weight rows × 8
+// tokens); WARPS_K warps share each output tile and split a step's 8 sub-blocks (their partial sums
+// are added in a fixed order at the end). More warps per SM hide the latency of the
+// load → mma → scale chain, which a single warp per scheduler cannot (measured, docs/cuda.md).
+template <class T, int WARPS_M, int WARPS_N, int WARPS_K, int MT, int NT, int STAGES>
+__global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
+    mmq_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int64_t k, const uint8_t* __restrict__ xq,
+               int64_t m, float* __restrict__ out, int64_t ldo, const float* __restrict__ bias) {
+  constexpr int kThreads = WARPS_M * WARPS_N * WARPS_K * 32;
   constexpr int BM = WARPS_M * MT * 16, BN = WARPS_N * NT * 8;
   constexpr int kStageW = BM * T::kStride, kStageBytes = kStageW + BN * kXStride;
   extern __shared__ __align__(16) uint8_t smem[];
@@ -127,7 +129,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mmq_kernel(const uint8_
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid / 32;
   const int g = lane / 4, t = lane % 4;
-  const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+  const int wm = warp % WARPS_M, wn = (warp / WARPS_M) % WARPS_N, wk = warp / (WARPS_M * WARPS_N);
   const int64_t m0 = int64_t(blockIdx.x) * BN, n0 = int64_t(blockIdx.y) * BM;
   const int steps = static_cast<int>(k / kStep);
   const int64_t x_row_bytes = int64_t(steps) * kXBytes;
@@ -174,7 +176,8 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mmq_kernel(const uint8_
     for (int e = tid; e < BM * 8; e += kThreads) wsc[(e / 8) * kScaleStride + e % 8] = T::scale(sw + (e / 8) * T::kStride, e % 8);
     __syncthreads();
 #pragma unroll 2
-    for (int s = 0; s < 8; ++s) {
+    for (int it = 0; it < 8 / WARPS_K; ++it) {
+      const int s = wk + it * WARPS_K;
       uint32_t b[NT][2];
       float2 xs[NT][2];
 #pragma unroll
@@ -193,36 +196,71 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mmq_kernel(const uint8_
         const uint8_t* rb = ra + 8 * T::kStride;
         const uint32_t a0 = T::word(ra, s, t), a1 = T::word(rb, s, t), a2 = T::word(ra, s, 4 + t), a3 = T::word(rb, s, 4 + t);
         const float2 w0 = wsc[r0 * kScaleStride + s], w1 = wsc[(r0 + 8) * kScaleStride + s];
+        if constexpr (!T::kHalves) {
+          int c[NT][4];  // all NT products first: independent mma in flight before any scaling
 #pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          float* a = acc[i][j];
-          if constexpr (!T::kHalves) {
-            int c[4];
-            mma_k32(c, a0, a1, a2, a3, b[j][0], b[j][1]);
-            a[0] = fmaf(w0.x * xs[j][0].x, small_i2f(c[0]), a[0]);
-            a[1] = fmaf(w0.x * xs[j][1].x, small_i2f(c[1]), a[1]);
-            a[2] = fmaf(w1.x * xs[j][0].x, small_i2f(c[2]), a[2]);
-            a[3] = fmaf(w1.x * xs[j][1].x, small_i2f(c[3]), a[3]);
+          for (int j = 0; j < NT; ++j) mma_k32(c[j], a0, a1, a2, a3, b[j][0], b[j][1]);
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            float* a = acc[i][j];
+            a[0] = fmaf(w0.x * xs[j][0].x, small_i2f(c[j][0]), a[0]);
+            a[1] = fmaf(w0.x * xs[j][1].x, small_i2f(c[j][1]), a[1]);
+            a[2] = fmaf(w1.x * xs[j][0].x, small_i2f(c[j][2]), a[2]);
+            a[3] = fmaf(w1.x * xs[j][1].x, small_i2f(c[j][3]), a[3]);
             if constexpr (T::kMin) {
               a[0] = fmaf(-w0.y, xs[j][0].y, a[0]);
               a[1] = fmaf(-w0.y, xs[j][1].y, a[1]);
               a[2] = fmaf(-w1.y, xs[j][0].y, a[2]);
               a[3] = fmaf(-w1.y, xs[j][1].y, a[3]);
             }
-          } else {
-            int lo[4], hi[4];
-            mma_k16(lo, a0, a1, b[j][0]);  // elements 0..15 of the sub-block
-            mma_k16(hi, a2, a3, b[j][1]);  // elements 16..31
-            const uint32_t p0 = __float_as_uint(w0.y), p1 = __float_as_uint(w1.y);
-            const int s00 = int16_t(p0 & 0xFFFFu), s01 = int16_t(p0 >> 16), s10 = int16_t(p1 & 0xFFFFu), s11 = int16_t(p1 >> 16);
-            a[0] = fmaf(w0.x * xs[j][0].x, __int2float_rn(lo[0] * s00 + hi[0] * s01), a[0]);
-            a[1] = fmaf(w0.x * xs[j][1].x, __int2float_rn(lo[1] * s00 + hi[1] * s01), a[1]);
-            a[2] = fmaf(w1.x * xs[j][0].x, __int2float_rn(lo[2] * s10 + hi[2] * s11), a[2]);
-            a[3] = fmaf(w1.x * xs[j][1].x, __int2float_rn(lo[3] * s10 + hi[3] * s11), a[3]);
+          }
+        } else {
+          int lo[NT][4], hi[NT][4];
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            mma_k16(lo[j], a0, a1, b[j][0]);  // elements 0..15 of the sub-block
+            mma_k16(hi[j], a2, a3, b[j][1]);  // elements 16..31
+          }
+          const uint32_t p0 = __float_as_uint(w0.y), p1 = __float_as_uint(w1.y);
+          const int s00 = int16_t(p0 & 0xFFFFu), s01 = int16_t(p0 >> 16), s10 = int16_t(p1 & 0xFFFFu), s11 = int16_t(p1 >> 16);
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            float* a = acc[i][j];
+            a[0] = fmaf(w0.x * xs[j][0].x, __int2float_rn(lo[j][0] * s00 + hi[j][0] * s01), a[0]);
+            a[1] = fmaf(w0.x * xs[j][1].x, __int2float_rn(lo[j][1] * s00 + hi[j][1] * s01), a[1]);
+            a[2] = fmaf(w1.x * xs[j][0].x, __int2float_rn(lo[j][2] * s10 + hi[j][2] * s11), a[2]);
+            a[3] = fmaf(w1.x * xs[j][1].x, __int2float_rn(lo[j][3] * s10 + hi[j][3] * s11), a[3]);
           }
         }
       }
     }
+  }
+  if constexpr (WARPS_K > 1) {  // warps wk > 0 hand their partial sums to warp wk = 0, added in wk order
+    cp_async_wait<0>();
+    __syncthreads();
+    float* red = reinterpret_cast<float*>(smem);
+    constexpr int kPer = MT * NT * 4;
+    const int tile = wm + WARPS_M * wn;
+    if (wk > 0) {
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            red[((wk - 1) * WARPS_M * WARPS_N + tile) * kPer * 32 + ((i * NT + j) * 4 + e) * 32 + lane] = acc[i][j][e];
+    }
+    __syncthreads();
+    if (wk > 0) return;
+#pragma unroll
+    for (int q = 1; q < WARPS_K; ++q)
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            acc[i][j][e] += red[((q - 1) * WARPS_M * WARPS_N + tile) * kPer * 32 + ((i * NT + j) * 4 + e) * 32 + lane];
   }
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
@@ -243,7 +281,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32) mmq_kernel(const uint8_
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
-template <class T, int WARPS_M, int WARPS_N, int MT, int NT, int kMaxStages>
+template <class T, int WARPS_M, int WARPS_N, int WARPS_K, int MT, int NT, int kMaxStages>
 cudaError_t launch_tile(const void* w, int64_t n, int64_t k, const uint8_t* xq, int64_t m, float* out, int64_t ldo,
                         const float* bias, cudaStream_t stream) {
   constexpr int BM = WARPS_M * MT * 16, BN = WARPS_N * NT * 8;
@@ -252,8 +290,11 @@ cudaError_t launch_tile(const void* w, int64_t n, int64_t k, const uint8_t* xq, 
   constexpr int S = std::min(kMaxStages, (kMaxSmem - kScaleBytes) / kStageBytes);
   static_assert(S >= 2, "an mmq tile needs two stages of shared memory");
   static_assert(!(T::kMin && T::kHalves), "minimums with 16-element scales are not implemented");
+  static_assert(8 % WARPS_K == 0, "the K warps split a step's 8 sub-blocks evenly");
+  constexpr int kReduceBytes = (WARPS_K - 1) * WARPS_M * WARPS_N * MT * NT * 4 * 32 * 4;
+  static_assert(kReduceBytes <= S * kStageBytes, "the K-warp reduction reuses the stage buffers");
   constexpr int kSmem = S * kStageBytes + kScaleBytes;
-  const auto kernel = mmq_kernel<T, WARPS_M, WARPS_N, MT, NT, S>;
+  const auto kernel = mmq_kernel<T, WARPS_M, WARPS_N, WARPS_K, MT, NT, S>;
   static bool raised = false;  // above the default 48 KiB, once per instantiation
   if (!raised) {
     const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
@@ -262,35 +303,27 @@ cudaError_t launch_tile(const void* w, int64_t n, int64_t k, const uint8_t* xq, 
   }
   const dim3 grid(blocks_for(m, BN), blocks_for(n, BM));  // token tiles vary fastest: a weight tile's
   if (grid.y > 65535u) return cudaErrorInvalidValue;      // blocks run together and share it in L2
-  kernel<<<grid, WARPS_M * WARPS_N * 32, kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, k, xq, m, out,
-                                                          ldo, bias);
+  kernel<<<grid, WARPS_M * WARPS_N * WARPS_K * 32, kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, k,
+                                                                    xq, m, out, ldo, bias);
   return cudaGetLastError();
 }
 
-// Tile by row count: few rows (decode batches) are weight-bandwidth bound: 64 weight rows per block
-// (32 when that leaves fewer than two blocks per SM, e.g. 4096-row weights) so that every SM
-// streams; tokens padded only to 8/16/32. Many rows (prefill) are tensor-bound: 128 × 128 tiles
-// (warp tile 64 × 32) when they still give two blocks per SM, 64 × 64 otherwise.
+// Tile by row count. Up to 32 rows (decode batches; weight-bandwidth bound): 32 weight rows ×
+// 8/16/32 tokens per block, 8 warps (2 over the rows × 4 splitting K), 4 stages: small blocks, so
+// 3–4 blocks and 24–32 warps per SM keep loads and mma in flight. More rows: 64 × 64 tiles
+// (2 × 2 warps of 32 × 32, K split in 2), or 128 × 128 (2 × 4 warps of 64 × 32) when that still
+// gives two blocks per SM (prefill).
 constexpr int64_t kWantBlocks = 2 * 132;
-
-template <class T, int NT>
-cudaError_t launch_small(const void* w, int64_t n, int64_t k, const uint8_t* xq, int64_t m, float* out, int64_t ldo,
-                         const float* bias, cudaStream_t stream) {
-  if (blocks_for(n, 64) * int64_t(blocks_for(m, 8 * NT)) >= kWantBlocks) {
-    return launch_tile<T, 4, 1, 1, NT, 6>(w, n, k, xq, m, out, ldo, bias, stream);
-  }
-  return launch_tile<T, 2, 1, 1, NT, 8>(w, n, k, xq, m, out, ldo, bias, stream);
-}
 
 template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const uint8_t* xq, int64_t m, float* out, int64_t ldo,
                         const float* bias, cudaStream_t stream) {
-  if (m <= 8) return launch_small<T, 1>(w, n, k, xq, m, out, ldo, bias, stream);
-  if (m <= 16) return launch_small<T, 2>(w, n, k, xq, m, out, ldo, bias, stream);
-  if (m <= 32) return launch_small<T, 4>(w, n, k, xq, m, out, ldo, bias, stream);
+  if (m <= 8) return launch_tile<T, 2, 1, 4, 1, 1, 4>(w, n, k, xq, m, out, ldo, bias, stream);
+  if (m <= 16) return launch_tile<T, 2, 1, 4, 1, 2, 4>(w, n, k, xq, m, out, ldo, bias, stream);
+  if (m <= 32) return launch_tile<T, 2, 1, 4, 1, 4, 4>(w, n, k, xq, m, out, ldo, bias, stream);
   const int64_t big_blocks = ((m + 127) / 128) * ((n + 127) / 128);
-  if (m <= 64 || big_blocks < kWantBlocks) return launch_tile<T, 2, 2, 2, 4, 4>(w, n, k, xq, m, out, ldo, bias, stream);
-  return launch_tile<T, 2, 4, 4, 4, 4>(w, n, k, xq, m, out, ldo, bias, stream);
+  if (m <= 64 || big_blocks < kWantBlocks) return launch_tile<T, 2, 2, 2, 2, 4, 3>(w, n, k, xq, m, out, ldo, bias, stream);
+  return launch_tile<T, 2, 4, 1, 4, 4, 3>(w, n, k, xq, m, out, ldo, bias, stream);
 }
 
 }  // namespace
@@ -303,9 +336,9 @@ size_t mmq_scratch_bytes(int64_t m, int64_t k) { return size_t(m) * size_t(k / k
 
 cudaError_t launch_mmq(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, void* scratch,
                        float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (!mmq_supports(type, k) || m <= 0 || n <= 0) return cudaErrorInvalidValue;
+  if (!mmq_supports(type, k) || m <= 0 || n <= 0 || m > 65535) return cudaErrorInvalidValue;
   auto* xq = static_cast<uint8_t*>(scratch);
-  mmq_quantize_x_kernel<<<blocks_for(m * k, 256), 256, 0, stream>>>(x, k, m * k, xq);
+  mmq_quantize_x_kernel<<<dim3(blocks_for(k, 256), static_cast<unsigned>(m)), 256, 0, stream>>>(x, k, xq);
   if (const cudaError_t rc = cudaGetLastError(); rc != cudaSuccess) return rc;
   switch (type) {
     case TensorType::Q8_0: return launch_type<MmqQ8_0>(w, n, k, xq, m, out, ldo, bias, stream);
