@@ -904,6 +904,12 @@ int run(int argc, char** argv) {
       p.cpu.release_scratch();
       p.gpu.release_scratch();
     }
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q5_K}) {
+      check_matmul(p, t, 2048, 1000, {2, 32, 512}, false);
+      check_matmul(p, t, 256, 77, {37}, true);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
     check_matmul(p, TensorType::Q8_0, 1056, 300, {16}, false);
     // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
     check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);

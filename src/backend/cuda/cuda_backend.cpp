@@ -72,7 +72,7 @@ struct CudaBackend::Impl {
   int gemv_max_rows_plain = 1;
   int gemv_max_rows_quant = 2;
   bool int8_gemv = true;       // batch-1 Q8_0/Q4_K/Q6_K on dp4a (set_int8_gemv)
-  bool mmq = true;             // 2+ rows of Q8_0/Q4_K/Q6_K on int8 tensor cores (set_mmq)
+  bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
 
   std::vector<void*> weights;
@@ -455,7 +455,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     });
     return;
   }
-  // 2+ rows of Q8_0/Q4_K/Q6_K: int8 tensor-core GEMM on the quantized weights (mmq.h), no BF16
+  // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized weights (mmq.h), no BF16
   // dequantization; other types (and k not a multiple of 256) take the GEMV / cuBLAS paths below.
   if (M >= 2 && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
     void* scratch = m.grow(m.x_q8, cuda::mmq_scratch_bytes(M, K), "matmul activations (int8)");

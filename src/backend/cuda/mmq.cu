@@ -87,6 +87,47 @@ struct MmqQ6_K {  // DecQ6_KR's padded block: ql[128], qh[64], int8 scales[16], 
   }
 };
 
+struct MmqQ5_K {  // d, dmin, 12 bytes of 6-bit scales/mins, qh[32], qs[128]
+  static constexpr int kRaw = 176, kStride = 176;  // 44 words ≡ 12 (mod 32): conflict-free
+  static constexpr bool kMin = true, kHalves = false;
+  static constexpr size_t row_bytes(int64_t k) { return size_t(k / kStep) * kRaw; }
+  __device__ static uint32_t word(const uint8_t* r, int s, int wi) {
+    const int cc = s / 2, up = s & 1;
+    const uint32_t lo = (ld32(r + 48 + 32 * cc + 4 * wi) >> (4 * up)) & 0x0F0F0F0Fu;
+    const uint32_t hi = ((ld32(r + 16 + 4 * wi) >> (2 * cc + up)) & 0x01010101u) << 4;
+    return lo | hi;
+  }
+  __device__ static float2 scale(const uint8_t* r, int s) { return MmqQ4_K::scale(r, s); }
+};
+// Legacy 32-element blocks, 8 per step; blocks are 2-byte aligned, so words are read as halves.
+__device__ __forceinline__ uint32_t ld32_halves(const uint8_t* p) {
+  const uint16_t* h = reinterpret_cast<const uint16_t*>(p);
+  return uint32_t(h[0]) | (uint32_t(h[1]) << 16);
+}
+struct MmqQ4_0 {  // per block: f16 d, 16 bytes (element l: low nibble of byte l, l+16: high nibble)
+  static constexpr int kRaw = 8 * 18, kStride = kRaw;  // 144
+  static constexpr bool kMin = false, kHalves = false;
+  static constexpr size_t row_bytes(int64_t k) { return size_t(k / kStep) * kRaw; }
+  __device__ static uint32_t word(const uint8_t* r, int s, int wi) {
+    const uint32_t q = (ld32_halves(r + 18 * s + 2 + 4 * (wi & 3)) >> (wi >= 4 ? 4 : 0)) & 0x0F0F0F0Fu;
+    return __vsub4(q, 0x08080808u);  // q - 8
+  }
+  __device__ static float2 scale(const uint8_t* r, int s) { return make_float2(ld_f16(r + 18 * s), 0.0f); }
+};
+struct MmqQ5_0 {  // per block: f16 d, 32 high bits, 16 bytes of nibbles as Q4_0
+  static constexpr int kRaw = 8 * 22, kStride = kRaw;  // 176
+  static constexpr bool kMin = false, kHalves = false;
+  static constexpr size_t row_bytes(int64_t k) { return size_t(k / kStep) * kRaw; }
+  __device__ static uint32_t word(const uint8_t* r, int s, int wi) {
+    const uint8_t* b = r + 22 * s;
+    const uint32_t lo = (ld32_halves(b + 6 + 4 * (wi & 3)) >> (wi >= 4 ? 4 : 0)) & 0x0F0F0F0Fu;
+    const uint32_t hb = (ld32_halves(b + 2) >> (4 * wi)) & 0xFu;  // high bits of elements 4wi..4wi+3
+    const uint32_t hi = ((hb & 1u) << 4) | ((hb & 2u) << 11) | ((hb & 4u) << 18) | ((hb & 8u) << 25);
+    return __vsub4(lo | hi, 0x10101010u);  // q - 16
+  }
+  __device__ static float2 scale(const uint8_t* r, int s) { return make_float2(ld_f16(r + 22 * s), 0.0f); }
+};
+
 // ---- PTX helpers --------------------------------------------------------------------------------
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -329,7 +370,15 @@ cudaError_t launch_type(const void* w, int64_t n, int64_t k, const uint8_t* xq, 
 }  // namespace
 
 bool mmq_supports(TensorType type, int64_t k) {
-  return k > 0 && k % kStep == 0 && (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K);
+  switch (type) {
+    case TensorType::Q8_0:
+    case TensorType::Q4_0:
+    case TensorType::Q5_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return k > 0 && k % kStep == 0;
+    default: return false;
+  }
 }
 
 size_t mmq_scratch_bytes(int64_t m, int64_t k) { return size_t(m) * size_t(k / kStep) * kXBytes; }
@@ -342,7 +391,10 @@ cudaError_t launch_mmq(TensorType type, const void* w, int64_t n, int64_t k, con
   if (const cudaError_t rc = cudaGetLastError(); rc != cudaSuccess) return rc;
   switch (type) {
     case TensorType::Q8_0: return launch_type<MmqQ8_0>(w, n, k, xq, m, out, ldo, bias, stream);
+    case TensorType::Q4_0: return launch_type<MmqQ4_0>(w, n, k, xq, m, out, ldo, bias, stream);
+    case TensorType::Q5_0: return launch_type<MmqQ5_0>(w, n, k, xq, m, out, ldo, bias, stream);
     case TensorType::Q4_K: return launch_type<MmqQ4_K>(w, n, k, xq, m, out, ldo, bias, stream);
+    case TensorType::Q5_K: return launch_type<MmqQ5_K>(w, n, k, xq, m, out, ldo, bias, stream);
     default: return launch_type<MmqQ6_K>(w, n, k, xq, m, out, ldo, bias, stream);
   }
 }

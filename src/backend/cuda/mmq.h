@@ -15,7 +15,7 @@
 
 namespace vellum::cuda {
 
-// Q8_0 (as repacked at upload), Q4_K and Q6_K (padded), with k a multiple of 256.
+// Q8_0 (as repacked at upload), Q4_0, Q5_0, Q4_K, Q5_K and Q6_K (padded), k a multiple of 256.
 bool mmq_supports(TensorType type, int64_t k);
 // Bytes of int8 activations (+ scales) for m rows of k: the `scratch` of launch_mmq (16-byte aligned).
 size_t mmq_scratch_bytes(int64_t m, int64_t k);
