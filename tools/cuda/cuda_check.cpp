@@ -546,6 +546,7 @@ void bench_gemv(double bw) {
 // time (decode-sized batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
 void bench_mmq(double bw, double gemm_tflops) {
   CudaBackend be(0);
+  be.set_mmq_max_rows(int64_t(1) << 30);  // the kernel at every size, also where the default skips it
   for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}}) {
       const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
@@ -886,6 +887,7 @@ int run(int argc, char** argv) {
   if (g_rows.empty()) {
     Pair p;
     p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // rows 1..8: GEMV kernels for every type; 9+: cuBLAS
+    p.gpu.set_mmq_max_rows(int64_t(1) << 30);     // mmq at every row count it is checked at
     const std::vector<TensorType> types = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
                                            TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                            TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,

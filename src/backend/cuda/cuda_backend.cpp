@@ -73,6 +73,7 @@ struct CudaBackend::Impl {
   int gemv_max_rows_quant = 2;
   bool int8_gemv = true;       // batch-1 Q8_0/Q4_K/Q6_K on dp4a (set_int8_gemv)
   bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
+  int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
 
   std::vector<void*> weights;
@@ -174,6 +175,7 @@ void CudaBackend::set_gemv_max_rows(int rows) {
 void CudaBackend::set_int8_gemv(bool on) { impl_->int8_gemv = on; }
 void CudaBackend::set_deterministic(bool on) { impl_->deterministic = on; }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+void CudaBackend::set_mmq_max_rows(int64_t rows) { impl_->mmq_max_rows = rows; }
 void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
@@ -455,9 +457,10 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     });
     return;
   }
-  // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized weights (mmq.h), no BF16
-  // dequantization; other types (and k not a multiple of 256) take the GEMV / cuBLAS paths below.
-  if (M >= 2 && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
+  // 2..mmq_max_rows rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized
+  // weights (mmq.h), no BF16 dequantization; other types, k not a multiple of 256 and prefill-sized
+  // row counts take the GEMV / cuBLAS paths below.
+  if (M >= 2 && M <= m.mmq_max_rows && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
     void* scratch = m.grow(m.x_q8, cuda::mmq_scratch_bytes(M, K), "matmul activations (int8)");
     m.graphs.mix(40, type, wd, N, K, M, x.data, scratch, out.data, out.cols, b);
     m.graphs.run([=, &m] {
