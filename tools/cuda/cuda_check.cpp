@@ -28,6 +28,7 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/mmq.h"
 #include "core/error.h"
 #include "engine/batch.h"
 #include "gguf/gguf_file.h"
@@ -158,10 +159,13 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     b = p.weight("b", TensorType::F32, n, 1, bb);
   }
   for (int64_t m : batches) {
-   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked.
+   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked; 2+ rows:
+   // the int8 tensor-core kernel (mmq) and the GEMV / cuBLAS path it replaces, each checked.
    const bool i8 = m == 1 && cuda::int8_gemv_supports(type, k);
-   for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
+   const bool mmq = m >= 2 && cuda::mmq_supports(type, k);
+   for (int pass = 0; pass < (i8 || mmq ? 2 : 1); ++pass) {
     p.gpu.set_int8_gemv(i8 && pass == 0);
+    p.gpu.set_mmq(mmq && pass == 0);
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -176,16 +180,18 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const bool int8 = i8 && pass == 0;
-    // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path).
-    const double bound = int8 ? 2e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
+    const bool int8 = i8 && pass == 0, mma = mmq && pass == 0;
+    // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path);
+    // mmq rounds x the same way, its bound is that rounding (1e-2, twice the expected error).
+    const double bound = int8 ? 2e-2 : mma ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     record(fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                       int8 ? "int8 gemv" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
+                       int8 ? "int8 gemv" : mma ? "int8 mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
            rel_err(p.get_gpu(out.g), ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
    }
   }
   p.gpu.set_int8_gemv(true);
+  p.gpu.set_mmq(true);
 }
 
 // Deterministic mode: row 13 of a 24-row matmul must equal, bit for bit, the same row computed
@@ -643,6 +649,8 @@ double time_ms(const std::function<void()>& f, int reps) {
 }
 
 std::vector<std::string> g_bench;
+bool g_mmq_bench = false;      // --mmq-bench: many-row matmul timings (bench_mmq)
+bool g_skip_op_bench = false;  // --skip-op-bench: no attention / batch-1 GEMV timings (copy and GEMM peaks stay)
 bool g_deterministic = false;  // --deterministic: model timings in the batch-invariant mode
 bool g_batch1_only = false;    // --batch1-only: of the timings, copy bandwidth and batch-1 model decode only
 bool g_gemv_only = false;      // --gemv-only: of the op timings, copy bandwidth and GEMVs only
@@ -792,10 +800,46 @@ void bench_gemv(double bw) {
   }
 }
 
+// Matmul of many token rows, int8 tensor cores (mmq) vs dequantize + cuBLAS BF16: weight bytes /
+// time (decode-sized batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
+void bench_mmq(double bw, double gemm_tflops) {
+  CudaBackend be(0);
+  be.set_mmq_max_rows(int64_t(1) << 30);  // the kernel at every size, also where the default skips it
+  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}}) {
+      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+      const HostWeight hw = make_weight(t, n / 16, k);  // real blocks (finite scales), repeated
+      std::vector<uint8_t> w(bytes);
+      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
+      const Weight wt = be.upload_weight("w", t, k, n, w);
+      for (int64_t m : {8, 32, 128, 256, 512, 2048}) {
+        Tensor x = be.scratch(m, k), out = be.scratch(m, n);
+        const std::vector<float> xv = randn(size_t(m * k));
+        be.write(x, xv.data());
+        for (const bool mmq : {true, false}) {
+          be.set_mmq(mmq);
+          const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, m >= 512 ? 10 : 30);
+          const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
+          bench_line(fmt::format("matmul {} {}x{} rows {} ({}): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
+                                 "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
+                                 tensor_type_name(t), n, k, m, mmq ? "int8 mma" : "dequant+cuBLAS", ms * 1e3, gbs,
+                                 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
+        }
+        be.set_mmq(true);
+        be.release_scratch();
+      }
+    }
+  }
+}
+
+bool g_no_mmq = false;  // --no-mmq: model timings with the dequantize + cuBLAS path (before round 5)
+
 void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
   be.set_deterministic(g_deterministic);
+  be.set_mmq(!g_no_mmq);
+  bench_line(fmt::format("model {}: many-row quantized matmul {}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma"));
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
   be.synchronize();
@@ -1083,6 +1127,12 @@ int run(int argc, char** argv) {
     } else if (a == "--profile" && i + 1 < argc) {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       profile_model(argv[++i]);
+    } else if (a == "--no-mmq") {
+      g_no_mmq = true;
+    } else if (a == "--mmq-bench") {
+      g_mmq_bench = true;
+    } else if (a == "--skip-op-bench") {
+      g_skip_op_bench = true;
     } else if (a == "--deterministic") {
       g_deterministic = true;
     } else if (a == "--batch1-only") {
@@ -1093,13 +1143,14 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
   if (g_rows.empty()) {
     Pair p;
     p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // rows 1..8: GEMV kernels for every type; 9+: cuBLAS
+    p.gpu.set_mmq_max_rows(int64_t(1) << 30);     // mmq at every row count it is checked at
     const std::vector<TensorType> types = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
                                            TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                            TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
@@ -1110,6 +1161,21 @@ int run(int argc, char** argv) {
       p.gpu.release_scratch();
     }
     check_matmul(p, TensorType::Q8_0, 2048, 1000, {3, 24}, true);
+    // Int8 tensor-core matmul (mmq) at decode and prefill row counts, ragged n and m, bias, k of
+    // one 256-element step; Q8_0 with k not a multiple of 256 falls back to dequantize + cuBLAS.
+    for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+      check_matmul(p, t, 2048, 1000, {2, 8, 32, 128, 512}, false);
+      check_matmul(p, t, 256, 77, {3, 37, 200}, true);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q5_K}) {
+      check_matmul(p, t, 2048, 1000, {2, 32, 512}, false);
+      check_matmul(p, t, 256, 77, {37}, true);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+    check_matmul(p, TensorType::Q8_0, 1056, 300, {16}, false);
     // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
     check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);
     check_matmul(p, TensorType::Q6_K, 1024, 2049, {1}, true);
@@ -1168,10 +1234,11 @@ int run(int argc, char** argv) {
   }
   if (bench) {
     const double bw = bench_copy();
-    const bool ops = !g_batch1_only;
-    const double tflops = ops && !g_gemv_only ? bench_gemm() : 0.0;
+    const bool ops = !g_batch1_only && !g_skip_op_bench;
+    const double tflops = !g_batch1_only && !g_gemv_only ? bench_gemm() : 0.0;
     if (ops && !g_gemv_only) bench_attention(bw);
     if (ops) bench_gemv(bw);
+    if (g_mmq_bench) bench_mmq(bw, tflops);
     for (const auto& m : models) bench_model(m, bw, tflops);
   }
   int failed = 0;

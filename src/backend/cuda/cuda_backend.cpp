@@ -17,6 +17,7 @@
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/mmq.h"
 #include "core/error.h"
 
 namespace vellum::backend {
@@ -74,6 +75,8 @@ struct CudaBackend::Impl {
   int gemv_max_rows_plain = 1;
   int gemv_max_rows_quant = 2;
   bool int8_gemv = true;       // batch-1 Q8_0/Q4_K/Q6_K on dp4a (set_int8_gemv)
+  bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
+  int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
 
   std::vector<void*> weights;
@@ -228,6 +231,8 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->forget_q8();
   impl_->deterministic = on;
 }
+void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+void CudaBackend::set_mmq_max_rows(int64_t rows) { impl_->mmq_max_rows = rows; }
 void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
@@ -538,6 +543,17 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     return;
   }
   m.wrote(out);
+  // 2..mmq_max_rows rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized
+  // weights (mmq.h), no BF16 dequantization; other types, k not a multiple of 256 and prefill-sized
+  // row counts take the GEMV / cuBLAS paths below.
+  if (M >= 2 && M <= m.mmq_max_rows && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
+    void* scratch = m.grow(m.x_q8, cuda::mmq_scratch_bytes(M, K), "matmul activations (int8)");
+    m.graphs.mix(40, type, wd, N, K, M, x.data, scratch, out.data, out.cols, b);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_mmq(type, wd, N, K, x.data, M, scratch, out.data, out.cols, b, m.stream), "mmq kernel");
+    });
+    return;
+  }
   // Deterministic mode: every row of every batch through gemv_kernel in groups of 8, whose
   // per-row reduction order depends only on K, so a row's result does not depend on the batch.
   if (m.deterministic || M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {

@@ -68,6 +68,11 @@ class CudaBackend final : public Backend {
   // Batch-1 Q8_0/Q4_K/Q6_K matmul on int8 dot products with x quantized per 32 (default on; off:
   // the f32 GEMV on the exact dequantized weights).
   void set_int8_gemv(bool on);
+  // Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K matmul of 2+ rows on int8 tensor cores with x quantized per 32
+  // (mmq.h; default on; off: the GEMV up to set_gemv_max_rows, dequantize + cuBLAS above).
+  void set_mmq(bool on);
+  // Rows up to which mmq is used (default cuda::kMmqMaxRows; the check sets more to test it).
+  void set_mmq_max_rows(int64_t rows);
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
   void set_deterministic(bool on);
