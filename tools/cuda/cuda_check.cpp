@@ -518,7 +518,7 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
     for (int64_t s0 = 0; s0 < total; s0 += chunk) {
       const int64_t n = std::min(chunk, total - s0);
       std::vector<int32_t> t(size_t(n), 0), ps(size_t(n), 0);
-      std::vector<int64_t> sl(size_t(n));
+      std::vector<int64_t> sl(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) sl[size_t(i)] = s0 + i;
       be.begin_step({t, ps, sl, {}, {}});
       Tensor k = be.scratch(n, kvh * hd), v = be.scratch(n, kvh * hd);
