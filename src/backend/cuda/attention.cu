@@ -274,26 +274,32 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
   }
 }
 
-// Merges a (row, head)'s spans: the max and the weight sum by a fixed tree over the row's own spans
-// (thread t takes spans t, t + 128, ...), then every output dim sums its spans in span order. The
+// Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
+// sum by a fixed tree over the row's own spans (thread t takes spans t, t + 256, ...); warp w sums
+// spans w, w + 8, ... of its lane's dim, then the 8 warp sums are added by a fixed tree. Every
 // order depends on the row's context only, never on the padded split count or the batch.
-constexpr int kCombineThreads = 128;
+constexpr int kCombineWarps = 8, kCombineThreads = 32 * kCombineWarps;
+__device__ __forceinline__ float tree8(const float* v, bool is_max) {
+  return is_max ? fmaxf(fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3])), fmaxf(fmaxf(v[4], v[5]), fmaxf(v[6], v[7])))
+                : ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
 __device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) {
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) {
     const float u = __shfl_xor_sync(kFull, v, o);
     v = is_max ? fmaxf(v, u) : v + u;
   }
-  const int warp = threadIdx.x / 32;
   __syncthreads();  // red is reused
-  if ((threadIdx.x & 31) == 0) red[warp] = v;
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = v;
   __syncthreads();
-  return is_max ? fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3])) : ((red[0] + red[1]) + red[2]) + red[3];
+  return tree8(red, is_max);
 }
 __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0) {
-  __shared__ float red[kCombineThreads / 32];
+  __shared__ float red[kCombineWarps];
+  __shared__ float part[32][kCombineWarps];
   const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
-  const int h = blockIdx.x, hd = p.kv.head_dim;
+  const int h = blockIdx.x, hd = p.kv.head_dim, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int d = blockIdx.z * 32 + lane;
   const int spans = (p.row_ctx[r] + kAttnSplit - 1) / kAttnSplit;
   const int64_t base = (rl * p.heads + h) * p.max_splits;
   const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
@@ -303,12 +309,14 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
   float sum = 0.0f;
   for (int s = threadIdx.x; s < spans; s += kCombineThreads) sum += ml[s].y * expf(ml[s].x - mx);
   sum = block_reduce(sum, false, red);
-  for (int d = threadIdx.x; d < hd; d += kCombineThreads) {
-    float o = 0.0f;
-#pragma unroll 8
-    for (int s = 0; s < spans; ++s) o += p.part_acc[(base + s) * hd + d] * expf(ml[s].x - mx);
-    p.out[r * p.ldo + int64_t(h) * hd + d] = o / sum;
+  float o = 0.0f;
+  if (d < hd) {
+#pragma unroll 4
+    for (int s = warp; s < spans; s += kCombineWarps) o += p.part_acc[(base + s) * hd + d] * expf(ml[s].x - mx);
   }
+  part[lane][warp] = o;
+  __syncthreads();
+  if (warp == 0 && d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = tree8(part[lane], false) / sum;
 }
 
 // ---- tensor-core path ----------------------------------------------------------------------------
@@ -351,22 +359,23 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-constexpr int kTcCols = 64, kTcThreads = 128;
+constexpr int kTcCols = 64, kTcThreads = 128, kTcStages = 3;
 template <int HD>
-constexpr size_t tc_smem_bytes() {
-  return size_t(2) * 2 * kTcCols * (HD + 8) * 2;  // 2 stages × (K, V) × 64 positions × padded row × 2 bytes
+constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padded row × 2 bytes
+  return size_t(kTcStages) * 2 * kTcCols * (HD + 8) * 2;
 }
 
 // One thread block per (tile of ≤64 query rows of one sequence, query head); warp w owns rows
 // 16w..16w+15. K/V tiles of 64 positions are staged in shared memory through the block table
-// (cp.async, two stages), rows padded by 8 elements so that fragment loads hit 32 distinct banks.
+// (cp.async, three stages; each thread's block-table entries are loaded one tile ahead, so no
+// load waits on them), rows padded by 8 elements so that fragment loads hit 32 distinct banks.
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
 template <typename T, int HD>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
   extern __shared__ uint4 tc_smem[];
-  T* const ks = reinterpret_cast<T*>(tc_smem);  // [2][kTcCols][LDS]
-  T* const vs = ks + 2 * kTcCols * LDS;         // [2][kTcCols][LDS]
+  T* const ks = reinterpret_cast<T*>(tc_smem);   // [kTcStages][kTcCols][LDS]
+  T* const vs = ks + kTcStages * kTcCols * LDS;  // [kTcStages][kTcCols][LDS]
   const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
   const int h = blockIdx.y, G = p.heads / p.kv.kv_heads, kvh = h / G;
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
@@ -395,16 +404,30 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
   const int n_kv = (ctx_last + kTcCols - 1) / kTcCols;
-  auto load = [&](int j, int stage) {
-    constexpr int chunks = HD / 8;  // 16-byte chunks per row
-    for (int i = threadIdx.x; i < kTcCols * chunks; i += kTcThreads) {
-      const int pp = i / chunks, c = (i % chunks) * 8, pos = j * kTcCols + pp;
-      const bool in = pos < ctx_last;
-      const T* base = in ? pool + int64_t(table[pos / p.kv.block_size]) * p.kv.block_elems +
-                               int64_t(pos % p.kv.block_size) * row_elems + int64_t(kvh) * HD + c
-                         : pool;
-      cp_async16(ks + (stage * kTcCols + pp) * LDS + c, base + (in ? p.kv.k_off : 0), in ? 16 : 0);
-      cp_async16(vs + (stage * kTcCols + pp) * LDS + c, base + (in ? p.kv.v_off : 0), in ? 16 : 0);
+  // Thread t copies 16-byte chunk t % CH of rows t / CH + STEP·k of each tile.
+  constexpr int CH = HD / 8, STEP = kTcThreads / CH, RPT = kTcCols / STEP;
+  const int ch = (threadIdx.x % CH) * 8, pr0 = threadIdx.x / CH;
+  int blk[RPT];
+  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context)
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+      const int pos = j * kTcCols + pr0 + k * STEP;
+      blk[k] = pos < ctx_last ? table[pos / p.kv.block_size] : -1;
+    }
+  };
+  auto issue = [&](int j) {  // tile j into stage j % kTcStages; always one commit group
+    if (j < n_kv) {
+      const int stage = j % kTcStages;
+#pragma unroll
+      for (int k = 0; k < RPT; ++k) {
+        const int pr = pr0 + k * STEP, pos = j * kTcCols + pr;
+        const bool in = blk[k] >= 0;
+        const T* base = pool + (in ? int64_t(blk[k]) * p.kv.block_elems + int64_t(pos % p.kv.block_size) * row_elems +
+                                         int64_t(kvh) * HD + ch
+                                   : 0);
+        cp_async16(ks + (stage * kTcCols + pr) * LDS + ch, in ? base + p.kv.k_off : pool, in ? 16 : 0);
+        cp_async16(vs + (stage * kTcCols + pr) * LDS + ch, in ? base + p.kv.v_off : pool, in ? 16 : 0);
+      }
     }
     cp_async_commit();
   };
@@ -415,19 +438,21 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
 #pragma unroll
   for (int d = 0; d < ND; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
 
-  load(0, 0);
+  static_assert(kTcStages == 3, "prologue below");
+  fetch(0);
+  issue(0);
+  fetch(1);
+  issue(1);
+  fetch(2);
   for (int j = 0; j < n_kv; ++j) {
-    if (j + 1 < n_kv) {
-      load(j + 1, (j + 1) & 1);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
+    cp_async_wait<kTcStages - 2>();  // this thread's copies of tile j landed
+    __syncthreads();                 // everyone's; and the stage read at j - 1 is free
+    issue(j + kTcStages - 1);
+    fetch(j + kTcStages);
     const int t0 = j * kTcCols;
     if (warp_live && t0 < warp_ctx_max) {  // warp-uniform: some position of the tile is visible
-      const T* kt = ks + (j & 1) * kTcCols * LDS;
-      const T* vt = vs + (j & 1) * kTcCols * LDS;
+      const T* kt = ks + (j % kTcStages) * kTcCols * LDS;
+      const T* vt = vs + (j % kTcStages) * kTcCols * LDS;
       float s[NS][4];
 #pragma unroll
       for (int n = 0; n < NS; ++n) {
@@ -485,7 +510,6 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
         }
       }
     }
-    __syncthreads();  // the stage is overwritten by the next iteration's load
   }
   if (!warp_live) return;
   l0 += __shfl_xor_sync(kFull, l0, 1);
@@ -579,7 +603,7 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   }
   const cudaError_t rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
-  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows)), kCombineThreads, 0, stream>>>(p, row0);
+  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(p, row0);
   return cudaGetLastError();
 }
 
