@@ -301,7 +301,7 @@ TensorType g_kv_type = TensorType::F16;
 // Rows per sequence from which the checks send a chunk to the tensor-core attention kernel, and
 // its error bounds: Q and the softmax weights P are rounded to the pool's type (unit roundoff 2^-11
 // for F16, 2^-8 for BF16) before the products, so ~1e-3 / ~8e-3 of max|out| is expected.
-constexpr int kTcRows = 16;
+constexpr int kTcRows = 8;
 constexpr double kTcBoundF16 = 1e-3, kTcBoundBF16 = 8e-3;
 
 // Paged attention over several sequences (prefill chunks, long decodes) with shuffled block tables;

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace vellum::cuda {
 namespace {
@@ -331,13 +332,13 @@ __device__ __forceinline__ uint32_t pack2(float a, float b, __nv_bfloat16) {
 }
 // c += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __nv_bfloat16) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -359,23 +360,23 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-constexpr int kTcCols = 64, kTcThreads = 128, kTcStages = 3;
-template <int HD>
+constexpr int kTcCols = 64, kTcThreads = 128;
+template <int HD, int STAGES>
 constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padded row × 2 bytes
-  return size_t(kTcStages) * 2 * kTcCols * (HD + 8) * 2;
+  return size_t(STAGES) * 2 * kTcCols * (HD + 8) * 2;
 }
 
 // One thread block per (tile of ≤64 query rows of one sequence, query head); warp w owns rows
 // 16w..16w+15. K/V tiles of 64 positions are staged in shared memory through the block table
-// (cp.async, three stages; each thread's block-table entries are loaded one tile ahead, so no
-// load waits on them), rows padded by 8 elements so that fragment loads hit 32 distinct banks.
+// (cp.async, STAGES stages; each thread's block-table entries are loaded one tile ahead, so no
+// copy waits on them), rows padded by 8 elements so that fragment loads hit 32 distinct banks.
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
-template <typename T, int HD>
+template <typename T, int HD, int STAGES>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
   extern __shared__ uint4 tc_smem[];
-  T* const ks = reinterpret_cast<T*>(tc_smem);   // [kTcStages][kTcCols][LDS]
-  T* const vs = ks + kTcStages * kTcCols * LDS;  // [kTcStages][kTcCols][LDS]
+  T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]
+  T* const vs = ks + STAGES * kTcCols * LDS;    // [STAGES][kTcCols][LDS]
   const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
   const int h = blockIdx.y, G = p.heads / p.kv.kv_heads, kvh = h / G;
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
@@ -415,9 +416,9 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
       blk[k] = pos < ctx_last ? table[pos / p.kv.block_size] : -1;
     }
   };
-  auto issue = [&](int j) {  // tile j into stage j % kTcStages; always one commit group
+  auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
     if (j < n_kv) {
-      const int stage = j % kTcStages;
+      const int stage = j % STAGES;
 #pragma unroll
       for (int k = 0; k < RPT; ++k) {
         const int pr = pr0 + k * STEP, pos = j * kTcCols + pr;
@@ -438,31 +439,31 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
 #pragma unroll
   for (int d = 0; d < ND; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
 
-  static_assert(kTcStages == 3, "prologue below");
-  fetch(0);
-  issue(0);
-  fetch(1);
-  issue(1);
-  fetch(2);
+#pragma unroll
+  for (int j = 0; j < STAGES - 1; ++j) {
+    fetch(j);
+    issue(j);
+  }
+  fetch(STAGES - 1);
   for (int j = 0; j < n_kv; ++j) {
-    cp_async_wait<kTcStages - 2>();  // this thread's copies of tile j landed
-    __syncthreads();                 // everyone's; and the stage read at j - 1 is free
-    issue(j + kTcStages - 1);
-    fetch(j + kTcStages);
+    cp_async_wait<STAGES - 2>();  // this thread's copies of tile j landed
+    __syncthreads();              // everyone's; and the stage read at j - 1 is free
+    issue(j + STAGES - 1);
+    fetch(j + STAGES);
     const int t0 = j * kTcCols;
     if (warp_live && t0 < warp_ctx_max) {  // warp-uniform: some position of the tile is visible
-      const T* kt = ks + (j % kTcStages) * kTcCols * LDS;
-      const T* vt = vs + (j % kTcStages) * kTcCols * LDS;
+      const T* kt = ks + (j % STAGES) * kTcCols * LDS;
+      const T* vt = vs + (j % STAGES) * kTcCols * LDS;
       float s[NS][4];
 #pragma unroll
-      for (int n = 0; n < NS; ++n) {
-        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-        const T* krow = kt + (n * 8 + gr) * LDS + gc * 2;
+      for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      // k outer, positions inner: 8 independent mma in a row (no chain of dependent ones).
 #pragma unroll
-        for (int kk = 0; kk < KK; ++kk) {
-          const uint32_t b0 = *reinterpret_cast<const uint32_t*>(krow + kk * 16);
-          const uint32_t b1 = *reinterpret_cast<const uint32_t*>(krow + kk * 16 + 8);
-          mma(s[n], qa[kk], b0, b1, T{});
+      for (int kk = 0; kk < KK; ++kk) {
+#pragma unroll
+        for (int n = 0; n < NS; ++n) {
+          const T* krow = kt + (n * 8 + gr) * LDS + gc * 2 + kk * 16;
+          mma(s[n], qa[kk], *reinterpret_cast<const uint32_t*>(krow), *reinterpret_cast<const uint32_t*>(krow + 8), T{});
         }
       }
       const bool masked = t0 + kTcCols > warp_ctx_min;
@@ -563,18 +564,33 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   }
 }
 
-template <typename T, int HD>
-cudaError_t launch_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+template <typename T, int HD, int STAGES>
+cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   static bool raised = false;
-  constexpr size_t smem = tc_smem_bytes<HD>();
+  constexpr size_t smem = tc_smem_bytes<HD, STAGES>();
   if (!raised) {
-    const cudaError_t rc =
-        cudaFuncSetAttribute(attn_tc_kernel<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    const cudaError_t rc = cudaFuncSetAttribute(attn_tc_kernel<T, HD, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem));
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
-  attn_tc_kernel<T, HD><<<dim3(n_tiles, p.heads), kTcThreads, smem, stream>>>(p, tiles, n_tiles);
+  attn_tc_kernel<T, HD, STAGES><<<dim3(n_tiles, p.heads), kTcThreads, smem, stream>>>(p, tiles, n_tiles);
   return cudaGetLastError();
+}
+
+// Pipeline depth: 2 stages by default; VELLUM_CUDA_ATTN_TC_STAGES=3 for the benchmark (docs/cuda.md).
+int tc_stages() {
+  static const int stages = [] {
+    const char* e = std::getenv("VELLUM_CUDA_ATTN_TC_STAGES");
+    return e != nullptr && std::atoi(e) == 3 ? 3 : 2;
+  }();
+  return stages;
+}
+
+template <typename T, int HD>
+cudaError_t launch_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  return tc_stages() == 3 ? launch_tc_stages<T, HD, 3>(p, tiles, n_tiles, stream)
+                          : launch_tc_stages<T, HD, 2>(p, tiles, n_tiles, stream);
 }
 
 }  // namespace

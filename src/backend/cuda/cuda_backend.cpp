@@ -41,7 +41,7 @@ constexpr size_t kMaxGraphRows = 8;
 constexpr int32_t kMinGraphSplits = 1024 / cuda::kAttnSplit;
 // Default of set_attention_tc_rows: sequences adding at least this many rows in a step take the
 // tensor-core attention (measured crossover, docs/cuda.md round 5).
-constexpr int kAttnTcRows = 16;
+constexpr int kAttnTcRows = 8;
 
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
