@@ -7,7 +7,6 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
-#include <cstdlib>
 
 namespace vellum::cuda {
 namespace {
@@ -578,19 +577,10 @@ cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_t
   return cudaGetLastError();
 }
 
-// Pipeline depth: 2 stages by default; VELLUM_CUDA_ATTN_TC_STAGES=3 for the benchmark (docs/cuda.md).
-int tc_stages() {
-  static const int stages = [] {
-    const char* e = std::getenv("VELLUM_CUDA_ATTN_TC_STAGES");
-    return e != nullptr && std::atoi(e) == 3 ? 3 : 2;
-  }();
-  return stages;
-}
-
+// Two cp.async stages: three measured 3-5% slower (docs/cuda.md, round 5, v3).
 template <typename T, int HD>
 cudaError_t launch_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  return tc_stages() == 3 ? launch_tc_stages<T, HD, 3>(p, tiles, n_tiles, stream)
-                          : launch_tc_stages<T, HD, 2>(p, tiles, n_tiles, stream);
+  return launch_tc_stages<T, HD, 2>(p, tiles, n_tiles, stream);
 }
 
 }  // namespace
