@@ -521,6 +521,12 @@ std::vector<float> kv_round(std::vector<float> x, TensorType type) {
 // KV type of the model benchmarks (--kv-dtype; default F16, the GPU default).
 TensorType g_kv_type = TensorType::F16;
 
+// Rows per sequence from which the checks send a chunk to the tensor-core attention kernel, and
+// its error bounds: Q and the softmax weights P are rounded to the pool's type (unit roundoff 2^-11
+// for F16, 2^-8 for BF16) before the products, so ~1e-3 / ~8e-3 of max|out| is expected.
+constexpr int kTcRows = 8;
+constexpr double kTcBoundF16 = 1e-3, kTcBoundBF16 = 8e-3;
+
 // Paged attention over several sequences (prefill chunks, long decodes) with shuffled block tables;
 // store_kv and copy_blocks checked on the pool contents. With a 16-bit `type` the GPU pool rounds
 // K/V on store, and the CPU f32 reference is given the same rounded K/V: store_kv must equal the
@@ -531,7 +537,11 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   struct Seq {
     uint32_t n_past, q;
   };
-  const std::vector<Seq> seqs = {{0, 37}, {3000, 1}, {700, 5}, {8190, 1}, {33, 16}, {20000, 1}};
+  // 16-bit pools add two long chunks (a ragged 129 rows after a 1 000-token past, a 300-token
+  // prefill): with prefill 37 and chunk 16 they take the tensor-core kernel (kTcRows and up).
+  std::vector<Seq> seqs = {{0, 37}, {3000, 1}, {700, 5}, {8190, 1}, {33, 16}, {20000, 1}};
+  if (type != TensorType::F32) seqs.insert(seqs.end(), {{1000, 129}, {0, 300}});
+  p.gpu.set_attention_tc_rows(kTcRows);
   uint32_t need = 0;
   for (const auto& s : seqs) need += (s.n_past + s.q + bs - 1) / bs;
   const uint32_t num_blocks = need + 64;
@@ -618,11 +628,26 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   const backend::AttentionShape shape{heads, kv_heads, head_dim, 1.0f / std::sqrt(float(head_dim))};
   p.cpu.attention(layer, q.c, shape, out.c);
   p.gpu.attention(layer, q.g, shape, out.g);
-  const std::vector<float> gpu_out = p.get_gpu(out.g);
-  record(fmt::format("attention {}q/{}kv x{} ctx<=20001, {} rows, {} KV", heads, kv_heads, head_dim, n, tn),
-         rel_err(gpu_out, p.get_cpu(out.c)), 1e-5,
-         "6 seqs: prefill 37, chunk 16, chunk 5, decodes at 3k/8k/20k" +
-             std::string(type == TensorType::F32 ? "" : "; CPU f32 on the same rounded K/V"));
+  const std::vector<float> gpu_out = p.get_gpu(out.g), cpu_out = p.get_cpu(out.c);
+  // Rows by kernel: the split path (f32 math on the stored values: the f32 bound) and the
+  // tensor-core path (Q and P rounded to the pool's 16-bit type: its own bound, docs/cuda.md).
+  std::vector<float> split_got, split_ref, tc_got, tc_ref;
+  for (const auto& sq : ss) {
+    const bool tc = type != TensorType::F32 && sq.q_count >= uint32_t(kTcRows);
+    const size_t a = size_t(sq.q_begin) * width, b = size_t(sq.q_begin + sq.q_count) * width;
+    (tc ? tc_got : split_got).insert((tc ? tc_got : split_got).end(), gpu_out.begin() + a, gpu_out.begin() + b);
+    (tc ? tc_ref : split_ref).insert((tc ? tc_ref : split_ref).end(), cpu_out.begin() + a, cpu_out.begin() + b);
+  }
+  const std::string ref_note = type == TensorType::F32 ? "" : "; CPU f32 on the same rounded K/V";
+  record(fmt::format("attention {}q/{}kv x{} split path, {} rows, {} KV", heads, kv_heads, head_dim, split_got.size() / width, tn),
+         rel_err(split_got, split_ref), 1e-5,
+         (type == TensorType::F32 ? "6 seqs: prefill 37, chunks 16 and 5, decodes at 3k/8k/20k"
+                                  : "chunk 5 after 700, decodes at 3k/8k/20k") + ref_note);
+  if (type != TensorType::F32) {
+    const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
+    record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),
+           rel_err(tc_got, tc_ref), bound, "prefill 37 and 300, chunk 16 after 33, chunk 129 after 1000" + ref_note);
+  }
   // copy_blocks: copy sequence 2's blocks to the spare ones; the copies equal the sources.
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (size_t j = 0; j < tables[2].size(); ++j) pairs.push_back({tables[2][j], perm[need + j % 64]});
@@ -705,32 +730,78 @@ double bench_gemm() {
   return tflops;
 }
 
-void bench_attention(double bw) {
-  for (const TensorType kv_type : {TensorType::F32, TensorType::F16})
-  for (uint32_t ctx : {8192u, 32768u}) {
-    for (uint32_t nseq : {1u, 8u}) {
-      CudaBackend be(0);
-      const uint32_t bs = 16, kvh = 8, hd = 128, heads = 32;
-      const uint32_t per_seq = ctx / bs;
-      const kv::KvLayout layout = kv::KvLayout::uniform(1, kvh, hd, kv_type, bs);
-      be.init_kv(layout, per_seq * nseq);
-      std::vector<int32_t> tok(nseq, 0), pos(nseq, int32_t(ctx - 1)), flat;
-      std::vector<int64_t> slots;
-      std::vector<backend::StepSequence> ss;
-      for (uint32_t s = 0; s < nseq; ++s) {
-        ss.push_back({s, 1, ctx - 1, s * per_seq, per_seq});
-        for (uint32_t b = 0; b < per_seq; ++b) flat.push_back(int32_t(s * per_seq + b));
-        slots.push_back(int64_t(s * per_seq + per_seq - 1) * bs + (ctx - 1) % bs);
-      }
-      be.begin_step({tok, pos, slots, ss, flat});
-      Tensor q = be.scratch(nseq, heads * hd), out = be.scratch(nseq, heads * hd);
-      be.fill(q, 0.01f);
-      const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
-      const double ms = time_ms([&] { be.attention(0, q, shape, out); }, 50);
-      const double bytes = double(nseq) * ctx * kvh * hd * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
-      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.3f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
-                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+// Time of one attention call of llama3-8b's shape (32q/8kv x 128): `nseq` sequences, each adding
+// `q` rows after `past` tokens, contiguous block tables. tc_rows: set_attention_tc_rows.
+double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q, int tc_rows, int reps) {
+  CudaBackend be(0);
+  be.set_cuda_graphs(false);
+  be.set_attention_tc_rows(tc_rows);
+  const uint32_t bs = 16, kvh = 8, hd = 128, heads = 32;
+  const uint32_t per_seq = (past + q + bs - 1) / bs;
+  be.init_kv(kv::KvLayout::uniform(1, kvh, hd, kv_type, bs), per_seq * nseq);
+  {  // random K/V in every block (not zeros), stored 4096 slots per step
+    const int64_t chunk = 4096, total = int64_t(per_seq) * bs * nseq;
+    const std::vector<float> kh = randn(size_t(chunk) * kvh * hd), vh = randn(size_t(chunk) * kvh * hd);
+    for (int64_t s0 = 0; s0 < total; s0 += chunk) {
+      const int64_t n = std::min(chunk, total - s0);
+      std::vector<int32_t> t(size_t(n), 0), ps(size_t(n), 0);
+      std::vector<int64_t> sl(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) sl[size_t(i)] = s0 + i;
+      be.begin_step({t, ps, sl, {}, {}});
+      Tensor k = be.scratch(n, kvh * hd), v = be.scratch(n, kvh * hd);
+      be.write(k, kh.data());
+      be.write(v, vh.data());
+      be.store_kv(0, k, v);
+      be.release_scratch();
     }
+  }
+  std::vector<int32_t> tok, pos, flat;
+  std::vector<int64_t> slots;
+  std::vector<backend::StepSequence> ss;
+  for (uint32_t s = 0; s < nseq; ++s) {
+    ss.push_back({s * q, q, past, s * per_seq, per_seq});
+    for (uint32_t b = 0; b < per_seq; ++b) flat.push_back(int32_t(s * per_seq + b));
+    for (uint32_t t = past; t < past + q; ++t) {
+      tok.push_back(0);
+      pos.push_back(int32_t(t));
+      slots.push_back(int64_t(s * per_seq + t / bs) * bs + t % bs);
+    }
+  }
+  be.begin_step({tok, pos, slots, ss, flat});
+  Tensor qt = be.scratch(int64_t(nseq) * q, heads * hd), out = be.scratch(int64_t(nseq) * q, heads * hd);
+  be.write(qt, randn(size_t(qt.elements())).data());
+  const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
+  return time_ms([&] { be.attention(0, qt, shape, out); }, reps);
+}
+
+// Paged attention per layer: decode (bytes of K and V read / time vs the copy bandwidth), prefill
+// of one sequence on the tensor-core and the split path, and the chunk size where they cross.
+void bench_attention(double bw) {
+  const std::vector<std::pair<TensorType, std::vector<std::pair<uint32_t, uint32_t>>>> decode = {
+      {TensorType::F16, {{1024, 1}, {1024, 32}, {8192, 1}, {8192, 8}, {32768, 1}, {32768, 8}}},
+      {TensorType::F32, {{8192, 1}, {8192, 8}}}};
+  for (const auto& [kv_type, cases] : decode) {
+    for (const auto& [ctx, nseq] : cases) {
+      const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50);
+      const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
+      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
+                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9,
+                             100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+    }
+  }
+  for (const TensorType kv_type : {TensorType::F16, TensorType::BF16}) {
+    for (uint32_t T : {512u, 2048u}) {
+      const double tc = attention_ms(kv_type, 1, 0, T, 1, 20), split = attention_ms(kv_type, 1, 0, T, 0, 5);
+      const double flops = 4.0 * 32 * 128 * (double(T) * (T + 1) / 2);  // QK and PV over the causal triangle
+      bench_line(fmt::format("prefill attention {} tokens per layer (32q/8kv x128, {} KV): tensor cores {:.4f} ms ({:.0f} TFLOP/s), "
+                             "split path {:.4f} ms",
+                             T, tensor_type_name(kv_type), tc, flops / (tc * 1e-3) / 1e12, split));
+    }
+  }
+  for (uint32_t q : {1u, 2u, 4u, 8u, 16u, 32u, 64u, 128u}) {
+    const double tc = attention_ms(TensorType::F16, 4, 1024, q, 1, 20), split = attention_ms(TensorType::F16, 4, 1024, q, 0, 20);
+    bench_line(fmt::format("chunk attention 4 seqs x {} rows after 1024 (F16 KV): tensor cores {:.4f} ms, split path {:.4f} ms", q,
+                           tc, split));
   }
 }
 
@@ -1139,11 +1210,14 @@ int run(int argc, char** argv) {
       g_batch1_only = true;
     } else if (a == "--gemv-only") {
       g_gemv_only = true;
+    } else if (a == "--attn-bench") {  // copy bandwidth and the attention timings only
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      bench_attention(bench_copy());
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "backend/cuda/argmax.h"
+#include "backend/cuda/attention.h"
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/fused_kernels.h"
@@ -38,11 +39,39 @@ constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
 // gain at 1 and 8 rows, lose 0-6% at 32 and 35-60% at 128-256 rows (not the padded attention
 // grid: the same without padding; cuBLAS under capture is the suspect).
 constexpr size_t kMaxGraphRows = 8;
-// A decode step's attention grid covers a power of two of 128-position spans, at least this many,
-// so that a graph serves every context up to it (blocks past a row's context return at once).
-constexpr int32_t kMinGraphSplits = 8;
+// A decode step's attention grid covers a power of two of kAttnSplit-position spans, at least this
+// many (1 024 positions), so that a graph serves every context up to it (blocks past a row's
+// context return at once).
+constexpr int32_t kMinGraphSplits = 1024 / cuda::kAttnSplit;
+// Default of set_attention_tc_rows: sequences adding at least this many rows in a step take the
+// tensor-core attention (measured crossover, docs/cuda.md round 5).
+constexpr int kAttnTcRows = 8;
 
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// The step's attention plan for the device: [tiles, split rows, tiles × {row0, rows, ctx0, table},
+// split rows...]: sequences adding at least `tc_rows` rows go to the tensor-core kernel in tiles of
+// kAttnTileRows rows, every other row to the split path. Empty when no sequence qualifies.
+std::vector<int32_t> attention_plan(const StepInfo& step, TensorType kv_type, int tc_rows, size_t n) {
+  std::vector<int32_t> plan;
+  if (tc_rows <= 0 || (kv_type != TensorType::F16 && kv_type != TensorType::BF16)) return plan;
+  std::vector<uint8_t> tc(n, 0);
+  plan = {0, 0};
+  for (const StepSequence& s : step.sequences) {
+    if (s.q_count < uint32_t(tc_rows)) continue;
+    for (uint32_t t0 = 0; t0 < s.q_count; t0 += cuda::kAttnTileRows) {
+      const uint32_t rows = std::min<uint32_t>(cuda::kAttnTileRows, s.q_count - t0);
+      plan.insert(plan.end(), {int32_t(s.q_begin + t0), int32_t(rows), int32_t(s.n_past + t0 + 1), int32_t(s.table_begin)});
+      ++plan[0];
+    }
+    std::fill(tc.begin() + s.q_begin, tc.begin() + s.q_begin + s.q_count, uint8_t(1));
+  }
+  if (plan[0] == 0) return {};
+  for (size_t r = 0; r < n; ++r) {
+    if (tc[r] == 0) plan.push_back(int32_t(r)), ++plan[1];
+  }
+  return plan;
+}
 
 // Per-pair frequencies and cos/sin magnitude from backend/rope_angles, as the CPU backend rotates.
 cuda::RopeParams rope_params(const RopeConfig& rope) {
@@ -113,6 +142,12 @@ struct CudaBackend::Impl {
   int64_t n_slots = 0;
   int32_t max_ctx = 0;
   int32_t attn_splits = 0;  // attention spans per row this step (padded on decode steps)
+  // Tensor-core attention: tiles of the long chunks and the rows left to the split path (both
+  // empty / null when no sequence reaches attn_tc_rows; then every row takes the split path).
+  int attn_tc_rows = kAttnTcRows;
+  int32_t n_attn_tiles = 0, n_split_rows = 0;
+  const cuda::AttnTile* d_attn_tiles = nullptr;
+  const int32_t* d_split_rows = nullptr;
   cuda::StepGraphs graphs;
 
   // The int8 copy of a batch-1 norm output, written by the norm kernel itself (round 5): valid for
@@ -194,6 +229,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   check(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
   m.graphs.enabled = graphs == nullptr || std::string(graphs) != "0";
+  // VELLUM_CUDA_ATTN_TC_ROWS=N: set_attention_tc_rows(N) for whole programs (0 turns it off).
+  if (const char* tc = std::getenv("VELLUM_CUDA_ATTN_TC_ROWS"); tc != nullptr) m.attn_tc_rows = std::atoi(tc);
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -233,6 +270,7 @@ void CudaBackend::set_deterministic(bool on) {
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_mmq_max_rows(int64_t rows) { impl_->mmq_max_rows = rows; }
+void CudaBackend::set_attention_tc_rows(int rows) { impl_->attn_tc_rows = rows; }
 void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
@@ -451,7 +489,11 @@ void CudaBackend::begin_step(const StepInfo& step) {
   const size_t n32 = 4 * n;
   const size_t off64 = round_up(n32 * sizeof(int32_t), 8);
   const size_t off_tables = off64 + step.slot_mapping.size() * sizeof(int64_t);
-  const size_t bytes = off_tables + step.block_tables.size() * sizeof(int32_t);
+  // Tensor-core attention tiles and the split path's rows follow the tables (steps that have them
+  // are never graphed: only decode steps are).
+  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.attn_tc_rows, n);
+  const size_t off_attn = off_tables + step.block_tables.size() * sizeof(int32_t);
+  const size_t bytes = off_attn + attn.size() * sizeof(int32_t);
   auto* h = static_cast<uint8_t*>(m.step_staging.acquire(bytes + 8));
   auto* h32 = reinterpret_cast<int32_t*>(h);
   std::copy(step.tokens.begin(), step.tokens.end(), h32);
@@ -460,6 +502,7 @@ void CudaBackend::begin_step(const StepInfo& step) {
   std::copy(row_table.begin(), row_table.end(), h32 + 3 * n);
   std::copy(step.slot_mapping.begin(), step.slot_mapping.end(), reinterpret_cast<int64_t*>(h + off64));
   std::copy(step.block_tables.begin(), step.block_tables.end(), reinterpret_cast<int32_t*>(h + off_tables));
+  std::copy(attn.begin(), attn.end(), reinterpret_cast<int32_t*>(h + off_attn));
   // Grown in powers of two (at least 64 KiB): a new address means new graphs.
   auto* d = static_cast<uint8_t*>(m.step_buf.ensure(std::bit_ceil(std::max<size_t>(bytes + 8, size_t(64) << 10)), "step metadata"));
   m.step_staging.upload(d, bytes, m.stream);
@@ -472,6 +515,10 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.d_slots = reinterpret_cast<int64_t*>(d + off64);
   m.d_tables = reinterpret_cast<int32_t*>(d + off_tables);
   m.n_slots = static_cast<int64_t>(step.slot_mapping.size());
+  m.n_attn_tiles = attn.empty() ? 0 : attn[0];
+  m.n_split_rows = attn.empty() ? 0 : attn[1];
+  m.d_attn_tiles = attn.empty() ? nullptr : reinterpret_cast<const cuda::AttnTile*>(d + off_attn + 2 * sizeof(int32_t));
+  m.d_split_rows = attn.empty() ? nullptr : reinterpret_cast<const int32_t*>(d + off_attn) + 2 + 4 * m.n_attn_tiles;
   m.attn_splits = (m.max_ctx + cuda::kAttnSplit - 1) / cuda::kAttnSplit;
   // Decode-only steps (one new token per sequence) go through CUDA graphs, one class per row count
   // and padded split count; prefill and mixed steps stay eager.
@@ -669,17 +716,25 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   p.heads = int(shape.heads);
   p.scale = shape.scale;
   p.max_splits = m.attn_splits;
+  // Long chunks on tensor cores when this layer's shape allows; the other rows on the split path.
+  const bool tc = m.n_attn_tiles > 0 && cuda::attn_tc_supported(p.kv);
+  const cuda::AttnTile* tiles = tc ? m.d_attn_tiles : nullptr;
+  const int n_tiles = tc ? m.n_attn_tiles : 0;
+  p.split_rows = tc ? m.d_split_rows : nullptr;
+  const int64_t rows = tc ? m.n_split_rows : q.rows;
   const int64_t per_row = int64_t(shape.heads) * p.max_splits * (shape.head_dim + 2);
   const int64_t rows_per_launch = std::clamp<int64_t>(kAttnWorkspaceFloats / per_row, 1, kMaxGridY);
-  const int64_t launch_rows = std::min(rows_per_launch, q.rows);
-  auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
-  p.part_acc = ws;
-  p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
-  const int64_t rows = q.rows;
+  const int64_t launch_rows = std::min(rows_per_launch, rows);
+  if (launch_rows > 0) {
+    auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
+    p.part_acc = ws;
+    p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
+  }
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-               p.part_ml, rows, launch_rows);
+               p.part_ml, rows, launch_rows, p.split_rows, tiles, n_tiles);
   m.graphs.run([=, &m] {
+    if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
     for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {
       m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, rows - r0), m.stream), "attention kernel");
     }

@@ -79,6 +79,9 @@ class CudaBackend final : public Backend {
   // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
   // construction): cuda_graphs.h. Off: every op is launched as it is called.
   void set_cuda_graphs(bool on);
+  // Sequences that add at least this many query rows in a step (prefill, verify) take the
+  // tensor-core attention kernel when the pool is F16/BF16 (docs/cuda.md, round 5); 0: never.
+  void set_attention_tc_rows(int rows);
   struct GraphStats {
     int64_t captures = 0, replays = 0, eager_fallbacks = 0;
   };

@@ -21,11 +21,6 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
   return v;
 }
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
-  return v;
-}
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
@@ -207,29 +202,12 @@ __global__ void rope_kernel(float* x, int64_t cols, int head_dim, const int32_t*
   v[b] = add(mul(x0, sf), mul(x1, cf));
 }
 
-// ---- KV and attention ---------------------------------------------------------------------------
+// ---- KV store (attention: attention.cu) --------------------------------------------------------
 
-// KV elements: f32, or 16-bit storage converted on store (round to nearest) and widened on read.
+// KV elements: f32, or 16-bit storage converted on store (round to nearest).
 __device__ __forceinline__ void kv_put(float* p, float x) { *p = x; }
 __device__ __forceinline__ void kv_put(__half* p, float x) { *p = __float2half_rn(x); }
 __device__ __forceinline__ void kv_put(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
-__device__ __forceinline__ float kv_get(const float* p) { return *p; }
-__device__ __forceinline__ float kv_get(const __half* p) { return __half2float(*p); }
-__device__ __forceinline__ float kv_get(const __nv_bfloat16* p) { return __bfloat162float(*p); }
-// Four consecutive elements (16-byte f32 or 8-byte 16-bit loads; the caller guarantees alignment).
-__device__ __forceinline__ float4 kv_get4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-__device__ __forceinline__ float4 kv_get4(const __half* p) {
-  const uint2 u = *reinterpret_cast<const uint2*>(p);
-  const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
-  const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
-  return make_float4(a.x, a.y, b.x, b.y);
-}
-__device__ __forceinline__ float4 kv_get4(const __nv_bfloat16* p) {
-  const uint2 u = *reinterpret_cast<const uint2*>(p);
-  const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.x));
-  const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.y));
-  return make_float4(a.x, a.y, b.x, b.y);
-}
 
 template <typename T>
 __global__ void store_kv_kernel(KvPoolView kv, const float* k, const float* v, const int64_t* slots) {
@@ -241,121 +219,6 @@ __global__ void store_kv_kernel(KvPoolView kv, const float* k, const float* v, c
   T* base = static_cast<T*>(kv.pool) + (slot / kv.block_size) * kv.block_elems + (slot % kv.block_size) * row + e;
   kv_put(base + kv.k_off, k[t * row + e]);
   kv_put(base + kv.v_off, v[t * row + e]);
-}
-
-constexpr int kAttnThreads = 128, kAttnWarps = kAttnThreads / 32, kAttnTile = 32;
-constexpr int kHeadsPerWarp = kMaxAttnGroup / kAttnWarps;
-constexpr int kDimsPerLane = kMaxAttnHeadDim / 32;
-
-// One thread block per (context span, KV head, query row). Warp w owns the group's heads w, w + 4...;
-// lane p scores tile position p, then every lane accumulates its head dims d = lane + 32i.
-template <typename T>
-__global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, int64_t row0) {
-  extern __shared__ float smem[];
-  const int64_t rl = blockIdx.z, r = row0 + rl;
-  const int kvh = blockIdx.y, sp = blockIdx.x;
-  const int ctx = p.row_ctx[r];
-  const int p0 = sp * kAttnSplit;
-  if (p0 >= ctx) return;
-  const int p1 = min(ctx, p0 + kAttnSplit);
-  const int hd = p.kv.head_dim, G = p.heads / p.kv.kv_heads, ld = hd + 1, bs = p.kv.block_size;
-  float* qs = smem;
-  float* ks = qs + G * hd;
-  float* vs = ks + kAttnTile * ld;
-  for (int i = threadIdx.x; i < G * hd; i += kAttnThreads) qs[i] = p.q[r * p.ldq + int64_t(kvh) * G * hd + i];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-  float m[kHeadsPerWarp], l[kHeadsPerWarp], acc[kHeadsPerWarp][kDimsPerLane];
-#pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j) {
-    m[j] = -INFINITY, l[j] = 0.0f;
-#pragma unroll
-    for (int dd = 0; dd < kDimsPerLane; ++dd) acc[j][dd] = 0.0f;
-  }
-  const int32_t* table = p.tables + p.row_table[r];
-  const int64_t row_floats = int64_t(p.kv.kv_heads) * hd;
-  const T* pool = static_cast<const T*>(p.kv.pool);
-  for (int t0 = p0; t0 < p1; t0 += kAttnTile) {
-    const int n = min(kAttnTile, p1 - t0);
-    __syncthreads();
-    if (hd % 4 == 0) {  // vector loads (every offset in the pool is then a multiple of 4 elements)
-      const int hd4 = hd / 4;
-      for (int i = threadIdx.x; i < n * hd4; i += kAttnThreads) {
-        const int pp = i / hd4, d = (i % hd4) * 4, pos = t0 + pp;
-        const T* base = pool + int64_t(table[pos / bs]) * p.kv.block_elems + int64_t(pos % bs) * row_floats +
-                        int64_t(kvh) * hd + d;
-        const float4 kq = kv_get4(base + p.kv.k_off);
-        const float4 vq = kv_get4(base + p.kv.v_off);
-        float* kd = ks + pp * ld + d;
-        float* vd = vs + pp * ld + d;
-        kd[0] = kq.x, kd[1] = kq.y, kd[2] = kq.z, kd[3] = kq.w;
-        vd[0] = vq.x, vd[1] = vq.y, vd[2] = vq.z, vd[3] = vq.w;
-      }
-    } else {
-      for (int i = threadIdx.x; i < n * hd; i += kAttnThreads) {
-        const int pp = i / hd, d = i % hd, pos = t0 + pp;
-        const T* base = pool + int64_t(table[pos / bs]) * p.kv.block_elems + int64_t(pos % bs) * row_floats +
-                        int64_t(kvh) * hd + d;
-        ks[pp * ld + d] = kv_get(base + p.kv.k_off);
-        vs[pp * ld + d] = kv_get(base + p.kv.v_off);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < kHeadsPerWarp; ++j) {
-      const int g = warp + kAttnWarps * j;
-      if (g >= G) break;  // warp-uniform
-      float s = -INFINITY;
-      if (lane < n) {
-        float dot = 0.0f;
-        for (int d = 0; d < hd; ++d) dot += qs[g * hd + d] * ks[lane * ld + d];
-        s = dot * p.scale;
-      }
-      const float m_new = fmaxf(m[j], warp_max(s));
-      const float alpha = expf(m[j] - m_new);
-      const float e = lane < n ? expf(s - m_new) : 0.0f;
-      l[j] = l[j] * alpha + warp_sum(e);
-#pragma unroll
-      for (int dd = 0; dd < kDimsPerLane; ++dd) acc[j][dd] *= alpha;
-      for (int pp = 0; pp < n; ++pp) {
-        const float w = __shfl_sync(kFull, e, pp);
-#pragma unroll
-        for (int dd = 0; dd < kDimsPerLane; ++dd) {
-          const int d = lane + 32 * dd;
-          if (d < hd) acc[j][dd] += w * vs[pp * ld + d];
-        }
-      }
-      m[j] = m_new;
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j) {
-    const int g = warp + kAttnWarps * j;
-    if (g >= G) break;
-    const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g) * p.max_splits + sp;
-    if (lane == 0) p.part_ml[2 * idx] = m[j], p.part_ml[2 * idx + 1] = l[j];
-#pragma unroll
-    for (int dd = 0; dd < kDimsPerLane; ++dd) {
-      const int d = lane + 32 * dd;
-      if (d < hd) p.part_acc[idx * hd + d] = acc[j][dd];
-    }
-  }
-}
-
-// Merges a (row, head)'s spans in span order.
-__global__ void attn_combine_kernel(AttnParams p, int64_t row0) {
-  const int64_t rl = blockIdx.y, r = row0 + rl;
-  const int h = blockIdx.x, hd = p.kv.head_dim;
-  const int spans = (p.row_ctx[r] + kAttnSplit - 1) / kAttnSplit;
-  const int64_t base = (rl * p.heads + h) * p.max_splits;
-  float mx = -INFINITY;
-  for (int s = 0; s < spans; ++s) mx = fmaxf(mx, p.part_ml[2 * (base + s)]);
-  float sum = 0.0f;
-  for (int s = 0; s < spans; ++s) sum += p.part_ml[2 * (base + s) + 1] * expf(p.part_ml[2 * (base + s)] - mx);
-  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-    float o = 0.0f;
-    for (int s = 0; s < spans; ++s) o += p.part_acc[(base + s) * hd + d] * expf(p.part_ml[2 * (base + s)] - mx);
-    p.out[r * p.ldo + int64_t(h) * hd + d] = o / sum;
-  }
 }
 
 // ---- element-wise -------------------------------------------------------------------------------
@@ -502,39 +365,6 @@ cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v
     case TensorType::BF16: store_kv_kernel<__nv_bfloat16><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
     default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
-}
-
-template <typename T>
-cudaError_t launch_split(const AttnParams& p, int64_t row0, dim3 grid, size_t smem, size_t max_smem, cudaStream_t stream) {
-  static bool raised = false;
-  if (!raised) {
-    const cudaError_t rc =
-        cudaFuncSetAttribute(attn_split_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(max_smem));
-    if (rc != cudaSuccess) return rc;
-    raised = true;
-  }
-  attn_split_kernel<T><<<grid, kAttnThreads, smem, stream>>>(p, row0);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  const int G = p.heads / p.kv.kv_heads, hd = p.kv.head_dim;
-  if (G > kMaxAttnGroup || hd > kMaxAttnHeadDim) return cudaErrorInvalidValue;
-  const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
-  // The largest shape needs more than the default 48 KiB (once per instantiation).
-  const size_t max_smem = sizeof(float) * (size_t(kMaxAttnGroup) * kMaxAttnHeadDim + 2 * size_t(kAttnTile) * (kMaxAttnHeadDim + 1));
-  const dim3 grid(p.max_splits, p.kv.kv_heads, static_cast<unsigned>(rows));
-  cudaError_t rc = cudaErrorInvalidValue;
-  switch (p.kv.type) {
-    case TensorType::F32: rc = launch_split<float>(p, row0, grid, smem, max_smem, stream); break;
-    case TensorType::F16: rc = launch_split<__half>(p, row0, grid, smem, max_smem, stream); break;
-    case TensorType::BF16: rc = launch_split<__nv_bfloat16>(p, row0, grid, smem, max_smem, stream); break;
-    default: break;
-  }
-  if (rc != cudaSuccess) return rc;
-  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows)), 128, 0, stream>>>(p, row0);
   return cudaGetLastError();
 }
 

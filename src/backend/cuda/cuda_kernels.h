@@ -72,30 +72,7 @@ struct KvPoolView {
 cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v, const int64_t* slots, int64_t n,
                             cudaStream_t stream);
 
-// Paged attention: each query row r attends to positions [0, row_ctx[r]) of its sequence, read
-// through its block table (tables + row_table[r]). Contexts are split into fixed spans of
-// kAttnSplit positions (one thread block each, all heads of a KV group sharing each K/V tile);
-// a second kernel merges the spans. The split depends on positions only, never on the batch.
-inline constexpr int kAttnSplit = 128;
-inline constexpr int kMaxAttnGroup = 16;    // query heads per KV head
-inline constexpr int kMaxAttnHeadDim = 256;
-struct AttnParams {
-  const float* q = nullptr;
-  int64_t ldq = 0;
-  float* out = nullptr;
-  int64_t ldo = 0;
-  KvPoolView kv;
-  const int32_t* row_ctx = nullptr;
-  const int32_t* row_table = nullptr;
-  const int32_t* tables = nullptr;
-  int heads = 0;
-  float scale = 1.0f;
-  int max_splits = 0;
-  float* part_acc = nullptr;  // [rows][heads][max_splits][head_dim]
-  float* part_ml = nullptr;   // [rows][heads][max_splits][2]
-};
-// Rows [row0, row0 + rows).
-cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);
+// Paged attention: attention.h.
 
 cudaError_t launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
 cudaError_t launch_add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);

@@ -1,0 +1,629 @@
+// Paged attention kernels: the split path (decode, short chunks) and the tensor-core path
+// (prefill / verify chunks). See attention.h for what each computes.
+
+#include "backend/cuda/attention.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+namespace vellum::cuda {
+namespace {
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float kv_get(const float* p) { return *p; }
+__device__ __forceinline__ float kv_get(const __half* p) { return __half2float(*p); }
+__device__ __forceinline__ float kv_get(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+// Four consecutive elements (16-byte f32 or 8-byte 16-bit loads; the caller guarantees alignment).
+__device__ __forceinline__ float4 kv_get4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float2 pair_to_f2(uint32_t u, __half) {
+  return __half22float2(*reinterpret_cast<const __half2*>(&u));
+}
+__device__ __forceinline__ float2 pair_to_f2(uint32_t u, __nv_bfloat16) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u));
+}
+template <typename T>
+__device__ __forceinline__ float4 kv_get4(const T* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  const float2 a = pair_to_f2(u.x, T{}), b = pair_to_f2(u.y, T{});
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+
+// The split row handled by block z of a launch starting at split row row0.
+__device__ __forceinline__ int64_t split_row(const AttnParams& p, int64_t row0, int64_t rl) {
+  return p.split_rows != nullptr ? p.split_rows[row0 + rl] : row0 + rl;
+}
+
+// ---- split path, generic (F32 pools, other head sizes) -------------------------------------------
+
+constexpr int kAttnThreads = 128, kAttnWarps = kAttnThreads / 32, kAttnTile = 32;
+constexpr int kHeadsPerWarp = kMaxAttnGroup / kAttnWarps;
+constexpr int kDimsPerLane = kMaxAttnHeadDim / 32;
+
+// One thread block per (context span, KV head, query row). Warp w owns the group's heads w, w + 4...;
+// lane p scores tile position p, then every lane accumulates its head dims d = lane + 32i.
+template <typename T>
+__global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, int64_t row0) {
+  extern __shared__ float smem[];
+  const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
+  const int kvh = blockIdx.y, sp = blockIdx.x;
+  const int ctx = p.row_ctx[r];
+  const int p0 = sp * kAttnSplit;
+  if (p0 >= ctx) return;
+  const int p1 = min(ctx, p0 + kAttnSplit);
+  const int hd = p.kv.head_dim, G = p.heads / p.kv.kv_heads, ld = hd + 1, bs = p.kv.block_size;
+  float* qs = smem;
+  float* ks = qs + G * hd;
+  float* vs = ks + kAttnTile * ld;
+  for (int i = threadIdx.x; i < G * hd; i += kAttnThreads) qs[i] = p.q[r * p.ldq + int64_t(kvh) * G * hd + i];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  float m[kHeadsPerWarp], l[kHeadsPerWarp], acc[kHeadsPerWarp][kDimsPerLane];
+#pragma unroll
+  for (int j = 0; j < kHeadsPerWarp; ++j) {
+    m[j] = -INFINITY, l[j] = 0.0f;
+#pragma unroll
+    for (int dd = 0; dd < kDimsPerLane; ++dd) acc[j][dd] = 0.0f;
+  }
+  const int32_t* table = p.tables + p.row_table[r];
+  const int64_t row_floats = int64_t(p.kv.kv_heads) * hd;
+  const T* pool = static_cast<const T*>(p.kv.pool);
+  for (int t0 = p0; t0 < p1; t0 += kAttnTile) {
+    const int n = min(kAttnTile, p1 - t0);
+    __syncthreads();
+    if (hd % 4 == 0) {  // vector loads (every offset in the pool is then a multiple of 4 elements)
+      const int hd4 = hd / 4;
+      for (int i = threadIdx.x; i < n * hd4; i += kAttnThreads) {
+        const int pp = i / hd4, d = (i % hd4) * 4, pos = t0 + pp;
+        const T* base = pool + int64_t(table[pos / bs]) * p.kv.block_elems + int64_t(pos % bs) * row_floats +
+                        int64_t(kvh) * hd + d;
+        const float4 kq = kv_get4(base + p.kv.k_off);
+        const float4 vq = kv_get4(base + p.kv.v_off);
+        float* kd = ks + pp * ld + d;
+        float* vd = vs + pp * ld + d;
+        kd[0] = kq.x, kd[1] = kq.y, kd[2] = kq.z, kd[3] = kq.w;
+        vd[0] = vq.x, vd[1] = vq.y, vd[2] = vq.z, vd[3] = vq.w;
+      }
+    } else {
+      for (int i = threadIdx.x; i < n * hd; i += kAttnThreads) {
+        const int pp = i / hd, d = i % hd, pos = t0 + pp;
+        const T* base = pool + int64_t(table[pos / bs]) * p.kv.block_elems + int64_t(pos % bs) * row_floats +
+                        int64_t(kvh) * hd + d;
+        ks[pp * ld + d] = kv_get(base + p.kv.k_off);
+        vs[pp * ld + d] = kv_get(base + p.kv.v_off);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kHeadsPerWarp; ++j) {
+      const int g = warp + kAttnWarps * j;
+      if (g >= G) break;  // warp-uniform
+      float s = -INFINITY;
+      if (lane < n) {
+        float dot = 0.0f;
+        for (int d = 0; d < hd; ++d) dot += qs[g * hd + d] * ks[lane * ld + d];
+        s = dot * p.scale;
+      }
+      const float m_new = fmaxf(m[j], warp_max(s));
+      const float alpha = expf(m[j] - m_new);
+      const float e = lane < n ? expf(s - m_new) : 0.0f;
+      l[j] = l[j] * alpha + warp_sum(e);
+#pragma unroll
+      for (int dd = 0; dd < kDimsPerLane; ++dd) acc[j][dd] *= alpha;
+      for (int pp = 0; pp < n; ++pp) {
+        const float w = __shfl_sync(kFull, e, pp);
+#pragma unroll
+        for (int dd = 0; dd < kDimsPerLane; ++dd) {
+          const int d = lane + 32 * dd;
+          if (d < hd) acc[j][dd] += w * vs[pp * ld + d];
+        }
+      }
+      m[j] = m_new;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kHeadsPerWarp; ++j) {
+    const int g = warp + kAttnWarps * j;
+    if (g >= G) break;
+    const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g) * p.max_splits + sp;
+    if (lane == 0) p.part_ml[2 * idx] = m[j], p.part_ml[2 * idx + 1] = l[j];
+#pragma unroll
+    for (int dd = 0; dd < kDimsPerLane; ++dd) {
+      const int d = lane + 32 * dd;
+      if (d < hd) p.part_acc[idx * hd + d] = acc[j][dd];
+    }
+  }
+}
+
+// ---- split path, 16-bit pools with 64 or 128 dims ------------------------------------------------
+
+// One thread block per (span, KV head, group of ≤4 query heads, row); no shared-memory staging.
+// Each warp owns 16 fixed positions of the span; HD/8 lanes share a position, each lane holding 8
+// dims (one 16-byte K load and one V load per position, all issued before any math), so the
+// dot product is 8 FMAs per head plus a log2(HD/8)-step shuffle. The span's max is taken over the
+// block before exponentiating, then each warp's weighted V sum is added in warp order: the
+// reduction order depends on positions only. Math in f32 on the exact widened 16-bit values.
+constexpr int kDecHeads = 4;  // query heads per block
+template <typename T, int HD>
+__global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
+  constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
+  __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
+  __shared__ float red_acc[4][kDecHeads][HD];
+  const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
+  const int ctx = p.row_ctx[r];
+  const int sp = blockIdx.x, p0 = sp * kAttnSplit;
+  if (p0 >= ctx) return;
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int kvh = blockIdx.y / groups, g0 = (blockIdx.y % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, sub = lane / LG, part = lane % LG;
+  const int32_t* table = p.tables + p.row_table[r];
+  const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
+  const T* pool = static_cast<const T*>(p.kv.pool);
+  uint4 kr[IT], vr[IT];
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    const int pos = p0 + warp * PW + it * PPI + sub;
+    if (pos < ctx) {
+      const T* base = pool + int64_t(table[pos / p.kv.block_size]) * p.kv.block_elems +
+                      int64_t(pos % p.kv.block_size) * row_elems + int64_t(kvh) * HD + part * 8;
+      kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
+      vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
+    } else {
+      kr[it] = make_uint4(0, 0, 0, 0), vr[it] = make_uint4(0, 0, 0, 0);
+    }
+  }
+  float q[kDecHeads][8];
+#pragma unroll
+  for (int j = 0; j < kDecHeads; ++j) {
+    const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(j, ng - 1)) * HD + part * 8;
+    const float4 a = *reinterpret_cast<const float4*>(qp), b = *reinterpret_cast<const float4*>(qp + 4);
+    q[j][0] = a.x, q[j][1] = a.y, q[j][2] = a.z, q[j][3] = a.w, q[j][4] = b.x, q[j][5] = b.y, q[j][6] = b.z, q[j][7] = b.w;
+  }
+  float s[IT][kDecHeads], mx[kDecHeads];
+#pragma unroll
+  for (int j = 0; j < kDecHeads; ++j) mx[j] = -INFINITY;
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    float k[8];
+    const uint32_t w[4] = {kr[it].x, kr[it].y, kr[it].z, kr[it].w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = pair_to_f2(w[e], T{});
+      k[2 * e] = f.x, k[2 * e + 1] = f.y;
+    }
+    const bool valid = p0 + warp * PW + it * PPI + sub < ctx;
+#pragma unroll
+    for (int j = 0; j < kDecHeads; ++j) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) dot += q[j][e] * k[e];
+#pragma unroll
+      for (int o = LG / 2; o > 0; o /= 2) dot += __shfl_xor_sync(kFull, dot, o);
+      s[it][j] = valid ? dot * p.scale : -INFINITY;
+      mx[j] = fmaxf(mx[j], s[it][j]);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kDecHeads; ++j) {
+#pragma unroll
+    for (int o = 16; o >= LG; o /= 2) mx[j] = fmaxf(mx[j], __shfl_xor_sync(kFull, mx[j], o));
+    if (lane == 0) red_m[warp][j] = mx[j];
+  }
+  __syncthreads();
+  float acc[kDecHeads][8], l[kDecHeads];
+#pragma unroll
+  for (int j = 0; j < kDecHeads; ++j) {
+    // The span's max over the block (warps in order); finite: position p0 < ctx is in warp 0.
+    mx[j] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
+    l[j] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[j][e] = 0.0f;
+  }
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    float v[8];
+    const uint32_t w[4] = {vr[it].x, vr[it].y, vr[it].z, vr[it].w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = pair_to_f2(w[e], T{});
+      v[2 * e] = f.x, v[2 * e + 1] = f.y;
+    }
+#pragma unroll
+    for (int j = 0; j < kDecHeads; ++j) {
+      const float pe = expf(s[it][j] - mx[j]);  // 0 for masked positions (-inf)
+      l[j] += pe;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[j][e] += pe * v[e];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kDecHeads; ++j) {
+#pragma unroll
+    for (int o = 16; o >= LG; o /= 2) {
+      l[j] += __shfl_xor_sync(kFull, l[j], o);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[j][e] += __shfl_xor_sync(kFull, acc[j][e], o);
+    }
+    if (lane < LG) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) red_acc[warp][j][part * 8 + e] = acc[j][e];
+      if (lane == 0) red_l[warp][j] = l[j];
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < ng * HD; i += 128) {
+    const int j = i / HD, d = i % HD;
+    const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + j) * p.max_splits + sp;
+    p.part_acc[idx * HD + d] = ((red_acc[0][j][d] + red_acc[1][j][d]) + red_acc[2][j][d]) + red_acc[3][j][d];
+    if (d == 0) {
+      p.part_ml[2 * idx] = mx[j];
+      p.part_ml[2 * idx + 1] = ((red_l[0][j] + red_l[1][j]) + red_l[2][j]) + red_l[3][j];
+    }
+  }
+}
+
+// Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
+// sum by a fixed tree over the row's own spans (thread t takes spans t, t + 256, ...); warp w sums
+// spans w, w + 8, ... of its lane's dim, then the 8 warp sums are added by a fixed tree. Every
+// order depends on the row's context only, never on the padded split count or the batch.
+constexpr int kCombineWarps = 8, kCombineThreads = 32 * kCombineWarps;
+__device__ __forceinline__ float tree8(const float* v, bool is_max) {
+  return is_max ? fmaxf(fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3])), fmaxf(fmaxf(v[4], v[5]), fmaxf(v[6], v[7])))
+                : ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+__device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) {
+    const float u = __shfl_xor_sync(kFull, v, o);
+    v = is_max ? fmaxf(v, u) : v + u;
+  }
+  __syncthreads();  // red is reused
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = v;
+  __syncthreads();
+  return tree8(red, is_max);
+}
+__global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0) {
+  __shared__ float red[kCombineWarps];
+  __shared__ float part[32][kCombineWarps];
+  const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
+  const int h = blockIdx.x, hd = p.kv.head_dim, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int d = blockIdx.z * 32 + lane;
+  const int spans = (p.row_ctx[r] + kAttnSplit - 1) / kAttnSplit;
+  const int64_t base = (rl * p.heads + h) * p.max_splits;
+  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
+  float mx = -INFINITY;
+  for (int s = threadIdx.x; s < spans; s += kCombineThreads) mx = fmaxf(mx, ml[s].x);
+  mx = block_reduce(mx, true, red);
+  float sum = 0.0f;
+  for (int s = threadIdx.x; s < spans; s += kCombineThreads) sum += ml[s].y * expf(ml[s].x - mx);
+  sum = block_reduce(sum, false, red);
+  float o = 0.0f;
+  if (d < hd) {
+#pragma unroll 4
+    for (int s = warp; s < spans; s += kCombineWarps) o += p.part_acc[(base + s) * hd + d] * expf(ml[s].x - mx);
+  }
+  part[lane][warp] = o;
+  __syncthreads();
+  if (warp == 0 && d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = tree8(part[lane], false) / sum;
+}
+
+// ---- tensor-core path ----------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t pack2(float a, float b, __half) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+__device__ __forceinline__ uint32_t pack2(float a, float b, __nv_bfloat16) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+// c += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __nv_bfloat16) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem_row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+// 16 bytes global → shared without registers; src_bytes 0 fills zeros (positions past the context).
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+constexpr int kTcCols = 64, kTcThreads = 128;
+template <int HD, int STAGES>
+constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padded row × 2 bytes
+  return size_t(STAGES) * 2 * kTcCols * (HD + 8) * 2;
+}
+
+// One thread block per (tile of ≤64 query rows of one sequence, query head); warp w owns rows
+// 16w..16w+15. K/V tiles of 64 positions are staged in shared memory through the block table
+// (cp.async, STAGES stages; each thread's block-table entries are loaded one tile ahead, so no
+// copy waits on them), rows padded by 8 elements so that fragment loads hit 32 distinct banks.
+// S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
+template <typename T, int HD, int STAGES>
+__global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
+  constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
+  extern __shared__ uint4 tc_smem[];
+  T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]
+  T* const vs = ks + STAGES * kTcCols * LDS;    // [STAGES][kTcCols][LDS]
+  const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
+  const int h = blockIdx.y, G = p.heads / p.kv.kv_heads, kvh = h / G;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
+  const int ctx_last = tile.ctx0 + tile.rows - 1;
+  const int i0 = warp * 16 + gr, i1 = i0 + 8;
+  const int c0 = min(tile.ctx0 + i0, ctx_last), c1 = min(tile.ctx0 + i1, ctx_last);
+  const bool warp_live = warp * 16 < tile.rows;
+  const int warp_ctx_min = min(tile.ctx0 + warp * 16, ctx_last), warp_ctx_max = min(tile.ctx0 + warp * 16 + 15, ctx_last);
+
+  // Q as A fragments (rows past the tile repeat its last row; they are never stored).
+  uint32_t qa[KK][4];
+  {
+    const float* q0 = p.q + int64_t(tile.row0 + min(i0, tile.rows - 1)) * p.ldq + int64_t(h) * HD;
+    const float* q1 = p.q + int64_t(tile.row0 + min(i1, tile.rows - 1)) * p.ldq + int64_t(h) * HD;
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      const int c = kk * 16 + gc * 2;
+      const float2 a = *reinterpret_cast<const float2*>(q0 + c), b = *reinterpret_cast<const float2*>(q1 + c);
+      const float2 a8 = *reinterpret_cast<const float2*>(q0 + c + 8), b8 = *reinterpret_cast<const float2*>(q1 + c + 8);
+      qa[kk][0] = pack2(a.x, a.y, T{}), qa[kk][1] = pack2(b.x, b.y, T{});
+      qa[kk][2] = pack2(a8.x, a8.y, T{}), qa[kk][3] = pack2(b8.x, b8.y, T{});
+    }
+  }
+
+  const int32_t* table = p.tables + tile.table;
+  const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
+  const T* pool = static_cast<const T*>(p.kv.pool);
+  const int n_kv = (ctx_last + kTcCols - 1) / kTcCols;
+  // Thread t copies 16-byte chunk t % CH of rows t / CH + STEP·k of each tile.
+  constexpr int CH = HD / 8, STEP = kTcThreads / CH, RPT = kTcCols / STEP;
+  const int ch = (threadIdx.x % CH) * 8, pr0 = threadIdx.x / CH;
+  int blk[RPT];
+  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context)
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+      const int pos = j * kTcCols + pr0 + k * STEP;
+      blk[k] = pos < ctx_last ? table[pos / p.kv.block_size] : -1;
+    }
+  };
+  auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
+    if (j < n_kv) {
+      const int stage = j % STAGES;
+#pragma unroll
+      for (int k = 0; k < RPT; ++k) {
+        const int pr = pr0 + k * STEP, pos = j * kTcCols + pr;
+        const bool in = blk[k] >= 0;
+        const T* base = pool + (in ? int64_t(blk[k]) * p.kv.block_elems + int64_t(pos % p.kv.block_size) * row_elems +
+                                         int64_t(kvh) * HD + ch
+                                   : 0);
+        cp_async16(ks + (stage * kTcCols + pr) * LDS + ch, in ? base + p.kv.k_off : pool, in ? 16 : 0);
+        cp_async16(vs + (stage * kTcCols + pr) * LDS + ch, in ? base + p.kv.v_off : pool, in ? 16 : 0);
+      }
+    }
+    cp_async_commit();
+  };
+
+  const float sl2 = p.scale * 1.4426950408889634f;  // exp(x) = exp2(x · log2 e)
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+  float o[ND][4];
+#pragma unroll
+  for (int d = 0; d < ND; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+
+#pragma unroll
+  for (int j = 0; j < STAGES - 1; ++j) {
+    fetch(j);
+    issue(j);
+  }
+  fetch(STAGES - 1);
+  for (int j = 0; j < n_kv; ++j) {
+    cp_async_wait<STAGES - 2>();  // this thread's copies of tile j landed
+    __syncthreads();              // everyone's; and the stage read at j - 1 is free
+    issue(j + STAGES - 1);
+    fetch(j + STAGES);
+    const int t0 = j * kTcCols;
+    if (warp_live && t0 < warp_ctx_max) {  // warp-uniform: some position of the tile is visible
+      const T* kt = ks + (j % STAGES) * kTcCols * LDS;
+      const T* vt = vs + (j % STAGES) * kTcCols * LDS;
+      float s[NS][4];
+#pragma unroll
+      for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      // k outer, positions inner: 8 independent mma in a row (no chain of dependent ones).
+#pragma unroll
+      for (int kk = 0; kk < KK; ++kk) {
+#pragma unroll
+        for (int n = 0; n < NS; ++n) {
+          const T* krow = kt + (n * 8 + gr) * LDS + gc * 2 + kk * 16;
+          mma(s[n], qa[kk], *reinterpret_cast<const uint32_t*>(krow), *reinterpret_cast<const uint32_t*>(krow + 8), T{});
+        }
+      }
+      const bool masked = t0 + kTcCols > warp_ctx_min;
+      float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < NS; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int pos = t0 + n * 8 + gc * 2 + e;
+          s[n][e] = masked && pos >= c0 ? -INFINITY : s[n][e] * sl2;
+          s[n][2 + e] = masked && pos >= c1 ? -INFINITY : s[n][2 + e] * sl2;
+          mx0 = fmaxf(mx0, s[n][e]), mx1 = fmaxf(mx1, s[n][2 + e]);
+        }
+      }
+      mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 1));
+      mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 1));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 2));
+      // Position 0 is visible to every row, so after the first tile the maxima are finite.
+      const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+      const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+      m0 = n0, m1 = n1;
+      float r0 = 0.0f, r1 = 0.0f;
+#pragma unroll
+      for (int n = 0; n < NS; ++n) {
+        s[n][0] = exp2f(s[n][0] - n0), s[n][1] = exp2f(s[n][1] - n0);
+        s[n][2] = exp2f(s[n][2] - n1), s[n][3] = exp2f(s[n][3] - n1);
+        r0 += s[n][0] + s[n][1], r1 += s[n][2] + s[n][3];
+      }
+      l0 = l0 * a0 + r0, l1 = l1 * a1 + r1;
+#pragma unroll
+      for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
+#pragma unroll
+      for (int kk = 0; kk < kTcCols / 16; ++kk) {
+        const uint32_t pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1], T{}), pack2(s[2 * kk][2], s[2 * kk][3], T{}),
+                                pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T{}),
+                                pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{})};
+        const T* vrow = vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDS + (lane >> 4) * 8;
+#pragma unroll
+        for (int dn = 0; dn < HD / 16; ++dn) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, vrow + dn * 16);
+          mma(o[2 * dn], pa, b[0], b[1], T{});
+          mma(o[2 * dn + 1], pa, b[2], b[3], T{});
+        }
+      }
+    }
+  }
+  if (!warp_live) return;
+  l0 += __shfl_xor_sync(kFull, l0, 1);
+  l0 += __shfl_xor_sync(kFull, l0, 2);
+  l1 += __shfl_xor_sync(kFull, l1, 1);
+  l1 += __shfl_xor_sync(kFull, l1, 2);
+  const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+  float* out0 = p.out + int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * HD + gc * 2;
+  float* out1 = p.out + int64_t(tile.row0 + i1) * p.ldo + int64_t(h) * HD + gc * 2;
+#pragma unroll
+  for (int d = 0; d < ND; ++d) {
+    if (i0 < tile.rows) *reinterpret_cast<float2*>(out0 + d * 8) = make_float2(o[d][0] * inv0, o[d][1] * inv0);
+    if (i1 < tile.rows) *reinterpret_cast<float2*>(out1 + d * 8) = make_float2(o[d][2] * inv1, o[d][3] * inv1);
+  }
+}
+
+// ---- launchers -----------------------------------------------------------------------------------
+
+template <typename T>
+cudaError_t launch_split(const AttnParams& p, int64_t row0, dim3 grid, size_t smem, size_t max_smem, cudaStream_t stream) {
+  static bool raised = false;
+  if (!raised) {
+    const cudaError_t rc =
+        cudaFuncSetAttribute(attn_split_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(max_smem));
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
+  attn_split_kernel<T><<<grid, kAttnThreads, smem, stream>>>(p, row0);
+  return cudaGetLastError();
+}
+
+// 16-byte loads of 8 elements need every row start at a multiple of 8 elements.
+bool rows_aligned8(const KvPoolView& kv) {
+  return kv.block_elems % 8 == 0 && kv.k_off % 8 == 0 && kv.v_off % 8 == 0 && kv.head_dim % 8 == 0;
+}
+
+template <typename T, int HD>
+void launch_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const dim3 grid(p.max_splits, p.kv.kv_heads * groups, static_cast<unsigned>(rows));
+  attn_decode_kernel<T, HD><<<grid, 128, 0, stream>>>(p, row0);
+}
+
+template <typename T>
+bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
+  if (!rows_aligned8(p.kv)) return false;
+  switch (p.kv.head_dim) {
+    case 64: launch_decode<T, 64>(p, row0, rows, stream); return true;
+    case 128: launch_decode<T, 128>(p, row0, rows, stream); return true;
+    default: return false;
+  }
+}
+
+template <typename T, int HD, int STAGES>
+cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  static bool raised = false;
+  constexpr size_t smem = tc_smem_bytes<HD, STAGES>();
+  if (!raised) {
+    const cudaError_t rc = cudaFuncSetAttribute(attn_tc_kernel<T, HD, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem));
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
+  attn_tc_kernel<T, HD, STAGES><<<dim3(n_tiles, p.heads), kTcThreads, smem, stream>>>(p, tiles, n_tiles);
+  return cudaGetLastError();
+}
+
+// Two cp.async stages: three measured 3-5% slower (docs/cuda.md, round 5, v3).
+template <typename T, int HD>
+cudaError_t launch_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  return launch_tc_stages<T, HD, 2>(p, tiles, n_tiles, stream);
+}
+
+}  // namespace
+
+cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  const int G = p.heads / p.kv.kv_heads, hd = p.kv.head_dim;
+  if (G > kMaxAttnGroup || hd > kMaxAttnHeadDim) return cudaErrorInvalidValue;
+  bool done = false;
+  if (p.kv.type == TensorType::F16) done = try_decode<__half>(p, row0, rows, stream);
+  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(p, row0, rows, stream);
+  if (!done) {
+    const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
+    // The largest shape needs more than the default 48 KiB (once per instantiation).
+    const size_t max_smem =
+        sizeof(float) * (size_t(kMaxAttnGroup) * kMaxAttnHeadDim + 2 * size_t(kAttnTile) * (kMaxAttnHeadDim + 1));
+    const dim3 grid(p.max_splits, p.kv.kv_heads, static_cast<unsigned>(rows));
+    cudaError_t rc = cudaErrorInvalidValue;
+    switch (p.kv.type) {
+      case TensorType::F32: rc = launch_split<float>(p, row0, grid, smem, max_smem, stream); break;
+      case TensorType::F16: rc = launch_split<__half>(p, row0, grid, smem, max_smem, stream); break;
+      case TensorType::BF16: rc = launch_split<__nv_bfloat16>(p, row0, grid, smem, max_smem, stream); break;
+      default: break;
+    }
+    if (rc != cudaSuccess) return rc;
+  }
+  const cudaError_t rc = cudaGetLastError();
+  if (rc != cudaSuccess) return rc;
+  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(p, row0);
+  return cudaGetLastError();
+}
+
+bool attn_tc_supported(const KvPoolView& kv) {
+  return (kv.type == TensorType::F16 || kv.type == TensorType::BF16) && (kv.head_dim == 64 || kv.head_dim == 128) &&
+         rows_aligned8(kv);
+}
+
+cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  if (n_tiles == 0) return cudaSuccess;
+  if (!attn_tc_supported(p.kv) || p.heads % p.kv.kv_heads != 0) return cudaErrorInvalidValue;
+  const bool f16 = p.kv.type == TensorType::F16;
+  if (p.kv.head_dim == 64) return f16 ? launch_tc<__half, 64>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 64>(p, tiles, n_tiles, stream);
+  return f16 ? launch_tc<__half, 128>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 128>(p, tiles, n_tiles, stream);
+}
+
+}  // namespace vellum::cuda

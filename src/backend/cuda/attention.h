@@ -1,0 +1,56 @@
+// Paged attention kernels (plain C++17 interface shared with the host code).
+//
+// Two paths, both reading K/V through the block tables in the kernel:
+// - split path (decode and short chunks): each query row r attends to positions [0, row_ctx[r]) of
+//   its sequence (tables + row_table[r]). Contexts are split into fixed spans of kAttnSplit
+//   positions (one thread block per span, KV head and ≤4-head query group); a second kernel merges
+//   the spans in span order. The split depends on positions only, never on the batch.
+// - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
+//   rows of one sequence chunk × one query head per thread block, mma.sync m16n8k16 with f32
+//   accumulation, Q and P rounded to the pool's 16-bit type, online softmax in f32.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/cuda/cuda_kernels.h"
+
+namespace vellum::cuda {
+
+inline constexpr int kAttnSplit = 64;
+inline constexpr int kMaxAttnGroup = 16;  // query heads per KV head
+inline constexpr int kMaxAttnHeadDim = 256;
+inline constexpr int kAttnTileRows = 64;  // query rows per tensor-core tile
+
+struct AttnParams {
+  const float* q = nullptr;
+  int64_t ldq = 0;
+  float* out = nullptr;
+  int64_t ldo = 0;
+  KvPoolView kv;
+  const int32_t* row_ctx = nullptr;
+  const int32_t* row_table = nullptr;
+  const int32_t* tables = nullptr;
+  // Rows of the split path: split_rows[i] (nullptr: every row of the step, in order).
+  const int32_t* split_rows = nullptr;
+  int heads = 0;
+  float scale = 1.0f;
+  int max_splits = 0;
+  float* part_acc = nullptr;  // [rows][heads][max_splits][head_dim]
+  float* part_ml = nullptr;   // [rows][heads][max_splits][2]
+};
+
+// Split path over split rows [row0, row0 + rows) (indices into split_rows, or step rows).
+cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);
+
+// Up to 64 consecutive query rows of one sequence: row row0 + i sees positions [0, ctx0 + i) of the
+// block table at tables + table. Four int32 so that a step uploads them as plain ints.
+struct AttnTile {
+  int32_t row0, rows, ctx0, table;
+};
+// Whether the tensor-core path takes this layer's pool view (F16 or BF16; 64 or 128 dims; rows at
+// 16-byte offsets).
+bool attn_tc_supported(const KvPoolView& kv);
+// Every tile (device array of n_tiles) against every query head; p.split_rows / part_* unused.
+cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream);
+
+}  // namespace vellum::cuda
