@@ -68,7 +68,10 @@ Weight Transformer::bind(const std::string& name, std::vector<uint64_t> shape, b
   return backend_.upload_weight(name, t->type, static_cast<int64_t>(shape[0]), rows, file_.tensor_data(*t));
 }
 
-std::vector<float> Transformer::forward(const engine::Batch& batch) { return forward(batch, {}).logits; }
+std::vector<float> Transformer::forward(const engine::Batch& batch) {
+  const std::span<const float> logits = forward(batch, {}).logits;
+  return {logits.begin(), logits.end()};
+}
 
 Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const uint8_t> argmax_only) {
   auto& be = backend_;
@@ -139,14 +142,16 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       be.argmax_rows(out, result.argmax);  // all rows: cheaper on a device than gathering the greedy ones
       for (int32_t i : full) result.argmax[static_cast<size_t>(i)] = -1;
     }
-    result.logits.resize(full.size() * hp_.vocab);
+    const size_t floats = full.size() * hp_.vocab;
+    if (logits_buf_.size() < floats) logits_buf_.resize(floats);  // grows only: pages stay mapped
     if (static_cast<int64_t>(full.size()) == m) {
-      be.read(out, result.logits.data());
+      be.read(out, logits_buf_.data());
     } else if (!full.empty()) {
       Tensor rows = be.scratch(static_cast<int64_t>(full.size()), hp_.vocab);
       be.gather_rows(out, full, rows);
-      be.read(rows, result.logits.data());
+      be.read(rows, logits_buf_.data());
     }
+    result.logits = std::span<const float>(logits_buf_.data(), floats);
   }
   be.release_scratch();
   return result;

@@ -930,7 +930,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
     engine::Batch b;
     b.block_size = bs;
     b.add_sequence({int32_t(n_past % hp.vocab)}, n_past, table, engine::Batch::Logits::Last);
-    model.forward(b);
+    model.forward(b, std::vector<uint8_t>{1});  // greedy, as the engine runs it: argmax on the device
     ++n_past;
     ++steps;
   };
@@ -994,6 +994,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
       continue;
     }
+    // Greedy sequences (argmax on the device, as the engine runs them), with graphs off and on; then
+    // with every row's logits copied back (what sampling on the host needs), graphs off.
+    bool greedy = true;
     const auto step = [&] {
       engine::Batch b;
       b.block_size = bs;
@@ -1001,9 +1004,11 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
         b.add_sequence({int32_t(q % hp.vocab)}, 1024, std::vector<int32_t>(all.begin() + q * per_seq, all.begin() + (q + 1) * per_seq),
                        engine::Batch::Logits::Last);
       }
-      model.forward(b);
+      model.forward(b, std::vector<uint8_t>(B, greedy ? 1 : 0));
     };
-    for (const bool graphs : {false, true}) {
+    for (const int variant : {0, 1, 2}) {
+      const bool graphs = variant == 1;
+      greedy = variant < 2;
       be.set_cuda_graphs(graphs);
       step();
       step();
@@ -1012,8 +1017,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       for (int i = 0; i < reps; ++i) step();
       const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
       const auto st = be.graph_stats();
-      bench_line(fmt::format("decode {} seqs x 1k context, {} KV [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
-                             tensor_type_name(g_kv_type),
+      bench_line(fmt::format("decode {} seqs x 1k context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+                             tensor_type_name(g_kv_type), greedy ? "greedy (argmax on the GPU)" : "all logits to the host",
                              graphs ? "on" : "off", ds * 1e3, B / ds,
                              graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks)", st.captures,
                                                   st.replays, st.eager_fallbacks)
@@ -1024,14 +1029,14 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
 }
 
 // For a kernel profiler (ncu --profile-from-start off): eager (no graphs) steps of a model, each
-// bracketed by cudaProfilerStart/Stop: one decode step of 1 and of 32 sequences at 1k context, and
+// bracketed by cudaProfilerStart/Stop: one decode step of 1, 32 and 128 sequences at 1k context, and
 // a 512-token prefill. Everything before (load, warm-up steps) is outside the profiled ranges.
 void profile_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
   be.set_cuda_graphs(false);
   model::Transformer model(file, be);
-  const uint32_t bs = 16, per_seq = (1024 + 16) / bs + 1, seqs = 32;
+  const uint32_t bs = 16, per_seq = (1024 + 16) / bs + 1, seqs = 128;
   be.init_kv(model.kv_layout(bs, g_kv_type), per_seq * seqs);
   const auto table = [&](uint32_t s) {
     std::vector<int32_t> t(per_seq);
@@ -1042,7 +1047,7 @@ void profile_model(const std::string& path) {
     engine::Batch b;
     b.block_size = bs;
     for (uint32_t q = 0; q < B; ++q) b.add_sequence({int32_t(q + 1)}, 1024, table(q), engine::Batch::Logits::Last);
-    model.forward(b);
+    model.forward(b, std::vector<uint8_t>(B, 1));
   };
   const auto prefill = [&] {
     engine::Batch b;
@@ -1064,6 +1069,7 @@ void profile_model(const std::string& path) {
   };
   profiled("decode 1 seq x 1k", [&] { decode(1); });
   profiled("decode 32 seqs x 1k", [&] { decode(32); });
+  profiled("decode 128 seqs x 1k", [&] { decode(128); });
   profiled("prefill 512", prefill);
 }
 

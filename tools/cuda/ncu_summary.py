@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Sums ncu --csv --metrics gpu__time_duration.sum output of `vellum_cuda_check --profile` per kernel, one table
-# per forward step (a step starts at its embed kernel): decode 1 seq, decode 32 seqs, prefill 512.
+# per forward step (a step starts at its embed kernel): decode 1, 32 and 128 seqs, prefill 512.
 import csv, sys, re, collections
 rows=[r for r in csv.reader(open(sys.argv[1])) if len(r)>10]
 hdr=rows[0]; rows=rows[1:]
@@ -14,7 +14,7 @@ for r in rows:
     us = v/1000 if unit in ("nsecond","ns") else v if unit in ("usecond","us") else v*1000
     short=re.sub(r"\(.*","",name); short=short.replace("void ","")[:70]
     cur.append((short,us,r[gi],r[bi]))
-for label,st in zip(["decode1","decode32","prefill512"],steps):
+for label,st in zip(["decode1","decode32","decode128","prefill512"],steps):
     tot=sum(x[1] for x in st)
     print(f"== {label}: {len(st)} kernels, {tot/1000:.3f} ms GPU time")
     agg=collections.defaultdict(lambda:[0,0.0])
