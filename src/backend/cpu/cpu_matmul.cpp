@@ -59,7 +59,7 @@ void CpuMatmul::run(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor o
       const int nr = static_cast<int>(std::min<int64_t>(tile, r_end - r));
       int64_t o = o0;
       if (kernel.fn2 != nullptr) {
-        for (; o + 2 <= o1; o += 2) {
+        for (; o + kernel.wide <= o1; o += kernel.wide) {
           kernel.fn2(wdata + static_cast<size_t>(o) * wbytes, wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
         }
       }

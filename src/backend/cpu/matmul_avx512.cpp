@@ -44,6 +44,17 @@ VZ inline float hsum16(__m512 v) {  // lanes i + i+8, then hsum8
   return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
 }
 
+// hsum16 of four registers at once (the same pairwise sums, lane for lane): width 8 and 4 combine
+// registers with 256- and 128-bit shuffles, widths 2 and 1 run within 128-bit lanes.
+VZ inline __m128 hsum16x4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));  // a8 | b8
+  const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));  // c8 | d8
+  const __m512 w4 = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));  // a4 b4 c4 d4
+  const __m512 w2 = _mm512_add_ps(w4, _mm512_shuffle_ps(w4, w4, 0xEE));  // lanes 0, 1: x0 + x2, x1 + x3
+  const __m512 w1 = _mm512_add_ps(w2, _mm512_shuffle_ps(w2, w2, 0x55));  // lane 0: (x0 + x2) + (x1 + x3)
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), w1));
+}
+
 // Two decoded blocks (b, b + 1; the second absent at an odd tail) as one 512-bit operand.
 template <class T>
 struct Pair {
@@ -265,7 +276,7 @@ VZ void quant_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& ac
   quant_rows<T, 2>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
-// ---- float weights: F32 16 lanes (one register), F16/BF16 32 lanes (two registers) ----------
+// ---- float weights: 16 lanes, one register per output ----------------------------------------
 
 inline __mmask16 tail_mask(int64_t left) {  // the first min(16, max(0, left)) lanes
   return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
@@ -295,34 +306,48 @@ VZ inline __m512 load16_half(const uint8_t* p, __mmask16 m) {
   return _mm512_cvtph_ps(h);
 }
 
-// NC weight rows (w_stride apart) × NR token rows, output (r, c) at out[r * os + c].
+// NC weight rows (w_stride apart) × NR token rows, output (r, c) at out[r * os + c]: the canonical
+// 16 lanes are one register per output, so a 6 × 4 tile (24 accumulators) does 24 FMAs per 4
+// weight conversions and 6 activation loads.
 template <bool kBf16, int NR, int NC>
 VZ void half_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int64_t k, float* out,
                     int64_t os) {
   const float* x[NR];
-  __m512 a0[NR][NC], a1[NR][NC];
+  __m512 acc[NR][NC];
+  #pragma GCC unroll 8
   for (int r = 0; r < NR; ++r) {
     x[r] = act.x + (r0 + r) * act.x_stride;
-    for (int c = 0; c < NC; ++c) a0[r][c] = a1[r][c] = _mm512_setzero_ps();
+    #pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
   }
-  for (int64_t i = 0; i < k; i += 32) {
-    const __mmask16 m0 = tail_mask(k - i), m1 = tail_mask(k - i - 16);
-    for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + 2 * i + 1024), _MM_HINT_T0);
-    __m512 w0[NC], w1[NC];
-    for (int c = 0; c < NC; ++c) {
-      w0[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * i, m0);
-      w1[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * (i + 16), m1);
-    }
+  // One step of 16 weights per row; `m` masks the tail (the missing lanes add fma(0, 0, lane) = lane).
+  auto step = [&](int64_t i, __mmask16 m) VZ {
+    __m512 w[NC];
+    #pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) w[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * i, m);
+    #pragma GCC unroll 8
     for (int r = 0; r < NR; ++r) {
-      const __m512 x0 = _mm512_maskz_loadu_ps(m0, x[r] + i), x1 = _mm512_maskz_loadu_ps(m1, x[r] + i + 16);
-      for (int c = 0; c < NC; ++c) {
-        a0[r][c] = _mm512_fmadd_ps(w0[c], x0, a0[r][c]);
-        a1[r][c] = _mm512_fmadd_ps(w1[c], x1, a1[r][c]);
-      }
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x[r] + i);
+      #pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_fmadd_ps(w[c], xv, acc[r][c]);
     }
+  };
+  int64_t i = 0;
+  for (; i + 32 <= k; i += 32) {
+    #pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + 2 * i + 1024), _MM_HINT_T0);
+    step(i, 0xFFFF);
+    step(i + 16, 0xFFFF);
   }
+  for (; i < k; i += 16) step(i, tail_mask(k - i));
+  #pragma GCC unroll 8
   for (int r = 0; r < NR; ++r) {
-    for (int c = 0; c < NC; ++c) out[r * os + c] = hsum16(_mm512_add_ps(a0[r][c], a1[r][c]));
+    if constexpr (NC == 4) {
+      _mm_storeu_ps(out + r * os, hsum16x4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+    } else {
+      #pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) out[r * os + c] = hsum16(acc[r][c]);
+    }
   }
 }
 
@@ -353,17 +378,19 @@ VZ void half_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int 
   half_rows<kBf16, 1>(w_row, 0, act, r0, rows, k, out, os);
 }
 
+constexpr int kHalfWide = 4;  // weight rows per F16/BF16 call
+
 template <bool kBf16>
 VZ void half_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
                        float* out, int64_t os) {
-  half_rows<kBf16, 2>(w_row, w_stride, act, r0, rows, k, out, os);
+  half_rows<kBf16, kHalfWide>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
 MatmulKernel zmm_kernel(TensorType type) {
   switch (type) {
     case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
-    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1, false, half_tile_zmm2<false>};
-    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1, false, half_tile_zmm2<true>};
+    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1, false, half_tile_zmm2<false>, kHalfWide};
+    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1, false, half_tile_zmm2<true>, kHalfWide};
     case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_0T>};
     case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_1T>};
     case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_0T>};
