@@ -92,6 +92,9 @@ class Backend {
   };
   virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
   virtual void read(const Tensor& t, float* host) = 0;
+  // out[r] = the index of the first maximum of row r (greedy sampling without copying the rows
+  // back). Ends the step like read(). The default reads the rows and scans them on the host.
+  virtual void argmax_rows(const Tensor& x, std::span<int32_t> out);
 
   // --- step ---
   virtual void begin_step(const StepInfo& step) = 0;
@@ -118,6 +121,41 @@ class Backend {
   virtual void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) = 0;
   // Copies whole KV blocks (copy-on-write, swap): pairs of (source, destination).
   virtual void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) = 0;
+
+  // --- fused ops ---
+  // Each default composes the ops above, so a backend that does not override it computes exactly
+  // what the unfused sequence computes. A backend overrides one to save launches, thread-pool
+  // barriers or passes over memory; its op checks then hold the fused op to the unfused one.
+
+  // x = x + delta, then out = rms_norm(x) (the residual add that ends a block and the norm that
+  // starts the next). out must not alias x or delta.
+  virtual void add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain, float eps, Tensor out) {
+    add(x, delta, x);
+    rms_norm(x, gain, eps, out);
+  }
+  // Several products of the same activations (Q, K and V): outs[i].out = x · outs[i].wᵀ (+ bias).
+  struct MatmulOut {
+    const Weight* w = nullptr;
+    Tensor out;
+    const Weight* bias = nullptr;
+  };
+  virtual void matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) {
+    for (const MatmulOut& o : outs) matmul(*o.w, x, o.out, o.bias);
+  }
+  // out = silu(x · gateᵀ) * (x · upᵀ): the feed-forward's first half. `up_out` has out's shape and
+  // may receive the up projection; out must not alias x.
+  virtual void matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
+    matmul(gate, x, out);
+    matmul(up, x, up_out);
+    swiglu(out, up_out, out);
+  }
+  // RoPE on q and k (in place, at the step's positions), then k and v into their slots of `layer`.
+  virtual void rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim,
+                             const RopeConfig& rc) {
+    rope(q, head_dim, rc);
+    rope(k, head_dim, rc);
+    store_kv(layer, k, v);
+  }
 };
 
 }  // namespace vellum::backend

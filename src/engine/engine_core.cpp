@@ -133,10 +133,24 @@ void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std
     logits = processed;
   }
   const int32_t token = seq.sampler.sample(logits);
-  seq.tokens.push_back(token);
-  ++stats_.generation_tokens;
   std::vector<TokenLogprob> logprobs;
   if (req.logprobs >= 0) logprobs.push_back(compute_logprobs(logits, token, static_cast<uint32_t>(req.logprobs)));
+  accept_token(seq, token, std::move(logprobs), updates);
+}
+
+bool EngineCore::needs_only_argmax(const Sequence& seq) const {
+  const Request& req = seq.request;
+  const bool suppressing = seq.generated() < req.min_tokens && (!req.ignore_eos || !req.stop_token_ids.empty());
+  const bool branches_pending = req.n > 1 && !seq.forked;  // they sample from this row too
+  return req.sampling.temperature == 0.0f && !adjusts_logits(req.sampling) && !suppressing && req.logprobs < 0 &&
+         !branches_pending;
+}
+
+void EngineCore::accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs,
+                              std::vector<RequestUpdate>& updates) {
+  const Request& req = seq.request;
+  seq.tokens.push_back(token);
+  ++stats_.generation_tokens;
   FinishReason reason = FinishReason::None;
   if (stops(seq, token)) {
     reason = FinishReason::Stop;
@@ -233,7 +247,13 @@ std::vector<RequestUpdate> EngineCore::step() {
     batch.add_sequence({c.seq->tokens.begin() + c.begin, c.seq->tokens.begin() + c.begin + c.count}, c.begin,
                        std::vector<int32_t>(table.begin(), table.end()), c.sample ? Batch::Logits::Last : Batch::Logits::None);
   }
-  const std::vector<float> logits = model_.forward(batch);
+  // Rows sampled greedily with nothing applied to their logits need only their first maximum,
+  // which the backend finds without copying the row back (a 128k-token vocabulary is 0.5 MB a row).
+  std::vector<uint8_t> argmax_only;
+  for (const auto& c : plan.chunks) {
+    if (c.sample) argmax_only.push_back(needs_only_argmax(*c.seq) ? 1 : 0);
+  }
+  const model::Transformer::StepOutput out = model_.forward(batch, argmax_only);
   scheduler_.on_computed(plan);
   last_.scheduled_tokens = plan.num_tokens();
   last_.sequences = static_cast<uint32_t>(plan.chunks.size());
@@ -247,12 +267,16 @@ std::vector<RequestUpdate> EngineCore::step() {
   }
 
   const size_t vocab = model_.hparams().vocab;
-  size_t row = 0;
+  size_t row = 0, full_row = 0;
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
-    const std::span<const float> row_logits(logits.data() + row * vocab, vocab);
-    ++row;
     Sequence& seq = *c.seq;
+    if (argmax_only[row] != 0) {
+      accept_token(seq, out.argmax[row++], {}, updates);
+      continue;
+    }
+    ++row;
+    const std::span<const float> row_logits(out.logits.data() + full_row++ * vocab, vocab);
     // Branches start from the parent's computed prompt and draw their first token from the same logits.
     std::vector<Sequence*> branches;
     if (seq.request.n > 1 && !seq.forked) branches = fork_branches(seq);

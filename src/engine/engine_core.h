@@ -80,6 +80,11 @@ class EngineCore {
   bool stops(const Sequence& seq, int32_t token) const;
   // Samples `seq`'s next token from `logits` and applies the stop rules; the update goes to `updates`.
   void accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates);
+  // Appends a sampled token and reports it (stop, length, update with its logprobs).
+  void accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs, std::vector<RequestUpdate>& updates);
+  // True when the sequence's next token is the first maximum of its raw logits (greedy, nothing
+  // applied to the logits, no logprobs, no branches to fork from the same row).
+  bool needs_only_argmax(const Sequence& seq) const;
   // Creates branches 1 … n-1 of an n > 1 request, sharing its computed prompt blocks.
   std::vector<Sequence*> fork_branches(Sequence& parent);
 

@@ -68,7 +68,9 @@ Weight Transformer::bind(const std::string& name, std::vector<uint64_t> shape, b
   return backend_.upload_weight(name, t->type, static_cast<int64_t>(shape[0]), rows, file_.tensor_data(*t));
 }
 
-std::vector<float> Transformer::forward(const engine::Batch& batch) {
+std::vector<float> Transformer::forward(const engine::Batch& batch) { return forward(batch, {}).logits; }
+
+Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const uint8_t> argmax_only) {
   auto& be = backend_;
   batch.validate(be.kv_blocks());
   for (int32_t token : batch.tokens) {
@@ -93,40 +95,61 @@ std::vector<float> Transformer::forward(const engine::Batch& batch) {
   const backend::AttentionShape shape{hp_.heads, hp_.kv_heads, hp_.head_dim,
                                       1.0f / std::sqrt(static_cast<float>(hp_.head_dim))};
   be.embed(token_embd_, x);
+  // Fused ops (backend.h) where two steps share data: the residual add that ends a block with the
+  // norm that starts the next, Q/K/V from one normed input, gate/up with SwiGLU, RoPE with the KV store.
+  be.rms_norm(x, layers_.front().attn_norm, hp_.rms_eps, h);
   for (const LayerWeights& L : layers_) {
     const uint32_t layer = static_cast<uint32_t>(&L - layers_.data());
-    be.rms_norm(x, L.attn_norm, hp_.rms_eps, h);
-    be.matmul(L.wq, h, q, hp_.qkv_bias ? &L.bq : nullptr);
-    be.matmul(L.wk, h, k, hp_.qkv_bias ? &L.bk : nullptr);
-    be.matmul(L.wv, h, v, hp_.qkv_bias ? &L.bv : nullptr);
+    const backend::Backend::MatmulOut qkv[] = {{&L.wq, q, hp_.qkv_bias ? &L.bq : nullptr},
+                                               {&L.wk, k, hp_.qkv_bias ? &L.bk : nullptr},
+                                               {&L.wv, v, hp_.qkv_bias ? &L.bv : nullptr}};
+    be.matmul_multi(h, qkv);
     if (hp_.qk_norm) {
       be.rms_norm(q, L.q_norm, hp_.rms_eps, q);
       be.rms_norm(k, L.k_norm, hp_.rms_eps, k);
     }
-    be.rope(q, hp_.head_dim, hp_.rope);
-    be.rope(k, hp_.head_dim, hp_.rope);
-    be.store_kv(layer, k, v);
+    be.rope_store_kv(layer, q, k, v, hp_.head_dim, hp_.rope);
     be.attention(layer, q, shape, attn);
     be.matmul(L.wo, attn, o);
-    be.add(x, o, x);
-    be.rms_norm(x, L.ffn_norm, hp_.rms_eps, h);
-    be.matmul(L.gate, h, g);
-    be.matmul(L.up, h, u);
-    be.swiglu(g, u, g);
+    be.add_rms_norm(x, o, L.ffn_norm, hp_.rms_eps, h);
+    be.matmul_swiglu(L.gate, L.up, h, g, u);
     be.matmul(L.down, g, o);
-    be.add(x, o, x);
+    if (layer + 1 < layers_.size()) {
+      be.add_rms_norm(x, o, layers_[layer + 1].attn_norm, hp_.rms_eps, h);
+    } else {
+      be.add(x, o, x);
+    }
   }
   const int64_t m = static_cast<int64_t>(batch.logit_rows.size());
-  std::vector<float> logits(static_cast<size_t>(m) * hp_.vocab);
+  if (!argmax_only.empty() && argmax_only.size() != batch.logit_rows.size()) {
+    throw_error("forward: {} argmax flags for {} logit rows", argmax_only.size(), m);
+  }
+  StepOutput result;
   if (m > 0) {
     Tensor last = be.scratch(m, dim), normed = be.scratch(m, dim), out = be.scratch(m, hp_.vocab);
     be.gather_rows(x, batch.logit_rows, last);
     be.rms_norm(last, output_norm_, hp_.rms_eps, normed);
     be.matmul(output_, normed, out);
-    be.read(out, logits.data());
+    std::vector<int32_t> full;  // logit rows copied back whole
+    for (int64_t i = 0; i < m; ++i) {
+      if (argmax_only.empty() || argmax_only[static_cast<size_t>(i)] == 0) full.push_back(static_cast<int32_t>(i));
+    }
+    result.argmax.assign(static_cast<size_t>(m), -1);
+    if (static_cast<int64_t>(full.size()) < m) {
+      be.argmax_rows(out, result.argmax);  // all rows: cheaper on a device than gathering the greedy ones
+      for (int32_t i : full) result.argmax[static_cast<size_t>(i)] = -1;
+    }
+    result.logits.resize(full.size() * hp_.vocab);
+    if (static_cast<int64_t>(full.size()) == m) {
+      be.read(out, result.logits.data());
+    } else if (!full.empty()) {
+      Tensor rows = be.scratch(static_cast<int64_t>(full.size()), hp_.vocab);
+      be.gather_rows(out, full, rows);
+      be.read(rows, result.logits.data());
+    }
   }
   be.release_scratch();
-  return logits;
+  return result;
 }
 
 }  // namespace vellum::model

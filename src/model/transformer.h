@@ -3,7 +3,9 @@
 // used in place) and checked against the architecture's shapes, and one forward pass over a Batch
 // for every supported architecture (Llama, Qwen2, Qwen3): what differs is flags in HParams.
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backend/backend.h"
@@ -34,6 +36,15 @@ class Transformer {
 
   // Runs the batch; returns logits for batch.logit_rows, row after row (rows × vocab).
   std::vector<float> forward(const engine::Batch& batch);
+
+  // The same step when some logit rows are only needed for their first maximum (greedy sampling
+  // with nothing applied to the logits): argmax_only[i] != 0 for such a logit row i. Those rows are
+  // reduced on the backend and never copied back.
+  struct StepOutput {
+    std::vector<float> logits;    // the other rows, packed in logit-row order (count × vocab)
+    std::vector<int32_t> argmax;  // per logit row: its first maximum where asked, -1 elsewhere
+  };
+  StepOutput forward(const engine::Batch& batch, std::span<const uint8_t> argmax_only);
 
  private:
   backend::Weight bind(const std::string& name, std::vector<uint64_t> shape, bool required = true);

@@ -8,6 +8,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -283,6 +284,28 @@ void check_elementwise(Pair& p) {
   p.cpu.gather_rows(u.c, idx, gr.c);
   p.gpu.gather_rows(u.g, idx, gr.g);
   record("gather_rows 5 of 37 rows", rel_err(p.get_gpu(gr.g), p.get_cpu(gr.c)), 0);
+}
+
+// Greedy rows on the device: argmax_rows against the CPU backend's (std::max_element) on 37 rows of
+// a 128k vocabulary, with planted ties (the maximum repeated later, or earlier, in the row) and a
+// row whose maximum is the last element. The error is the number of rows that differ.
+void check_argmax(Pair& p) {
+  const int64_t rows = 37, cols = 128256;
+  std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = v.data() + r * cols;
+    const int64_t at = std::max_element(row, row + cols) - row;
+    if (r % 3 == 1) row[(at + 7919 * (r + 1)) % cols] = row[at];  // a tie elsewhere in the row
+    if (r % 5 == 2) row[cols - 1] = row[at] + 1.0f;               // the last element wins
+  }
+  auto t = p.tensor(v, rows, cols);
+  std::vector<int32_t> gc(rows, -1), gg(rows, -1);
+  p.cpu.argmax_rows(t.c, gc);
+  p.gpu.argmax_rows(t.g, gg);
+  int differ = 0;
+  for (int64_t r = 0; r < rows; ++r) differ += gc[r] != gg[r];
+  record(fmt::format("argmax_rows {}x{} (ties planted)", rows, cols), double(differ), 0,
+         fmt::format("{} of {} rows differ", differ, rows));
 }
 
 // K/V as a pool of `type` holds them: f32 unchanged, F16/BF16 rounded to nearest (host rounding).
@@ -648,6 +671,50 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   }
 }
 
+// For a kernel profiler (ncu --profile-from-start off): eager (no graphs) steps of a model, each
+// bracketed by cudaProfilerStart/Stop: one decode step of 1 and of 32 sequences at 1k context, and
+// a 512-token prefill. Everything before (load, warm-up steps) is outside the profiled ranges.
+void profile_model(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend be(0);
+  be.set_cuda_graphs(false);
+  model::Transformer model(file, be);
+  const uint32_t bs = 16, per_seq = (1024 + 16) / bs + 1, seqs = 32;
+  be.init_kv(model.kv_layout(bs, g_kv_type), per_seq * seqs);
+  const auto table = [&](uint32_t s) {
+    std::vector<int32_t> t(per_seq);
+    for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t(s * per_seq + i);
+    return t;
+  };
+  const auto decode = [&](uint32_t B) {
+    engine::Batch b;
+    b.block_size = bs;
+    for (uint32_t q = 0; q < B; ++q) b.add_sequence({int32_t(q + 1)}, 1024, table(q), engine::Batch::Logits::Last);
+    model.forward(b);
+  };
+  const auto prefill = [&] {
+    engine::Batch b;
+    b.block_size = bs;
+    b.add_sequence(std::vector<int32_t>(512, 7), 0, table(0), engine::Batch::Logits::Last);
+    model.forward(b);
+  };
+  const auto profiled = [&](const char* what, const std::function<void()>& f) {
+    f();
+    f();  // warm: workspaces sized, cuBLAS initialised
+    be.synchronize();
+    cuda::check(cudaProfilerStart(), "cudaProfilerStart");
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    be.synchronize();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cuda::check(cudaProfilerStop(), "cudaProfilerStop");
+    bench_line(fmt::format("profiled {} ({}): {:.3f} ms wall (under the profiler)", what, path, ms));
+  };
+  profiled("decode 1 seq x 1k", [&] { decode(1); });
+  profiled("decode 32 seqs x 1k", [&] { decode(32); });
+  profiled("prefill 512", prefill);
+}
+
 // Greedy decoding of the same GGUF on the CPU and the CUDA backend: 5 prompts of 8 random token
 // ids, 64 new tokens each. Matmuls stay on the f32 GEMV path (≤ 8 rows), so the two should agree
 // unless the top two logits are closer than the kernels' ~1e-6 relative difference: at a
@@ -776,13 +843,16 @@ int run(int argc, char** argv) {
       const auto t = parse_tensor_type(argv[++i]);
       if (!t || !cuda::kv_type_supported(*t)) throw_error("--kv-dtype {}: expected f32, f16 or bf16", argv[i]);
       g_kv_type = *t;
+    } else if (a == "--profile" && i + 1 < argc) {
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      profile_model(argv[++i]);
     } else if (a == "--deterministic") {
       g_deterministic = true;
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -838,6 +908,7 @@ int run(int argc, char** argv) {
     rc.order = backend::RopeOrder::Halves;
     check_rope(p, rc, "halves partial 32 of 64", 64, 16);
     check_elementwise(p);
+    check_argmax(p);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_attention(p, 32, 8, 128);

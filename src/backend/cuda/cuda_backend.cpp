@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cuda/argmax.h"
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_util.h"
@@ -96,7 +97,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp, x_q8;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp, x_q8, argmax_buf;
   int64_t n_tokens = 0;
   int32_t* d_tokens = nullptr;
   int32_t* d_positions = nullptr;
@@ -289,6 +290,21 @@ void CudaBackend::read(const Tensor& t, float* host) {
   m.graphs.finish(m.stream);
   check(cudaMemcpyAsync(host, t.data, t.elements() * sizeof(float), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (read)");
   check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (read)");
+}
+
+void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
+  Impl& m = *impl_;
+  if (out.size() != size_t(x.rows)) throw_error("argmax_rows: {} outputs for {} rows", out.size(), x.rows);
+  if (x.rows > kMaxGridY) throw_error("argmax_rows: {} rows (at most {})", x.rows, kMaxGridY);
+  m.use_device();
+  if (x.rows == 0) return;
+  const size_t bytes = out.size() * sizeof(int32_t);
+  auto* d = static_cast<int32_t*>(m.grow(m.argmax_buf, bytes, "argmax results"));
+  m.graphs.mix(12, x.data, x.rows, x.cols, d);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_argmax_rows(x.data, x.rows, x.cols, d, m.stream), "argmax kernel"); });
+  m.graphs.finish(m.stream);  // the step ends here, as at read()
+  check(cudaMemcpyAsync(out.data(), d, bytes, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (argmax)");
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (argmax)");
 }
 
 void CudaBackend::write(Tensor t, const float* host) {

@@ -30,6 +30,7 @@ class CudaBackend final : public Backend {
   void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) override;
   uint32_t kv_blocks() const override;
   void read(const Tensor& t, float* host) override;
+  void argmax_rows(const Tensor& x, std::span<int32_t> out) override;  // on the device (argmax.cu)
 
   void begin_step(const StepInfo& step) override;
 
