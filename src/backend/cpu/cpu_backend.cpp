@@ -132,6 +132,26 @@ void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Weig
   }, 4);
 }
 
+void CpuBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) {
+  std::vector<const Weight*> ws;
+  std::vector<cpu::MatmulJob> jobs;
+  for (const MatmulOut& o : outs) {
+    ws.push_back(o.w);
+    jobs.push_back({o.w, o.out, o.bias != nullptr ? static_cast<const float*>(o.bias->data) : nullptr});
+  }
+  if (!cpu::CpuMatmul::can_share(ws, cpu::active_isa())) return Backend::matmul_multi(x, outs);
+  matmul_.run_many(pool_, x, jobs, cpu::active_isa());
+}
+
+void CpuBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
+  const Weight* ws[] = {&gate, &up};
+  if (!cpu::CpuMatmul::can_share(ws, cpu::active_isa()) || gate.rows != up.rows) {
+    return Backend::matmul_swiglu(gate, up, x, out, up_out);
+  }
+  const cpu::MatmulJob jobs[] = {{&gate, out, nullptr}, {&up, up_out, nullptr}};
+  matmul_.run_many(pool_, x, jobs, cpu::active_isa(), /*swiglu=*/true);
+}
+
 void CpuBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
   const uint32_t half = rope.dims / 2;
   const int64_t heads = x.cols / head_dim;
