@@ -311,6 +311,28 @@ TEST(CpuMatmul, ActivationQuantization) {
 }
 
 
+// Prefill-sized row counts take another path (weight rows decoded once per block, then read by every
+// tile): still each row's bits alone, and the scalar reference's.
+TEST(CpuMatmul, ManyRowsMatchOneRowAndScalar) {
+  for (TensorType t : kTypes) {
+    const int64_t cols = (t >= TensorType::Q2_K && t <= TensorType::Q6_K) ? 512 : 160;
+    const Matrix m = make_weights(t, 37, cols, 400u + static_cast<uint32_t>(t));
+    const int64_t rows = 45;
+    const auto x = make_acts(rows, cols, 17);
+    const auto scalar = run(m, x, rows, 1, IsaLevel::Scalar);
+    for (IsaLevel l : levels()) {
+      const auto all = run(m, x, rows, 2, l);
+      EXPECT_TRUE(bits_equal(all, scalar)) << name_of(t, l);
+      for (int64_t r = 0; r < rows; r += 11) {
+        const std::vector<float> xr(x.begin() + r * cols, x.begin() + (r + 1) * cols);
+        const auto one = run(m, xr, 1, 1, l);
+        EXPECT_EQ(std::memcmp(one.data(), all.data() + r * m.rows, sizeof(float) * m.rows), 0)
+            << name_of(t, l) << " row " << r;
+      }
+    }
+  }
+}
+
 // run_many (the CPU backend's matmul_multi / matmul_swiglu): every output bitwise what run() gives,
 // for mixed types sharing one activation format, biases, 1 and many rows, 1–3 threads.
 TEST(CpuMatmul, FusedMultiAndSwigluAreBitwiseTheUnfusedOps) {

@@ -18,6 +18,11 @@ constexpr int64_t kWeightBlock = 16;
 constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
 // Activation bytes of one chunk of token rows (see run): about half of a 2 MB L2.
 constexpr int64_t kActivationChunkBytes = int64_t(1) << 20;
+// Token rows from which a block of weight rows is decoded once for all tiles (MatmulKernel::predecode).
+constexpr int64_t kPredecodeMinRows = 16;
+struct alignas(64) CacheLine {
+  uint8_t bytes[64];
+};
 
 }  // namespace
 
@@ -101,18 +106,29 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
     const Tensor& out = jobs[j].out;
     const float* bias = jobs[j].bias;
     const int tile = kernel.tile_rows;
+    // With enough token rows, decode the block's weight rows once instead of once per tile.
+    const bool pre = kernel.predecode != nullptr && r_end - r_begin >= kPredecodeMinRows;
+    const uint8_t* wbase = p.wdata + static_cast<size_t>(o0) * p.wbytes;
+    size_t wstride = p.wbytes;
+    if (pre) {
+      wstride = static_cast<size_t>((k / 32 + 1) / 2 * kernel.pre_pair_bytes);
+      thread_local std::vector<CacheLine> buffer;
+      buffer.resize((wstride * kWeightBlock + sizeof(CacheLine) - 1) / sizeof(CacheLine));
+      auto* dst = reinterpret_cast<uint8_t*>(buffer.data());
+      kernel.predecode(wbase, p.wbytes, static_cast<int>(o1 - o0), k, dst);
+      wbase = dst;
+    }
+    const TileFn fn = pre ? kernel.fn_pre : kernel.fn;
+    const TileFn2 fn2 = pre ? kernel.fn2_pre : kernel.fn2;
     for (int64_t r = r_begin; r < r_end; r += tile) {
       const int nr = static_cast<int>(std::min<int64_t>(tile, r_end - r));
       int64_t o = o0;
-      if (kernel.fn2 != nullptr) {
+      if (fn2 != nullptr) {
         for (; o + kernel.wide <= o1; o += kernel.wide) {
-          kernel.fn2(p.wdata + static_cast<size_t>(o) * p.wbytes, p.wbytes, act, r, nr, k, out.data + r * out.cols + o,
-                     out.cols);
+          fn2(wbase + static_cast<size_t>(o - o0) * wstride, wstride, act, r, nr, k, out.data + r * out.cols + o, out.cols);
         }
       }
-      for (; o < o1; ++o) {
-        kernel.fn(p.wdata + static_cast<size_t>(o) * p.wbytes, act, r, nr, k, out.data + r * out.cols + o, out.cols);
-      }
+      for (; o < o1; ++o) fn(wbase + static_cast<size_t>(o - o0) * wstride, act, r, nr, k, out.data + r * out.cols + o, out.cols);
       if (bias != nullptr) {
         for (int64_t rr = r; rr < r + nr; ++rr) {
           for (int64_t oo = o0; oo < o1; ++oo) out.data[rr * out.cols + oo] += bias[oo];

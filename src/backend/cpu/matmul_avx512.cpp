@@ -212,7 +212,38 @@ struct SuperDecoder<Q6_KT> {
 
 // NC weight rows (1 or 2, w_stride apart) × NR token rows; output (r, c) at out[r * os + c]. Each
 // (row, weight row) pair runs the same operations whatever NR and NC are.
-template <class T, int NR, int NC>
+// The pair of blocks b, b + 1 of one weight row (K-quants: the super-block decoded at its first pair).
+template <class T>
+VZ inline void decode_at(const uint8_t* w_row, int64_t b, int64_t nb, Super& sup, Pair<T>& pr) {
+  if constexpr (SuperDecoder<T>::kHas) {
+    const int c2 = static_cast<int>(b % T::kSub) / 2;
+    if (c2 == 0) SuperDecoder<T>::super(w_row + (b / T::kSub) * T::kBytes, sup);
+    SuperDecoder<T>::pair(sup, c2, pr);
+  } else {
+    decode_pair<T>(w_row, b, b + 1 < nb, pr);
+  }
+}
+
+// Prefill: `rows` weight rows decoded once into `pre` (kPrePairBytes per pair), which every tile of
+// token rows then loads instead of decoding again (the same Pair values, so the same bits).
+constexpr int kPrePairBytes = 192;
+template <class T>
+VZ void predecode_rows(const uint8_t* w_row, size_t w_stride, int rows, int64_t k, uint8_t* pre) {
+  static_assert(sizeof(Pair<T>) == kPrePairBytes);
+  const int64_t nb = k / 32, pairs = (nb + 1) / 2;
+  for (int r = 0; r < rows; ++r) {
+    auto* dst = reinterpret_cast<Pair<T>*>(pre + r * pairs * kPrePairBytes);
+    Super sup;
+    for (int64_t b = 0; b < nb; b += 2) {
+      Pair<T> pr;
+      pr.mv = _mm512_setzero_ps();
+      decode_at<T>(w_row + r * w_stride, b, nb, sup, pr);
+      dst[b / 2] = pr;
+    }
+  }
+}
+
+template <class T, int NR, int NC, bool kPre = false>
 VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int64_t k, float* out,
                      int64_t os) {
   static_assert(NR <= kRecordGroup);
@@ -226,19 +257,13 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
   Pair<T> pr[NC];
   Super sup[NC];
   for (int64_t b = 0; b < nb; b += 2) {
-    const bool two = b + 1 < nb;
-    for (int c = 0; c < NC; ++c) {  // decode is bound by memory latency: ask for weights ~1 KB ahead
-      _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + (b * T::kBytes) / T::kSub + 1024), _MM_HINT_T0);
-    }
-    if constexpr (SuperDecoder<T>::kHas) {
-      const int64_t sb = b / T::kSub;
-      const int c2 = static_cast<int>(b % T::kSub) / 2;
-      for (int c = 0; c < NC; ++c) {
-        if (c2 == 0) SuperDecoder<T>::super(w_row + c * w_stride + sb * T::kBytes, sup[c]);
-        SuperDecoder<T>::pair(sup[c], c2, pr[c]);
-      }
+    if constexpr (kPre) {  // w_row: pairs decoded by predecode_rows
+      for (int c = 0; c < NC; ++c) pr[c] = reinterpret_cast<const Pair<T>*>(w_row + c * w_stride)[b / 2];
     } else {
-      for (int c = 0; c < NC; ++c) decode_pair<T>(w_row + c * w_stride, b, two, pr[c]);
+      for (int c = 0; c < NC; ++c) {  // decode is bound by memory latency: ask for weights ~1 KB ahead
+        _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + (b * T::kBytes) / T::kSub + 1024), _MM_HINT_T0);
+      }
+      for (int c = 0; c < NC; ++c) decode_at<T>(w_row + c * w_stride, b, nb, sup[c], pr[c]);
     }
     const uint8_t* base = rec + (b / 2) * kRecordGroup * kRecordBytes;
     for (int r = 0; r < NR; ++r) {
@@ -264,24 +289,35 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
   }
 }
 
-template <class T, int NC>
+template <class T, int NC, bool kPre = false>
 VZ void quant_rows(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k, float* out,
                    int64_t os) {
   switch (rows) {
-    case 1: return quant_tile_z<T, 1, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 2: return quant_tile_z<T, 2, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 3: return quant_tile_z<T, 3, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 4: return quant_tile_z<T, 4, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 5: return quant_tile_z<T, 5, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 6: return quant_tile_z<T, 6, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 7: return quant_tile_z<T, 7, NC>(w_row, w_stride, act, r0, k, out, os);
-    default: return quant_tile_z<T, 8, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 1: return quant_tile_z<T, 1, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 2: return quant_tile_z<T, 2, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 3: return quant_tile_z<T, 3, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 4: return quant_tile_z<T, 4, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 5: return quant_tile_z<T, 5, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 6: return quant_tile_z<T, 6, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 7: return quant_tile_z<T, 7, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    default: return quant_tile_z<T, 8, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
   }
 }
 
 template <class T>
 VZ void quant_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
   quant_rows<T, 1>(w_row, 0, act, r0, rows, k, out, os);
+}
+
+template <class T>
+VZ void quant_tile_pre(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
+  quant_rows<T, 1, true>(w_row, 0, act, r0, rows, k, out, os);
+}
+
+template <class T>
+VZ void quant_tile_pre2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
+                        float* out, int64_t os) {
+  quant_rows<T, 2, true>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
 template <class T>
@@ -400,21 +436,31 @@ VZ void half_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& act
   half_rows<kBf16, kHalfWide>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
+template <class T, bool kTwo = true>
+MatmulKernel quant_kernel(int64_t k_multiple) {
+  MatmulKernel m{quant_tile_zmm<T>, kZTile, true, k_multiple, true, kTwo ? quant_tile_zmm2<T> : nullptr};
+  m.predecode = predecode_rows<T>;
+  m.pre_pair_bytes = kPrePairBytes;
+  m.fn_pre = quant_tile_pre<T>;
+  m.fn2_pre = kTwo ? quant_tile_pre2<T> : nullptr;
+  return m;
+}
+
 MatmulKernel zmm_kernel(TensorType type) {
   switch (type) {
     case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
     case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1, false, half_tile_zmm2<false>, kHalfWide};
     case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1, false, half_tile_zmm2<true>, kHalfWide};
-    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_0T>};
-    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_1T>};
-    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_0T>};
-    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_1T>};
-    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q8_0T>};
-    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q2_KT>};
-    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q3_KT>};
-    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true};
-    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256, true, quant_tile_zmm2<Q45_KT<true>>};
-    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q6_KT>};
+    case TensorType::Q4_0: return quant_kernel<Q4_0T>(32);
+    case TensorType::Q4_1: return quant_kernel<Q4_1T>(32);
+    case TensorType::Q5_0: return quant_kernel<Q5_0T>(32);
+    case TensorType::Q5_1: return quant_kernel<Q5_1T>(32);
+    case TensorType::Q8_0: return quant_kernel<Q8_0T>(32);
+    case TensorType::Q2_K: return quant_kernel<Q2_KT>(256);
+    case TensorType::Q3_K: return quant_kernel<Q3_KT>(256);
+    case TensorType::Q4_K: return quant_kernel<Q45_KT<false>, false>(256);  // mins: 2 × 16 accumulators per row
+    case TensorType::Q5_K: return quant_kernel<Q45_KT<true>>(256);
+    case TensorType::Q6_K: return quant_kernel<Q6_KT>(256);
     default: return {};
   }
 }

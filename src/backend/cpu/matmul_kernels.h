@@ -40,6 +40,9 @@ using TileFn = void (*)(const uint8_t* w_row, const ActRows& act, int64_t r0, in
 using TileFn2 = void (*)(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
                          float* out, int64_t out_stride);
 
+// Decodes `rows` weight rows (w_stride apart) into `pre`, pre_pair_bytes per pair of blocks per row.
+using PredecodeFn = void (*)(const uint8_t* w_row, size_t w_stride, int rows, int64_t k, uint8_t* pre);
+
 struct MatmulKernel {
   TileFn fn = nullptr;
   int tile_rows = 1;             // most rows one call takes
@@ -48,6 +51,12 @@ struct MatmulKernel {
   bool q8_records = false;       // needs act.q8's records too
   TileFn2 fn2 = nullptr;         // optional: `wide` weight rows per call
   int wide = 2;                  // weight rows one fn2 call takes (divides the driver's block of 16)
+  // Optional, for many token rows: a block of weight rows decoded once (predecode), then fn_pre /
+  // fn2_pre take w_row pointing at decoded rows (stride pairs * pre_pair_bytes) — same bits.
+  PredecodeFn predecode = nullptr;
+  int64_t pre_pair_bytes = 0;
+  TileFn fn_pre = nullptr;
+  TileFn2 fn2_pre = nullptr;
 };
 
 // The kernel for weights of `type` at `level` (fn == nullptr when the type has no kernel).
