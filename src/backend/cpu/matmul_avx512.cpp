@@ -22,6 +22,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/hsum_avx512.h"
 #include "backend/cpu/matmul_kernels.h"
 #include "quant/blocks.h"
 #include "quant/k_quants.h"
@@ -42,17 +43,6 @@ VZ inline __m512i combine(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_m
 
 VZ inline float hsum16(__m512 v) {  // lanes i + i+8, then hsum8
   return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
-}
-
-// hsum16 of four registers at once (the same pairwise sums, lane for lane): width 8 and 4 combine
-// registers with 256- and 128-bit shuffles, widths 2 and 1 run within 128-bit lanes.
-VZ inline __m128 hsum16x4(__m512 a, __m512 b, __m512 c, __m512 d) {
-  const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));  // a8 | b8
-  const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));  // c8 | d8
-  const __m512 w4 = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));  // a4 b4 c4 d4
-  const __m512 w2 = _mm512_add_ps(w4, _mm512_shuffle_ps(w4, w4, 0xEE));  // lanes 0, 1: x0 + x2, x1 + x3
-  const __m512 w1 = _mm512_add_ps(w2, _mm512_shuffle_ps(w2, w2, 0x55));  // lane 0: (x0 + x2) + (x1 + x3)
-  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), w1));
 }
 
 // Two decoded blocks (b, b + 1; the second absent at an odd tail) as one 512-bit operand.
