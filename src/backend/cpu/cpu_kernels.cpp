@@ -234,6 +234,13 @@ VZ void values_heads(const float* w, int64_t w_stride, int heads, const float* c
   constexpr int G = C <= 4 ? 4 : 2;  // at most 16 accumulators
   int g = 0;
   for (; g + G <= heads; g += G) values_z<G, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+  switch (heads - g) {  // the rest together too (7 heads per KV head: 4 + 3), each V row read once more
+    case 3:
+      if constexpr (C <= 4) return values_z<3, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+      break;
+    case 2: return values_z<2, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+    default: break;
+  }
   for (; g < heads; ++g) values_z<1, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
 }
 
