@@ -26,7 +26,9 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/mmq.h"
 #include "core/error.h"
 #include "engine/batch.h"
 #include "gguf/gguf_file.h"
@@ -157,10 +159,13 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     b = p.weight("b", TensorType::F32, n, 1, bb);
   }
   for (int64_t m : batches) {
-   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked.
+   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked; 2+ rows:
+   // the int8 tensor-core kernel (mmq) and the GEMV / cuBLAS path it replaces, each checked.
    const bool i8 = m == 1 && cuda::int8_gemv_supports(type, k);
-   for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
+   const bool mmq = m >= 2 && cuda::mmq_supports(type, k);
+   for (int pass = 0; pass < (i8 || mmq ? 2 : 1); ++pass) {
     p.gpu.set_int8_gemv(i8 && pass == 0);
+    p.gpu.set_mmq(mmq && pass == 0);
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -175,16 +180,18 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const bool int8 = i8 && pass == 0;
-    // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path).
-    const double bound = int8 ? 2e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
+    const bool int8 = i8 && pass == 0, mma = mmq && pass == 0;
+    // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path);
+    // mmq rounds x the same way, its bound is that rounding (1e-2, twice the expected error).
+    const double bound = int8 ? 2e-2 : mma ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     record(fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                       int8 ? "int8 gemv" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
+                       int8 ? "int8 gemv" : mma ? "int8 mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
            rel_err(p.get_gpu(out.g), ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
    }
   }
   p.gpu.set_int8_gemv(true);
+  p.gpu.set_mmq(true);
 }
 
 // Deterministic mode: row 13 of a 24-row matmul must equal, bit for bit, the same row computed
@@ -306,6 +313,200 @@ void check_argmax(Pair& p) {
   for (int64_t r = 0; r < rows; ++r) differ += gc[r] != gg[r];
   record(fmt::format("argmax_rows {}x{} (ties planted)", rows, cols), double(differ), 0,
          fmt::format("{} of {} rows differ", differ, rows));
+}
+
+// ---- fused ops (round 5) -------------------------------------------------------------------------
+// Each fused op against the CPU backend (its default composes the unfused ops) within the unfused
+// op's bound, and against the unfused GPU ops: the same kernels' arithmetic, so equal bit for bit.
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
+  }
+  return a.size() == b.size() ? d : INFINITY;
+}
+
+// x · wᵀ (+ bias) in f64 on the exactly dequantized weight.
+std::vector<double> ref_matmul(const std::vector<float>& x, const HostWeight& w, int64_t n, int64_t k,
+                               const std::vector<float>* bias = nullptr) {
+  std::vector<double> r(static_cast<size_t>(n));
+  for (int64_t o = 0; o < n; ++o) {
+    double s = bias ? (*bias)[o] : 0.0;
+    for (int64_t i = 0; i < k; ++i) s += double(x[i]) * w.values[o * k + i];
+    r[o] = s;
+  }
+  return r;
+}
+double gemv_bound(TensorType t, int64_t k) { return cuda::int8_gemv_supports(t, k) ? 2e-2 : 1e-5; }
+
+// add_rms_norm: residual and normed rows vs the CPU's add + rms_norm; at one row the normed output's
+// int8 copy then feeds a Q4_K matmul, which must equal the same matmul on a freshly quantized x.
+void check_add_rms_norm(Pair& p, int64_t rows, int64_t cols) {
+  const auto xv = randn(size_t(rows * cols), 3.0f), dv = randn(size_t(rows * cols));
+  std::vector<float> gv = randn(size_t(cols));
+  std::vector<uint8_t> gb(gv.size() * 4);
+  std::memcpy(gb.data(), gv.data(), gb.size());
+  auto g = p.weight("gain", TensorType::F32, cols, 1, gb);
+  auto x = p.tensor(xv, rows, cols), d = p.tensor(dv, rows, cols);
+  auto out = p.output(rows, cols);
+  p.cpu.add_rms_norm(x.c, d.c, g.c, 1e-5f, out.c);
+  p.gpu.add_rms_norm(x.g, d.g, g.g, 1e-5f, out.g);
+  const std::string what = fmt::format("add_rms_norm {}x{}", rows, cols);
+  std::vector<float> normed = p.get_gpu(out.g);
+  if (rows == 1 && cols % 256 == 0) {  // read back above: the int8 copy must survive a read
+    const HostWeight hw = make_weight(TensorType::Q4_K, 512, cols);
+    auto w = p.weight("w", TensorType::Q4_K, cols, 512, hw.bytes);
+    auto m1 = p.output(1, 512), m2 = p.output(1, 512);  // output() fills: the copy is forgotten
+    p.gpu.add_rms_norm(x.g, d.g, g.g, 1e-5f, out.g);  // again (x grows by delta once more on both)
+    p.cpu.add(x.c, d.c, x.c);
+    p.gpu.matmul(w.g, out.g, m1.g, nullptr);           // the norm's int8 copy
+    auto again = p.tensor(p.get_gpu(out.g), 1, cols);  // the same values, quantized by the matmul
+    p.gpu.matmul(w.g, again.g, m2.g, nullptr);
+    record(what + " -> int8 copy -> Q4_K matmul vs quantized by matmul", max_abs_diff(p.get_gpu(m1.g), p.get_gpu(m2.g)), 0,
+           "bit for bit");
+  }
+  record(what + " (residual x)", rel_err(p.get_gpu(x.g), p.get_cpu(x.c)), 0);
+  record(what + " (normed)", rel_err(normed, p.get_cpu(out.c)), 1e-5);
+}
+
+void check_matmul_multi(Pair& p, const std::vector<TensorType>& types, const std::vector<int64_t>& ns, int64_t k,
+                        bool bias) {
+  const std::vector<float> xv = randn(size_t(k));
+  auto x = p.tensor(xv, 1, k);
+  std::vector<HostWeight> hw;
+  std::vector<Pair::W2> w, b;
+  std::vector<std::vector<float>> bv;
+  std::vector<std::vector<uint8_t>> bb(types.size());
+  std::vector<Pair::T2> fused, single;
+  std::vector<backend::Backend::MatmulOut> oc, og;
+  for (size_t i = 0; i < types.size(); ++i) {
+    hw.push_back(make_weight(types[i], ns[i], k));
+    w.push_back(p.weight("w", types[i], k, ns[i], hw[i].bytes));
+    bv.push_back(randn(size_t(ns[i])));
+    bb[i].resize(bv[i].size() * 4);
+    std::memcpy(bb[i].data(), bv[i].data(), bb[i].size());
+    b.push_back(p.weight("b", TensorType::F32, ns[i], 1, bb[i]));
+    fused.push_back(p.output(1, ns[i]));
+    single.push_back(p.output(1, ns[i]));
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    oc.push_back({&w[i].c, fused[i].c, bias ? &b[i].c : nullptr});
+    og.push_back({&w[i].g, fused[i].g, bias ? &b[i].g : nullptr});
+  }
+  p.gpu.matmul_multi(x.g, og);
+  for (size_t i = 0; i < types.size(); ++i) p.gpu.matmul(w[i].g, x.g, single[i].g, bias ? &b[i].g : nullptr);
+  std::string name = "matmul_multi";
+  for (size_t i = 0; i < types.size(); ++i) name += fmt::format(" {} {}x{}", tensor_type_name(types[i]), ns[i], k);
+  if (bias) name += " +bias";
+  double err = 0, bound = 0, same = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const auto got = p.get_gpu(fused[i].g);
+    err = std::max(err, rel_err(got, ref_matmul(xv, hw[i], ns[i], k, bias ? &bv[i] : nullptr)) / gemv_bound(types[i], k));
+    same = std::max(same, max_abs_diff(got, p.get_gpu(single[i].g)));
+  }
+  (void)bound;
+  record(name + " vs f64 (error / bound)", err, 1, "per output: int8 bound 2e-2, f32 1e-5");
+  record(name + " vs one matmul each", same, 0, "bit for bit");
+}
+
+void check_matmul_swiglu(Pair& p, TensorType type, int64_t n, int64_t k) {
+  const std::vector<float> xv = randn(size_t(k));
+  const HostWeight hg = make_weight(type, n, k), hu = make_weight(type, n, k);
+  auto g = p.weight("gate", type, k, n, hg.bytes), u = p.weight("up", type, k, n, hu.bytes);
+  auto x = p.tensor(xv, 1, k);
+  auto out = p.output(1, n), up = p.output(1, n), o2 = p.output(1, n), u2 = p.output(1, n);
+  p.gpu.matmul_swiglu(g.g, u.g, x.g, out.g, up.g);
+  p.gpu.matmul(g.g, x.g, o2.g, nullptr);
+  p.gpu.matmul(u.g, x.g, u2.g, nullptr);
+  p.gpu.swiglu(o2.g, u2.g, o2.g);
+  const auto rg = ref_matmul(xv, hg, n, k), ru = ref_matmul(xv, hu, n, k);
+  std::vector<double> ref(static_cast<size_t>(n));
+  for (int64_t o = 0; o < n; ++o) ref[o] = rg[o] / (1.0 + std::exp(-rg[o])) * ru[o];
+  const auto got = p.get_gpu(out.g);
+  const std::string name = fmt::format("matmul_swiglu {} {}x{}", tensor_type_name(type), n, k);
+  // silu(g)·u amplifies the GEMV's relative error by at most ~2-3x on random data
+  record(name + " vs f64", rel_err(got, ref), 3 * gemv_bound(type, k));
+  record(name + " vs matmul, matmul, swiglu", max_abs_diff(got, p.get_gpu(o2.g)), 0, "bit for bit");
+}
+
+// rope_store_kv into layer 0 vs rope, rope, store_kv into layer 1 (GPU, bit for bit), and vs the
+// CPU's rope on q and k (f32 pool: stored K/V rows too).
+void check_rope_store_kv(Pair& p, const backend::RopeConfig& rc, const std::string& what, uint32_t heads,
+                         uint32_t kv_heads, uint32_t hd, TensorType type) {
+  const uint32_t bs = 16, blocks = 8;
+  const int64_t n = 5;
+  const kv::KvLayout layout = kv::KvLayout::uniform(2, kv_heads, hd, TensorType::F32, bs);
+  kv::KvLayout gl = layout;
+  for (auto& l : gl.layers) l.type = type;
+  p.cpu.init_kv(layout, blocks);
+  p.gpu.init_kv(gl, blocks);
+  std::vector<int32_t> tok(n, 0), pos(n);
+  std::vector<int64_t> slots(n);
+  std::uniform_int_distribution<int32_t> d(0, 30000);
+  for (int64_t i = 0; i < n; ++i) pos[i] = d(g_rng), slots[i] = int64_t(i * 23 + 3) % (blocks * bs);
+  p.begin_step({tok, pos, slots, {}, {}});
+  const int64_t qc = int64_t(heads) * hd, kc = int64_t(kv_heads) * hd;
+  const auto qv = randn(size_t(n * qc)), kh = randn(size_t(n * kc)), vh = randn(size_t(n * kc));
+  auto q = p.tensor(qv, n, qc), k = p.tensor(kh, n, kc), v = p.tensor(vh, n, kc);
+  auto q2 = p.tensor(qv, n, qc), k2 = p.tensor(kh, n, kc);
+  p.cpu.rope_store_kv(0, q.c, k.c, v.c, hd, rc);
+  p.gpu.rope_store_kv(0, q.g, k.g, v.g, hd, rc);
+  p.gpu.rope(q2.g, hd, rc);
+  p.gpu.rope(k2.g, hd, rc);
+  p.gpu.store_kv(1, k2.g, v.g);
+  const size_t elem = row_bytes(type, 1);
+  double same = std::max(max_abs_diff(p.get_gpu(q.g), p.get_gpu(q2.g)), max_abs_diff(p.get_gpu(k.g), p.get_gpu(k2.g)));
+  double cpu_kv = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto blk = p.gpu.read_kv_block(int32_t(slots[i] / bs));
+    for (int which = 0; which < 2; ++which) {
+      const size_t o0 = (which == 0 ? gl.k_offset(0) : gl.v_offset(0)) / elem + size_t(slots[i] % bs) * kc;
+      const size_t o1 = (which == 0 ? gl.k_offset(1) : gl.v_offset(1)) / elem + size_t(slots[i] % bs) * kc;
+      const float* c = p.cpu.kv_slot(0, which, slots[i]);
+      for (int64_t e = 0; e < kc; ++e) {
+        const float a = blk[o0 + e], b = blk[o1 + e];
+        same = std::max(same, std::isfinite(a) && std::isfinite(b) ? std::fabs(double(a) - double(b)) : INFINITY);
+        cpu_kv = std::max(cpu_kv, std::fabs(double(a) - double(c[e])) / 8.0);  // randn: |x| < ~8
+      }
+    }
+  }
+  const std::string name = fmt::format("rope_store_kv {} {}q/{}kv x{}, {} KV", what, heads, kv_heads, hd, tensor_type_name(type));
+  record(name + " vs rope, rope, store_kv", same, 0, "q, k, stored K/V bit for bit");
+  record(name + " q, k vs cpu", std::max(rel_err(p.get_gpu(q.g), p.get_cpu(q.c)), rel_err(p.get_gpu(k.g), p.get_cpu(k.c))), 1e-5);
+  if (type == TensorType::F32) record(name + " stored K/V vs cpu", cpu_kv, 1e-5);
+}
+
+void check_fused(Pair& p) {
+  for (int64_t rows : {1, 5}) check_add_rms_norm(p, rows, 4096);
+  check_add_rms_norm(p, 1, 2048);
+  check_add_rms_norm(p, 3, 6000);  // float4s past the row's end in the last register slot
+  check_add_rms_norm(p, 1, 1000);  // not a multiple of 32: no int8 copy
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  using T = TensorType;
+  check_matmul_multi(p, {T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096, false);  // Q4_K_M's Q, K, V
+  check_matmul_multi(p, {T::Q8_0, T::Q8_0, T::Q8_0}, {896, 128, 128}, 1024, true);    // qwen2-like, biases
+  check_matmul_multi(p, {T::BF16, T::BF16, T::BF16}, {2048, 512, 512}, 2048, false);
+  check_matmul_multi(p, {T::Q6_K, T::Q6_K}, {1000, 3}, 512, false);
+  check_matmul_multi(p, {T::F16, T::F32, T::F16}, {300, 64, 64}, 256, true);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  for (T t : {T::Q4_K, T::Q6_K, T::Q8_0, T::BF16, T::F32, T::Q5_K}) check_matmul_swiglu(p, t, 1000, 2048);
+  check_matmul_swiglu(p, T::Q4_K, 14336, 4096);
+  check_matmul_swiglu(p, T::Q8_0, 4099, 1024);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  backend::RopeConfig rc;
+  rc.dims = 128;
+  rc.base = 500000.0f;
+  for (T kt : {T::F32, T::F16}) check_rope_store_kv(p, rc, "interleaved", 32, 8, 128, kt);
+  rc.order = backend::RopeOrder::Halves;
+  rc.dims = 32;
+  for (T kt : {T::F32, T::BF16}) check_rope_store_kv(p, rc, "halves partial 32 of 64", 14, 2, 64, kt);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
 }
 
 // K/V as a pool of `type` holds them: f32 unchanged, F16/BF16 rounded to nearest (host rounding).
@@ -448,7 +649,11 @@ double time_ms(const std::function<void()>& f, int reps) {
 }
 
 std::vector<std::string> g_bench;
+bool g_mmq_bench = false;      // --mmq-bench: many-row matmul timings (bench_mmq)
+bool g_skip_op_bench = false;  // --skip-op-bench: no attention / batch-1 GEMV timings (copy and GEMM peaks stay)
 bool g_deterministic = false;  // --deterministic: model timings in the batch-invariant mode
+bool g_batch1_only = false;    // --batch1-only: of the timings, copy bandwidth and batch-1 model decode only
+bool g_gemv_only = false;      // --gemv-only: of the op timings, copy bandwidth and GEMVs only
 void bench_line(const std::string& s) {
   g_bench.push_back(s);
   std::fprintf(stderr, "%s\n", s.c_str());
@@ -529,37 +734,112 @@ void bench_attention(double bw) {
   }
 }
 
-// Batch-1 matmul (the decode GEMV) alone: weight bytes / time.
+// Batch-1 matmul (the decode GEMV) alone: weight bytes / time. Each case rotates over enough
+// copies of the weight (>= 256 MiB in all) that the 50-60 MB L2 cannot serve a repeated run.
 void bench_gemv(double bw) {
   CudaBackend be(0);
+  const auto upload = [&](TensorType t, int64_t n, int64_t k) {
+    const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+    std::vector<uint8_t> w(bytes);
+    for (size_t i = 0; i < bytes; ++i) w[i] = uint8_t(i * 2654435761u >> 13);
+    if (t == TensorType::BF16) {  // finite values
+      for (size_t i = 1; i < bytes; i += 2) w[i] = 0x3c;
+    }
+    const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 16);
+    std::vector<Weight> ws;
+    for (size_t c = 0; c < copies; ++c) ws.push_back(be.upload_weight("w", t, k, n, w));
+    return std::make_pair(ws, bytes);
+  };
+  const auto line = [&](const std::string& what, size_t bytes, double ms) {
+    bench_line(fmt::format("{}: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", what, ms * 1e3, bytes / (ms * 1e-3) / 1e9,
+                           100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+  };
   for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {1024, 4096}, {4096, 14336}}) {
-      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
-      std::vector<uint8_t> w(bytes);
-      for (size_t i = 0; i < bytes; ++i) w[i] = uint8_t(i * 2654435761u >> 13);
-      if (t == TensorType::BF16) {  // finite values
-        for (size_t i = 1; i < bytes; i += 2) w[i] = 0x3c;
-      }
-      const Weight wt = be.upload_weight("w", t, k, n, w);
+    std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}};
+    if (t == TensorType::Q6_K) shapes.push_back({128256, 4096});  // llama3's output layer in Q4_K_M
+    for (auto [n, k] : shapes) {
+      const auto [ws, bytes] = upload(t, n, k);
       Tensor x = be.scratch(1, k), out = be.scratch(1, n);
       be.fill(x, 0.5f);
       const bool i8 = cuda::int8_gemv_supports(t, k);
       for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
         be.set_int8_gemv(pass == 0);
-        const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 100);
-        bench_line(fmt::format("gemv {} {}x{} batch 1{}: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", tensor_type_name(t), n,
-                               k, i8 ? (pass == 0 ? " int8" : " f32") : "", ms * 1e3, bytes / (ms * 1e-3) / 1e9,
-                               100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+        size_t c = 0;
+        const double ms = time_ms([&] { be.matmul(ws[c++ % ws.size()], x, out, nullptr); }, 200);
+        line(fmt::format("gemv {} {}x{} batch 1{}", tensor_type_name(t), n, k, i8 ? (pass == 0 ? " int8" : " f32") : ""), bytes,
+             ms);
       }
       be.set_int8_gemv(true);
+      be.release_scratch();
+    }
+    // The fused launches of a llama3-8b layer: Q/K/V (4096 + 1024 + 1024 rows) and gate/up + SwiGLU.
+    {
+      const auto [wq, bq] = upload(t, 4096, 4096);
+      const auto [wk, bk] = upload(t, 1024, 4096);
+      const auto [wv, bv] = upload(t, 1024, 4096);
+      Tensor x = be.scratch(1, 4096), q = be.scratch(1, 4096), kk = be.scratch(1, 1024), v = be.scratch(1, 1024);
+      be.fill(x, 0.5f);
+      size_t c = 0;
+      const double ms = time_ms([&] {
+        const size_t i = c++;
+        const backend::Backend::MatmulOut outs[] = {{&wq[i % wq.size()], q, nullptr}, {&wk[i % wk.size()], kk, nullptr},
+                                                    {&wv[i % wv.size()], v, nullptr}};
+        be.matmul_multi(x, outs);
+      }, 200);
+      line(fmt::format("matmul_multi {} q/k/v 4096+1024+1024 x 4096 batch 1", tensor_type_name(t)), bq + bk + bv, ms);
+      const auto [wg, bg] = upload(t, 14336, 4096);
+      const auto [wu, bu] = upload(t, 14336, 4096);
+      Tensor o = be.scratch(1, 14336), u = be.scratch(1, 14336);
+      const double ms2 = time_ms([&] {
+        const size_t i = c++;
+        be.matmul_swiglu(wg[i % wg.size()], wu[i % wu.size()], x, o, u);
+      }, 200);
+      line(fmt::format("matmul_swiglu {} 2 x 14336x4096 batch 1", tensor_type_name(t)), bg + bu, ms2);
+      be.release_scratch();
     }
   }
 }
+
+// Matmul of many token rows, int8 tensor cores (mmq) vs dequantize + cuBLAS BF16: weight bytes /
+// time (decode-sized batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
+void bench_mmq(double bw, double gemm_tflops) {
+  CudaBackend be(0);
+  be.set_mmq_max_rows(int64_t(1) << 30);  // the kernel at every size, also where the default skips it
+  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}}) {
+      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+      const HostWeight hw = make_weight(t, n / 16, k);  // real blocks (finite scales), repeated
+      std::vector<uint8_t> w(bytes);
+      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
+      const Weight wt = be.upload_weight("w", t, k, n, w);
+      for (int64_t m : {8, 32, 128, 256, 512, 2048}) {
+        Tensor x = be.scratch(m, k), out = be.scratch(m, n);
+        const std::vector<float> xv = randn(size_t(m * k));
+        be.write(x, xv.data());
+        for (const bool mmq : {true, false}) {
+          be.set_mmq(mmq);
+          const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, m >= 512 ? 10 : 30);
+          const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
+          bench_line(fmt::format("matmul {} {}x{} rows {} ({}): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
+                                 "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
+                                 tensor_type_name(t), n, k, m, mmq ? "int8 mma" : "dequant+cuBLAS", ms * 1e3, gbs,
+                                 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
+        }
+        be.set_mmq(true);
+        be.release_scratch();
+      }
+    }
+  }
+}
+
+bool g_no_mmq = false;  // --no-mmq: model timings with the dequantize + cuBLAS path (before round 5)
 
 void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
   be.set_deterministic(g_deterministic);
+  be.set_mmq(!g_no_mmq);
+  bench_line(fmt::format("model {}: many-row quantized matmul {}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma"));
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
   be.synchronize();
@@ -602,6 +882,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                            floor_tps, 100.0 * (n / s) / floor_tps));
   }
   be.set_cuda_graphs(false);  // prefill is eager either way
+  if (g_batch1_only) return;
 
   // Prefill and many-sequence decode need a larger pool: as many 1k-context sequences as fit.
   const kv::KvLayout layout = model.kv_layout(bs, g_kv_type);
@@ -846,19 +1127,30 @@ int run(int argc, char** argv) {
     } else if (a == "--profile" && i + 1 < argc) {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       profile_model(argv[++i]);
+    } else if (a == "--no-mmq") {
+      g_no_mmq = true;
+    } else if (a == "--mmq-bench") {
+      g_mmq_bench = true;
+    } else if (a == "--skip-op-bench") {
+      g_skip_op_bench = true;
     } else if (a == "--deterministic") {
       g_deterministic = true;
+    } else if (a == "--batch1-only") {
+      g_batch1_only = true;
+    } else if (a == "--gemv-only") {
+      g_gemv_only = true;
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
   if (g_rows.empty()) {
     Pair p;
     p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // rows 1..8: GEMV kernels for every type; 9+: cuBLAS
+    p.gpu.set_mmq_max_rows(int64_t(1) << 30);     // mmq at every row count it is checked at
     const std::vector<TensorType> types = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
                                            TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                            TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
@@ -869,6 +1161,21 @@ int run(int argc, char** argv) {
       p.gpu.release_scratch();
     }
     check_matmul(p, TensorType::Q8_0, 2048, 1000, {3, 24}, true);
+    // Int8 tensor-core matmul (mmq) at decode and prefill row counts, ragged n and m, bias, k of
+    // one 256-element step; Q8_0 with k not a multiple of 256 falls back to dequantize + cuBLAS.
+    for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+      check_matmul(p, t, 2048, 1000, {2, 8, 32, 128, 512}, false);
+      check_matmul(p, t, 256, 77, {3, 37, 200}, true);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+    for (TensorType t : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q5_K}) {
+      check_matmul(p, t, 2048, 1000, {2, 32, 512}, false);
+      check_matmul(p, t, 256, 77, {37}, true);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+    check_matmul(p, TensorType::Q8_0, 1056, 300, {16}, false);
     // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
     check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);
     check_matmul(p, TensorType::Q6_K, 1024, 2049, {1}, true);
@@ -911,6 +1218,7 @@ int run(int argc, char** argv) {
     check_argmax(p);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
+    check_fused(p);
     check_attention(p, 32, 8, 128);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
@@ -926,9 +1234,11 @@ int run(int argc, char** argv) {
   }
   if (bench) {
     const double bw = bench_copy();
-    const double tflops = bench_gemm();
-    bench_attention(bw);
-    bench_gemv(bw);
+    const bool ops = !g_batch1_only && !g_skip_op_bench;
+    const double tflops = !g_batch1_only && !g_gemv_only ? bench_gemm() : 0.0;
+    if (ops && !g_gemv_only) bench_attention(bw);
+    if (ops) bench_gemv(bw);
+    if (g_mmq_bench) bench_mmq(bw, tflops);
     for (const auto& m : models) bench_model(m, bw, tflops);
   }
   int failed = 0;

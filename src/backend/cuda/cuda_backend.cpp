@@ -14,7 +14,10 @@
 #include "backend/cuda/argmax.h"
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/fused_kernels.h"
+#include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/mmq.h"
 #include "core/error.h"
 
 namespace vellum::backend {
@@ -72,6 +75,8 @@ struct CudaBackend::Impl {
   int gemv_max_rows_plain = 1;
   int gemv_max_rows_quant = 2;
   bool int8_gemv = true;       // batch-1 Q8_0/Q4_K/Q6_K on dp4a (set_int8_gemv)
+  bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
+  int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
 
   std::vector<void*> weights;
@@ -109,6 +114,54 @@ struct CudaBackend::Impl {
   int32_t max_ctx = 0;
   int32_t attn_splits = 0;  // attention spans per row this step (padded on decode steps)
   cuda::StepGraphs graphs;
+
+  // The int8 copy of a batch-1 norm output, written by the norm kernel itself (round 5): valid for
+  // the tensor at q8_of until any op other than a matmul reading it runs (every other op calls
+  // forget_q8 first; a matmul whose output overlaps it forgets it too). The decision is host state
+  // taken while an op is recorded, so a graph replays exactly what was recorded.
+  cuda::DeviceBuffer x_q8_norm;
+  const float* q8_of = nullptr;
+  int64_t q8_cols = 0;
+  void forget_q8() { q8_of = nullptr; }
+  bool int8_for(TensorType type, int64_t k) const { return int8_gemv && !deterministic && cuda::int8_gemv_supports(type, k); }
+  // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
+  void* norm_q8(const Tensor& out) {
+    forget_q8();
+    if (out.rows != 1 || out.cols % 32 != 0 || !int8_gemv || deterministic) return nullptr;
+    void* p = grow(x_q8_norm, cuda::q8_bytes(out.cols), "normed activations (int8)");
+    q8_of = out.data;
+    q8_cols = out.cols;
+    return p;
+  }
+  // x as int8 for a batch-1 int8 GEMV: the norm's copy when it is x's (quantize = false), else the
+  // x_q8 workspace that the caller fills with launch_quantize_q8.
+  void* q8_input(const Tensor& x, bool& quantize) {
+    quantize = !(x.rows == 1 && x.data == q8_of && x.cols == q8_cols);
+    return quantize ? grow(x_q8, cuda::q8_bytes(x.cols), "matmul activations (int8)") : x_q8_norm.get();
+  }
+  // Batch-1 matmul of x by every segment's weight (all of `type`, x.cols columns): one launch of the
+  // int8 GEMV (after quantizing x, unless a norm already did) or of the f32 one.
+  void gemv_batch1(TensorType type, const cuda::GemvSegs& segs, const Tensor& x) {
+    const int64_t K = x.cols;
+    const float* xd = x.data;
+    const bool i8 = int8_for(type, K);
+    bool quantize = false;
+    void* q8 = i8 ? q8_input(x, quantize) : nullptr;
+    for (int i = 0; i < segs.count; ++i) wrote(Tensor{segs.out[i], 1, segs.rows[i]});
+    graphs.mix(3, type, K, xd, q8, quantize, segs.count);
+    for (int i = 0; i < segs.count; ++i) graphs.mix(segs.w[i], segs.rows[i], segs.out[i], segs.bias[i]);
+    graphs.run([=, this] {
+      if (!i8) {
+        launched(cuda::launch_gemv1(type, segs, K, xd, stream), "gemv kernel");
+        return;
+      }
+      if (quantize) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
+      launched(cuda::launch_gemv_i8(type, segs, K, q8, stream), "int8 gemv kernel");
+    });
+  }
+  void wrote(const Tensor& out) {  // an op wrote `out`: the cached copy is stale if they overlap
+    if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) forget_q8();
+  }
 
   // A workspace that may be reallocated: a recorded step runs eagerly from here on, since its
   // stored ops may hold the old address.
@@ -170,8 +223,16 @@ size_t CudaBackend::weight_bytes() const { return impl_->weight_bytes; }
 void CudaBackend::set_gemv_max_rows(int rows) {
   impl_->gemv_max_rows_plain = impl_->gemv_max_rows_quant = std::clamp(rows, 0, cuda::kMaxGemvRows);
 }
-void CudaBackend::set_int8_gemv(bool on) { impl_->int8_gemv = on; }
-void CudaBackend::set_deterministic(bool on) { impl_->deterministic = on; }
+void CudaBackend::set_int8_gemv(bool on) {
+  impl_->forget_q8();
+  impl_->int8_gemv = on;
+}
+void CudaBackend::set_deterministic(bool on) {
+  impl_->forget_q8();
+  impl_->deterministic = on;
+}
+void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+void CudaBackend::set_mmq_max_rows(int64_t rows) { impl_->mmq_max_rows = rows; }
 void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
@@ -228,6 +289,7 @@ Tensor CudaBackend::scratch(int64_t rows, int64_t cols) {
 
 void CudaBackend::release_scratch() {
   Impl& m = *impl_;
+  m.forget_q8();
   m.graphs.finish(m.stream);  // a step that read nothing
   if (m.chunks.size() > 1) {  // fold into one chunk that holds a whole step next time
     size_t total = 0;
@@ -241,6 +303,7 @@ void CudaBackend::release_scratch() {
 
 void CudaBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
   Impl& m = *impl_;
+  m.forget_q8();
   m.use_device();
   m.graphs.flush();
   layout.validate();
@@ -309,6 +372,7 @@ void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
 
 void CudaBackend::write(Tensor t, const float* host) {
   Impl& m = *impl_;
+  m.forget_q8();
   m.use_device();
   m.graphs.flush();
   check(cudaMemcpyAsync(t.data, host, t.elements() * sizeof(float), cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (write)");
@@ -316,6 +380,7 @@ void CudaBackend::write(Tensor t, const float* host) {
 }
 
 void CudaBackend::fill(Tensor t, float value) {
+  impl_->forget_q8();
   impl_->graphs.flush();
   impl_->launched(cuda::launch_fill(t.data, static_cast<int64_t>(t.elements()), value, impl_->stream), "fill");
 }
@@ -352,6 +417,7 @@ void CudaBackend::synchronize() {
 
 void CudaBackend::begin_step(const StepInfo& step) {
   Impl& m = *impl_;
+  m.forget_q8();
   m.use_device();
   m.graphs.flush();  // a step that ended without read()
   const size_t n = step.tokens.size();
@@ -421,6 +487,7 @@ void CudaBackend::begin_step(const StepInfo& step) {
 
 void CudaBackend::embed(const Weight& table, Tensor out) {
   Impl& m = *impl_;
+  m.forget_q8();
   if (out.rows != m.n_tokens || out.cols != table.cols) {
     throw_error("embed: output {} x {}, expected {} x {}", out.rows, out.cols, m.n_tokens, table.cols);
   }
@@ -441,6 +508,15 @@ void CudaBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tenso
   Impl& m = *impl_;
   const float* g = static_cast<const float*>(gain.data);
   const int64_t group = gain.cols;
+  if (group == x.cols && cuda::fast_norm_supports(x.cols)) {  // whole rows: the fused kernel, no delta
+    void* q8 = m.norm_q8(out);
+    m.graphs.mix(13, x.data, g, x.rows, x.cols, eps, out.data, q8);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_add_rms_norm(x.data, nullptr, g, x.rows, x.cols, eps, out.data, q8, m.stream), "rms_norm kernel");
+    });
+    return;
+  }
+  m.forget_q8();
   m.graphs.mix(2, x.data, g, x.rows, x.cols, group, eps, out.data);
   m.graphs.run([=, &m] {
     m.launched(cuda::launch_rms_norm(x.data, g, x.rows, x.cols, group, eps, out.data, m.stream), "rms_norm kernel");
@@ -460,11 +536,21 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
   const TensorType type = w.type;
   const void* wd = w.data;
-  if (M == 1 && !m.deterministic && m.int8_gemv && cuda::int8_gemv_supports(type, K)) {
-    void* scratch = m.grow(m.x_q8, cuda::int8_gemv_scratch_bytes(K), "matmul activations (int8)");
-    m.graphs.mix(3, type, wd, N, K, x.data, scratch, out.data, b);
+  if (M == 1 && !m.deterministic) {  // gemv_kernels.h: int8 x for Q8_0/Q4_K/Q6_K, f32 x otherwise
+    cuda::GemvSegs segs;
+    segs.add(wd, N, out.data, b);
+    m.gemv_batch1(type, segs, x);
+    return;
+  }
+  m.wrote(out);
+  // 2..mmq_max_rows rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized
+  // weights (mmq.h), no BF16 dequantization; other types, k not a multiple of 256 and prefill-sized
+  // row counts take the GEMV / cuBLAS paths below.
+  if (M >= 2 && M <= m.mmq_max_rows && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
+    void* scratch = m.grow(m.x_q8, cuda::mmq_scratch_bytes(M, K), "matmul activations (int8)");
+    m.graphs.mix(40, type, wd, N, K, M, x.data, scratch, out.data, out.cols, b);
     m.graphs.run([=, &m] {
-      m.launched(cuda::launch_gemv_int8(type, wd, N, K, x.data, scratch, out.data, b, m.stream), "int8 gemv kernel");
+      m.launched(cuda::launch_mmq(type, wd, N, K, x.data, M, scratch, out.data, out.cols, b, m.stream), "mmq kernel");
     });
     return;
   }
@@ -519,6 +605,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
 
 void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
   Impl& m = *impl_;
+  m.forget_q8();
   if (head_dim == 0 || x.cols % head_dim != 0 || rope.dims > head_dim || rope.dims % 2 != 0 || x.rows != m.n_tokens) {
     throw_error("rope: {} columns, head_dim {}, {} rotated dims, {} rows for {} tokens", x.cols, head_dim, rope.dims, x.rows,
                 m.n_tokens);
@@ -534,6 +621,7 @@ void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
 
 void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
   Impl& m = *impl_;
+  m.forget_q8();
   if (layer >= m.layout.layers.size()) throw_error("store_kv: layer {} of {}", layer, m.layout.layers.size());
   const auto& s = m.layout.layers[layer];
   const int64_t row = int64_t(s.n_kv_heads) * s.head_dim_k;
@@ -551,6 +639,7 @@ void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
 
 void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
   Impl& m = *impl_;
+  m.forget_q8();
   if (layer >= m.layout.layers.size()) throw_error("attention: layer {} of {}", layer, m.layout.layers.size());
   const auto& s = m.layout.layers[layer];
   if (shape.kv_heads != s.n_kv_heads || shape.head_dim != s.head_dim_k || shape.kv_heads == 0 ||
@@ -600,6 +689,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
 void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
   if (gate.elements() != up.elements() || out.elements() != gate.elements()) throw_error("swiglu: shapes differ");
   Impl& m = *impl_;
+  m.forget_q8();
   const int64_t n = int64_t(gate.elements());
   m.graphs.mix(9, gate.data, up.data, out.data, n);
   m.graphs.run([=, &m] { m.launched(cuda::launch_swiglu(gate.data, up.data, out.data, n, m.stream), "swiglu kernel"); });
@@ -608,6 +698,7 @@ void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
   if (a.elements() != b.elements() || out.elements() != a.elements()) throw_error("add: shapes differ");
   Impl& m = *impl_;
+  m.forget_q8();
   const int64_t n = int64_t(a.elements());
   m.graphs.mix(10, a.data, b.data, out.data, n);
   m.graphs.run([=, &m] { m.launched(cuda::launch_add(a.data, b.data, out.data, n, m.stream), "add kernel"); });
@@ -615,6 +706,7 @@ void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
 
 void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {
   Impl& m = *impl_;
+  m.forget_q8();
   if (out.rows != int64_t(rows.size()) || out.cols != x.cols) throw_error("gather_rows: output {} x {}", out.rows, out.cols);
   if (rows.size() > size_t(kMaxGridY)) throw_error("gather_rows: {} rows (at most {})", rows.size(), kMaxGridY);
   for (int32_t r : rows) {
@@ -636,6 +728,7 @@ void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Te
 
 void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) {
   Impl& m = *impl_;
+  m.forget_q8();
   m.use_device();
   m.graphs.flush();
   const size_t bytes = size_t(m.block_elems) * m.kv_elem;
@@ -647,6 +740,113 @@ void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs
                           m.stream),
           "cudaMemcpyAsync (copy_blocks)");
   }
+}
+
+// ---- fused ops (round 5) --------------------------------------------------------------------------
+
+void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain, float eps, Tensor out) {
+  Impl& m = *impl_;
+  if (gain.type != TensorType::F32 || gain.cols != x.cols || !cuda::fast_norm_supports(x.cols) || delta.rows != x.rows ||
+      delta.cols != x.cols || out.rows != x.rows || out.cols != x.cols) {
+    Backend::add_rms_norm(x, delta, gain, eps, out);  // add, then rms_norm (which checks the shapes)
+    return;
+  }
+  const float* g = static_cast<const float*>(gain.data);
+  const float* d = delta.data;
+  void* q8 = m.norm_q8(out);
+  m.graphs.mix(14, x.data, d, g, x.rows, x.cols, eps, out.data, q8);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_add_rms_norm(x.data, d, g, x.rows, x.cols, eps, out.data, q8, m.stream), "add_rms_norm kernel");
+  });
+}
+
+void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) {
+  Impl& m = *impl_;
+  if (x.rows != 1 || m.deterministic) {
+    Backend::matmul_multi(x, outs);
+    return;
+  }
+  for (const MatmulOut& o : outs) {  // matmul's checks, before anything is launched
+    const Weight& w = *o.w;
+    if (x.cols != w.cols || o.out.cols != w.rows || o.out.rows != x.rows) {
+      throw_error("matmul {}: {} x {} input, {} x {} output for a {} x {} weight", w.name, x.rows, x.cols, o.out.rows,
+                  o.out.cols, w.rows, w.cols);
+    }
+    if (o.bias != nullptr && (o.bias->type != TensorType::F32 || o.bias->cols != w.rows)) throw_error("matmul {}: bad bias", w.name);
+  }
+  // One launch per weight type (Q, K and V usually share one), in the order of first appearance.
+  std::vector<bool> done(outs.size(), false);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (done[i]) continue;
+    cuda::GemvSegs segs;
+    const TensorType type = outs[i].w->type;
+    for (size_t j = i; j < outs.size() && segs.count < cuda::kMaxGemvSegs; ++j) {
+      if (done[j] || outs[j].w->type != type) continue;
+      const MatmulOut& o = outs[j];
+      segs.add(o.w->data, o.w->rows, o.out.data, o.bias != nullptr ? static_cast<const float*>(o.bias->data) : nullptr);
+      done[j] = true;
+    }
+    m.gemv_batch1(type, segs, x);
+  }
+}
+
+void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
+  Impl& m = *impl_;
+  if (x.rows != 1 || m.deterministic || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols) {
+    Backend::matmul_swiglu(gate, up, x, out, up_out);
+    return;
+  }
+  if (x.cols != gate.cols || out.cols != gate.rows || out.rows != 1) {
+    throw_error("matmul_swiglu {}: {} x {} input, {} x {} output for a {} x {} weight", gate.name, x.rows, x.cols, out.rows,
+                out.cols, gate.rows, gate.cols);
+  }
+  const TensorType type = gate.type;
+  const void *gw = gate.data, *uw = up.data;
+  const int64_t N = gate.rows, K = gate.cols;
+  const float* xd = x.data;
+  float* od = out.data;
+  const bool i8 = m.int8_for(type, K);
+  bool quantize = false;
+  void* q8 = i8 ? m.q8_input(x, quantize) : nullptr;
+  m.wrote(out);
+  m.graphs.mix(15, type, gw, uw, N, K, xd, od, q8, quantize);
+  m.graphs.run([=, &m] {  // silu(gate)·up in the GEMV's epilogue: up never goes to memory
+    if (!i8) {
+      m.launched(cuda::launch_gemv1_swiglu(type, gw, uw, N, K, xd, od, m.stream), "gemv swiglu kernel");
+      return;
+    }
+    if (quantize) m.launched(cuda::launch_quantize_q8(xd, K, q8, m.stream), "quantize_q8 kernel");
+    m.launched(cuda::launch_gemv_i8_swiglu(type, gw, uw, N, K, q8, od, m.stream), "int8 gemv swiglu kernel");
+  });
+}
+
+void CudaBackend::rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim,
+                                const RopeConfig& rc) {
+  Impl& m = *impl_;
+  m.forget_q8();
+  const bool fits = layer < m.layout.layers.size() && head_dim > 0 && head_dim % 2 == 0 && rc.dims <= head_dim &&
+                    rc.dims % 2 == 0 && q.cols % head_dim == 0 && q.rows == m.n_tokens && m.n_slots == m.n_tokens &&
+                    m.layout.layers[layer].head_dim_k == head_dim &&
+                    k.cols == int64_t(m.layout.layers[layer].n_kv_heads) * head_dim && k.rows == q.rows &&
+                    v.cols == k.cols && v.rows == q.rows;
+  if (!fits) {
+    Backend::rope_store_kv(layer, q, k, v, head_dim, rc);  // rope and store_kv check and name the shapes
+    return;
+  }
+  const auto& s = m.layout.layers[layer];
+  const cuda::RopeParams p = rope_params(rc);
+  const cuda::KvPoolView view{m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
+                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type};
+  const int32_t* positions = m.d_positions;
+  const int64_t* slots = m.d_slots;
+  m.graphs.mix(16, q.data, q.cols, k.data, v.data, q.rows, head_dim, positions, slots, view.pool, view.block_elems,
+               int(view.type), view.k_off, view.v_off, view.block_size, view.kv_heads);
+  m.graphs.mix_bytes(&p, sizeof p);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_rope_store_kv(q.data, q.cols, k.data, v.data, q.rows, int(head_dim), positions, p, view, slots,
+                                          m.stream),
+               "rope_store_kv kernel");
+  });
 }
 
 }  // namespace vellum::backend

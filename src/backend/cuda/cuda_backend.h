@@ -44,6 +44,12 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor out) override;
   void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) override;
   void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) override;
+  // Fused ops (docs/cuda.md, round 5): one kernel each at batch 1 (add_rms_norm: any batch); the
+  // Backend defaults where a shape or type does not fit the fused kernels.
+  void add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain, float eps, Tensor out) override;
+  void matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) override;
+  void matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) override;
+  void rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc) override;
   // F32, F16 or BF16 K/V (16-bit: converted on store, read into f32 math); F16 by default.
   bool supports_kv_type(TensorType type) const override;
   TensorType default_kv_type() const override { return TensorType::F16; }
@@ -62,6 +68,11 @@ class CudaBackend final : public Backend {
   // Batch-1 Q8_0/Q4_K/Q6_K matmul on int8 dot products with x quantized per 32 (default on; off:
   // the f32 GEMV on the exact dequantized weights).
   void set_int8_gemv(bool on);
+  // Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K matmul of 2+ rows on int8 tensor cores with x quantized per 32
+  // (mmq.h; default on; off: the GEMV up to set_gemv_max_rows, dequantize + cuBLAS above).
+  void set_mmq(bool on);
+  // Rows up to which mmq is used (default cuda::kMmqMaxRows; the check sets more to test it).
+  void set_mmq_max_rows(int64_t rows);
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
   void set_deterministic(bool on);

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/gemv_kernels.h"
 
 namespace vellum::cuda {
 namespace {
@@ -27,29 +28,6 @@ __device__ __forceinline__ float warp_max(float v) {
 }
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
-
-// Calls f(Decoder{}) for the weight type; `vec` picks the 8-wide loads of plain types.
-template <class F>
-cudaError_t dispatch(TensorType type, bool vec, F&& f) {
-  switch (type) {
-    case TensorType::F32: return vec ? f(DecF32x8{}) : f(DecF32x1{});
-    case TensorType::F16: return vec ? f(DecF16x8{}) : f(DecF16x1{});
-    case TensorType::BF16: return vec ? f(DecBF16x8{}) : f(DecBF16x1{});
-    case TensorType::Q4_0: return f(DecQ4_0{});
-    case TensorType::Q4_1: return f(DecQ4_1{});
-    case TensorType::Q5_0: return f(DecQ5_0{});
-    case TensorType::Q5_1: return f(DecQ5_1{});
-    case TensorType::Q8_0: return f(DecQ8_0R{});  // repacked at upload (repack_weight)
-    case TensorType::Q2_K: return f(DecQ2_K{});
-    case TensorType::Q3_K: return f(DecQ3_K{});
-    case TensorType::Q4_K: return f(DecQ4_K{});
-    case TensorType::Q5_K: return f(DecQ5_K{});
-    case TensorType::Q6_K: return f(DecQ6_KR{});  // padded at upload
-    default: return cudaErrorInvalidValue;
-  }
-}
-
-bool vec_ok(const void* p, int64_t k) { return k % 8 == 0 && reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 template <class D>
 size_t row_bytes_of(int64_t k) {
@@ -123,124 +101,6 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
     if (b >= nb) break;
     const float v = warp_sum(acc[b]);
     if (lane == 0) out[b * ldo + o] = bias != nullptr ? v + bias[o] : v;
-  }
-}
-
-// Batch 1 (decode): each warp takes kGemv1Rows output rows and reuses every x chunk it loads for
-// all of them. With one weight row per warp, reading f32 x from L1 (4 bytes an element) costs more
-// than streaming the quantized weights (0.5-1 byte an element) and the L1 becomes the limit.
-constexpr int kGemv1Warps = 4;
-
-template <class D, int kGemv1Rows>
-__global__ void __launch_bounds__(kGemv1Warps * 32) gemv1_kernel(const uint8_t* w, size_t row_bytes, int64_t n,
-                                                                 int64_t k, const float* x, float* out,
-                                                                 const float* bias) {
-  const int lane = threadIdx.x & 31;
-  const int64_t o0 = (int64_t(blockIdx.x) * kGemv1Warps + threadIdx.x / 32) * kGemv1Rows;
-  if (o0 >= n) return;
-  const uint8_t* rows[kGemv1Rows];
-#pragma unroll
-  for (int r = 0; r < kGemv1Rows; ++r) rows[r] = w + min(o0 + r, n - 1) * row_bytes;  // past the end: re-read, drop
-  float acc[kGemv1Rows];
-#pragma unroll
-  for (int r = 0; r < kGemv1Rows; ++r) acc[r] = 0.0f;
-  const int64_t chunks = k / D::kChunk;
-  for (int64_t c = lane; c < chunks; c += 32) {
-    float xv[D::kChunk];
-    const float* xp = x + c * D::kChunk;
-    if constexpr (D::kChunk % 4 == 0) {
-#pragma unroll
-      for (int j = 0; j < D::kChunk; j += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(xp + j);
-        xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
-    }
-#pragma unroll
-    for (int r = 0; r < kGemv1Rows; ++r) {
-      float wv[D::kChunk];
-      D::load(rows[r], c, wv);
-      float s = 0.0f;
-#pragma unroll
-      for (int j = 0; j < D::kChunk; ++j) s += wv[j] * xv[j];
-      acc[r] += s;
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kGemv1Rows; ++r) {
-    const float v = warp_sum(acc[r]);
-    if (lane == 0 && o0 + r < n) out[o0 + r] = bias != nullptr ? v + bias[o0 + r] : v;
-  }
-}
-
-// ---- int8 GEMV (batch 1, Q8_0 / Q4_K / Q6_K), as llama.cpp's MMVQ -------------------------------
-// x is quantized once per matmul to int8 per block of 32 (scale amax/127); each weight chunk's
-// integers are dotted with it by __dp4a (4 multiply-adds in one instruction) and scaled once per
-// 16/32 elements. x traffic drops from 4 to 1 byte an element and the per-element float work
-// disappears; the price is x's rounding (relative error ~5e-3, as the CPU backend's Q8 path).
-__global__ void quantize_x_q8_kernel(const float* x, int64_t k, int8_t* xq, float2* xs) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= k) return;  // k % 32 == 0: whole warps leave together
-  const float v = x[i];
-  const float amax = warp_max(fabsf(v));
-  const float d = amax / 127.0f;
-  const int q = amax == 0.0f ? 0 : __float2int_rn(v / d);
-  xq[i] = static_cast<int8_t>(q);
-  const int sum = __reduce_add_sync(kFull, q);
-  if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * float(sum));
-}
-
-template <class D, int kRows>
-__global__ void __launch_bounds__(kGemv1Warps * 32) gemv1_i8_kernel(const uint8_t* w, size_t row_bytes, int64_t n,
-                                                                    int64_t k, const int8_t* xq, const float2* xs,
-                                                                    float* out, const float* bias) {
-  const int lane = threadIdx.x & 31;
-  const int64_t o0 = (int64_t(blockIdx.x) * kGemv1Warps + threadIdx.x / 32) * kRows;
-  if (o0 >= n) return;
-  const uint8_t* rows[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) rows[r] = w + min(o0 + r, n - 1) * row_bytes;
-  float acc[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
-  const int64_t chunks = k / 32;
-  // Two chunks per lane per iteration: all 2·kRows weight loads are issued before any is used
-  // (decode is latency bound unless each warp keeps several loads in flight).
-  constexpr int U = 2;
-  int64_t c0 = lane;
-  for (; c0 < chunks; c0 += 32 * U) {
-    uint32_t q[U][kRows][8];
-    float d0[U][kRows], d1[U][kRows], mn[U][kRows];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t c = min(c0 + 32 * u, chunks - 1);  // past the end: re-read, dropped below
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) D::load_i8(rows[r], c, q[u][r], d0[u][r], d1[u][r], mn[u][r]);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t c = c0 + 32 * u;
-      if (c >= chunks) break;
-      uint32_t xw[8];
-      load32(reinterpret_cast<const uint8_t*>(xq + c * 32), xw);
-      const float2 s = xs[c];
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        int s0 = 0, s1 = 0;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) s0 = __dp4a(int(q[u][r][i]), int(xw[i]), s0);
-#pragma unroll
-        for (int i = 4; i < 8; ++i) s1 = __dp4a(int(q[u][r][i]), int(xw[i]), s1);
-        acc[r] += s.x * (d0[u][r] * float(s0) + d1[u][r] * float(s1)) - mn[u][r] * s.y;
-      }
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    const float v = warp_sum(acc[r]);
-    if (lane == 0 && o0 + r < n) out[o0 + r] = bias != nullptr ? v + bias[o0 + r] : v;
   }
 }
 
@@ -542,56 +402,17 @@ bool kernel_supports(TensorType type) {
 cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int nb,
                         float* out, int64_t ldo, const float* bias, cudaStream_t stream, bool batch1_kernel) {
   if (nb < 1 || nb > kMaxGemvRows) return cudaErrorInvalidValue;
+  if (nb == 1 && batch1_kernel) {
+    GemvSegs segs;
+    segs.add(w, n, out, bias);
+    return launch_gemv1(type, segs, k, x, stream);
+  }
   return dispatch(type, vec_ok(w, k), [&](auto dec) {
     using D = decltype(dec);
-    if (nb == 1 && batch1_kernel) {
-      // Fewer rows per warp for short outputs, so that they still spread over every SM.
-      const auto* wb = static_cast<const uint8_t*>(w);
-      const size_t rb = row_bytes_of<D>(k);
-      if (n >= 4096) {  // 2 rows per warp measured slower for Q4_K at 4096 rows, faster for BF16/Q8_0
-        gemv1_kernel<D, 4><<<blocks_for(n, 4 * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, x, out, bias);
-      } else if (n >= 2048) {
-        gemv1_kernel<D, 2><<<blocks_for(n, 2 * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, x, out, bias);
-      } else {
-        gemv1_kernel<D, 1><<<blocks_for(n, kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, x, out, bias);
-      }
-      return cudaGetLastError();
-    }
     gemv_kernel<D><<<blocks_for(n, 8), 256, 0, stream>>>(static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x,
                                                           ldx, nb, out, ldo, bias);
     return cudaGetLastError();
   });
-}
-
-bool int8_gemv_supports(TensorType type, int64_t k) {
-  return k % 32 == 0 && (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K);
-}
-size_t int8_gemv_scratch_bytes(int64_t k) { return size_t((k + 15) / 16 * 16) + size_t(k / 32) * sizeof(float2); }
-
-cudaError_t launch_gemv_int8(TensorType type, const void* w, int64_t n, int64_t k, const float* x, void* scratch,
-                             float* out, const float* bias, cudaStream_t stream) {
-  if (!int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  auto* xq = static_cast<int8_t*>(scratch);
-  auto* xs = reinterpret_cast<float2*>(static_cast<uint8_t*>(scratch) + (k + 15) / 16 * 16);
-  quantize_x_q8_kernel<<<blocks_for(k, 256), 256, 0, stream>>>(x, k, xq, xs);
-  const auto run = [&](auto dec) {
-    using D = decltype(dec);
-    const auto* wb = static_cast<const uint8_t*>(w);
-    const size_t rb = row_bytes_of<D>(k);
-    if (n >= 4096) {  // rows per warp by output size, as the f32 batch-1 kernel
-      gemv1_i8_kernel<D, 4><<<blocks_for(n, 4 * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, xq, xs, out, bias);
-    } else if (n >= 2048) {
-      gemv1_i8_kernel<D, 2><<<blocks_for(n, 2 * kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, xq, xs, out, bias);
-    } else {
-      gemv1_i8_kernel<D, 1><<<blocks_for(n, kGemv1Warps), kGemv1Warps * 32, 0, stream>>>(wb, rb, n, k, xq, xs, out, bias);
-    }
-    return cudaGetLastError();
-  };
-  switch (type) {
-    case TensorType::Q8_0: return run(DecQ8_0R{});
-    case TensorType::Q4_K: return run(DecQ4_K{});
-    default: return run(DecQ6_KR{});
-  }
 }
 
 cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, int64_t rows, int64_t k, void* dst,

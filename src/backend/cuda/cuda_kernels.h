@@ -25,17 +25,10 @@ cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_
 // out[b][o] = Σ_k x[b][k] W[o][k] (+ bias[o]) for b < nb ≤ kMaxGemvRows: one warp per output
 // feature, the weight read once for all nb rows, f32 arithmetic on the exact dequantized values.
 inline constexpr int kMaxGemvRows = 8;
-// batch1_kernel: nb == 1 takes the faster gemv1 kernel (a different reduction order); false keeps
+// batch1_kernel: nb == 1 takes the faster launch_gemv1 (gemv_kernels.h; another reduction order); false keeps
 // gemv_kernel for every nb, so a row's result does not depend on nb (deterministic mode).
 cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int nb,
                         float* out, int64_t ldo, const float* bias, cudaStream_t stream, bool batch1_kernel = true);
-
-// Batch-1 matmul on int8 dot products: x quantized to int8 per 32 elements into `scratch`
-// (int8_gemv_scratch_bytes(k), 16-byte aligned), then dp4a against the weight's integers.
-bool int8_gemv_supports(TensorType type, int64_t k);
-size_t int8_gemv_scratch_bytes(int64_t k);
-cudaError_t launch_gemv_int8(TensorType type, const void* w, int64_t n, int64_t k, const float* x, void* scratch,
-                             float* out, const float* bias, cudaStream_t stream);
 
 // dst[r][k] (bf16, row-major, rows [row0, row0 + rows)) = dequantized W rows.
 cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, int64_t rows, int64_t k, void* dst,

@@ -13,6 +13,10 @@
 
 #include <cstdint>
 
+#include <cuda_runtime.h>
+
+#include "core/tensor_type.h"
+
 namespace vellum::cuda {
 
 __device__ __forceinline__ float ld_f16(const uint8_t* p) {
@@ -334,5 +338,167 @@ struct DecQ6_KR {
     }
   }
 };
+
+// ---- int8 GEMV decoders (batch 1, gemv_kernels.cu) -------------------------------------------------
+// A wider chunk per lane than the f32 decoders, so that every byte a lane loads is used by it: a
+// Q4_K lane takes both nibbles of 32 quant bytes (64 elements) and its block's 16-byte header in
+// one load; a Q6_K lane takes half a super-block (128 elements: 64 ql + 32 qh bytes, 8 scales); a
+// Q8_0 lane two blocks (64 quants, both scales in one word). load() only issues the loads, dot()
+// consumes them against x quantized to int8 per 32 (I8X: kChunk bytes and kChunk/32 (d, d·Σq)),
+// so a warp has every row's loads in flight before the first use.
+template <int kChunk>
+struct I8X {
+  uint4 q[kChunk / 16];
+  float2 s[kChunk / 32];
+  __device__ void load(const int8_t* xq, const float2* xs, int64_t c) {
+    const uint4* p = reinterpret_cast<const uint4*>(xq + c * kChunk);
+#pragma unroll
+    for (int i = 0; i < kChunk / 16; ++i) q[i] = p[i];
+#pragma unroll
+    for (int i = 0; i < kChunk / 32; ++i) s[i] = xs[c * (kChunk / 32) + i];
+  }
+};
+__device__ __forceinline__ int dp4a16(const uint4& a, const uint4& b, int s) {
+  s = __dp4a(int(a.x), int(b.x), s);
+  s = __dp4a(int(a.y), int(b.y), s);
+  s = __dp4a(int(a.z), int(b.z), s);
+  return __dp4a(int(a.w), int(b.w), s);
+}
+__device__ __forceinline__ float f16_lo(uint32_t w) { return __half2float(__ushort_as_half(uint16_t(w & 0xFFFFu))); }
+__device__ __forceinline__ float f16_hi(uint32_t w) { return __half2float(__ushort_as_half(uint16_t(w >> 16))); }
+__device__ __forceinline__ uint4 nib(const uint4& v, int shift) {
+  return make_uint4((v.x >> shift) & 0x0F0F0F0Fu, (v.y >> shift) & 0x0F0F0F0Fu, (v.z >> shift) & 0x0F0F0F0Fu,
+                    (v.w >> shift) & 0x0F0F0F0Fu);
+}
+
+struct I8Q8_0 {  // DecQ8_0R's layout; rows of a multiple of 64 elements
+  static constexpr int kChunk = 64, kInFlight = 2;
+  using Dec = DecQ8_0R;
+  struct Raw {
+    uint4 q[4];
+    uint32_t d;  // the two blocks' f16 scales
+  };
+  __device__ static void load(const uint8_t* row, int64_t c, Raw& r) {
+    const uint8_t* g = row + (c / 4) * DecQ8_0R::kGroupBytes;
+    const int j = int(c % 4) * 2;
+    r.d = *reinterpret_cast<const uint32_t*>(g + 2 * j);
+    const uint4* q = reinterpret_cast<const uint4*>(g + 16 + 32 * j);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r.q[i] = q[i];
+  }
+  __device__ static float dot(const Raw& r, const I8X<kChunk>& x) {
+    const int s0 = dp4a16(r.q[1], x.q[1], dp4a16(r.q[0], x.q[0], 0));
+    const int s1 = dp4a16(r.q[3], x.q[3], dp4a16(r.q[2], x.q[2], 0));
+    return x.s[0].x * (f16_lo(r.d) * float(s0)) + x.s[1].x * (f16_hi(r.d) * float(s1));
+  }
+};
+
+struct I8Q4_K {  // 64 elements: sub-blocks 2cc (low nibbles) and 2cc + 1 (high) of super-block c / 4
+  static constexpr int kChunk = 64, kInFlight = 2;
+  using Dec = DecQ4_K;
+  struct Raw {
+    uint4 h;  // d, dmin, 12 bytes of 6-bit scales and minimums
+    uint4 q[2];
+    int cc;
+  };
+  __device__ static void load(const uint8_t* row, int64_t c, Raw& r) {
+    const uint8_t* b = row + (c / 4) * DecQ4_K::kBlockBytes;
+    r.cc = int(c % 4);
+    r.h = *reinterpret_cast<const uint4*>(b);
+    const uint4* q = reinterpret_cast<const uint4*>(b + 16 + 32 * r.cc);
+    r.q[0] = q[0], r.q[1] = q[1];
+  }
+  // scale_min_k4 of sub-block j = 2cc + hi on the header words (no indexing of a register array).
+  __device__ static void scale_min(const uint4& h, int cc, int hi, int& sc, int& m) {
+    const int shift = 8 * ((2 * cc + hi) & 3);
+    const uint32_t b1 = (h.y >> shift) & 0xFFu, b2 = (h.z >> shift) & 0xFFu, b3 = (h.w >> shift) & 0xFFu;
+    if (cc < 2) {
+      sc = int(b1 & 63), m = int(b2 & 63);
+    } else {
+      sc = int((b3 & 0xF) | ((b1 >> 6) << 4)), m = int((b3 >> 4) | ((b2 >> 6) << 4));
+    }
+  }
+  __device__ static float dot(const Raw& r, const I8X<kChunk>& x) {
+    const float d = f16_lo(r.h.x), dmin = f16_hi(r.h.x);
+    float acc = 0.0f;
+#pragma unroll
+    for (int hi = 0; hi < 2; ++hi) {
+      int sc, m;
+      scale_min(r.h, r.cc, hi, sc, m);
+      const int s = dp4a16(nib(r.q[1], 4 * hi), x.q[2 * hi + 1], dp4a16(nib(r.q[0], 4 * hi), x.q[2 * hi], 0));
+      acc += x.s[hi].x * (mul(d, float(sc)) * float(s)) - mul(dmin, float(m)) * x.s[hi].y;
+    }
+    return acc;
+  }
+};
+
+struct I8Q6_K {  // DecQ6_KR's padded blocks; 128 elements: half h = c % 2 of super-block c / 2
+  static constexpr int kChunk = 128, kInFlight = 1;
+  using Dec = DecQ6_KR;
+  struct Raw {
+    uint4 ql[4];  // ql[64h .. 64h + 63]
+    uint4 qh[2];  // qh[32h .. 32h + 31]
+    uint2 sc;     // the 8 int8 scales of this half
+    uint32_t d;   // f16 in the low half
+  };
+  __device__ static void load(const uint8_t* row, int64_t c, Raw& r) {
+    const uint8_t* b = row + (c / 2) * DecQ6_KR::kPaddedBytes;
+    const int h = int(c % 2);
+    const uint4* ql = reinterpret_cast<const uint4*>(b + 64 * h);
+    const uint4* qh = reinterpret_cast<const uint4*>(b + 128 + 32 * h);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r.ql[i] = ql[i];
+    r.qh[0] = qh[0], r.qh[1] = qh[1];
+    r.sc = *reinterpret_cast<const uint2*>(b + 192 + 8 * h);
+    r.d = *reinterpret_cast<const uint32_t*>(b + 208);
+  }
+  // 16 quants (one uint4 of ql bytes and of qh bytes) of quarter k as int8 values - 32.
+  __device__ static uint4 q6(const uint4& l, const uint4& hb, int k) {
+    const uint4 lo = nib(l, k < 2 ? 0 : 4);
+    const int sh = 2 * k;
+    return make_uint4(__vsub4(lo.x | (((hb.x >> sh) & 0x03030303u) << 4), 0x20202020u),
+                      __vsub4(lo.y | (((hb.y >> sh) & 0x03030303u) << 4), 0x20202020u),
+                      __vsub4(lo.z | (((hb.z >> sh) & 0x03030303u) << 4), 0x20202020u),
+                      __vsub4(lo.w | (((hb.w >> sh) & 0x03030303u) << 4), 0x20202020u));
+  }
+  __device__ static float dot(const Raw& r, const I8X<kChunk>& x) {
+    const float d = f16_lo(r.d);
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {  // elements 32k .. 32k + 31 of the half: as DecQ6_KR::load_i8
+      const uint4& l0 = (k & 1) ? r.ql[2] : r.ql[0];
+      const uint4& l1 = (k & 1) ? r.ql[3] : r.ql[1];
+      const int s0 = dp4a16(q6(l0, r.qh[0], k), x.q[2 * k], 0);
+      const int s1 = dp4a16(q6(l1, r.qh[1], k), x.q[2 * k + 1], 0);
+      const uint32_t sw = k < 2 ? r.sc.x : r.sc.y;
+      const float d0 = mul(d, float(int8_t((sw >> (16 * (k & 1))) & 0xFFu)));
+      const float d1 = mul(d, float(int8_t((sw >> (16 * (k & 1) + 8)) & 0xFFu)));
+      acc += x.s[k].x * (d0 * float(s0) + d1 * float(s1));
+    }
+    return acc;
+  }
+};
+
+// Calls f(Decoder{}) for a weight type; `vec` picks the 8-wide loads of plain types.
+template <class F>
+cudaError_t dispatch(TensorType type, bool vec, F&& f) {
+  switch (type) {
+    case TensorType::F32: return vec ? f(DecF32x8{}) : f(DecF32x1{});
+    case TensorType::F16: return vec ? f(DecF16x8{}) : f(DecF16x1{});
+    case TensorType::BF16: return vec ? f(DecBF16x8{}) : f(DecBF16x1{});
+    case TensorType::Q4_0: return f(DecQ4_0{});
+    case TensorType::Q4_1: return f(DecQ4_1{});
+    case TensorType::Q5_0: return f(DecQ5_0{});
+    case TensorType::Q5_1: return f(DecQ5_1{});
+    case TensorType::Q8_0: return f(DecQ8_0R{});  // repacked at upload (repack_weight)
+    case TensorType::Q2_K: return f(DecQ2_K{});
+    case TensorType::Q3_K: return f(DecQ3_K{});
+    case TensorType::Q4_K: return f(DecQ4_K{});
+    case TensorType::Q5_K: return f(DecQ5_K{});
+    case TensorType::Q6_K: return f(DecQ6_KR{});  // padded at upload
+    default: return cudaErrorInvalidValue;
+  }
+}
+inline bool vec_ok(const void* p, int64_t k) { return k % 8 == 0 && reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace vellum::cuda

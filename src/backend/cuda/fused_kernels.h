@@ -1,0 +1,30 @@
+#pragma once
+// Fused element-wise kernels of the CUDA backend (fused_kernels.cu): the residual add with the
+// whole-row RMSNorm (and, at batch 1, the int8 copy of the normed row for the next GEMV), and RoPE
+// on Q and K with the K/V store. Plain C++17 interface shared with the host code.
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "backend/cuda/cuda_kernels.h"
+
+namespace vellum::cuda {
+
+// Whole rows held in registers: a row of at most this many floats, a multiple of 4.
+inline constexpr int64_t kMaxFastNormCols = 8192;
+inline bool fast_norm_supports(int64_t cols) { return cols > 0 && cols % 4 == 0 && cols <= kMaxFastNormCols; }
+// For each row: x += delta (when delta is not null; x is written back), then
+// out = x / sqrt(mean(x²) + eps) · gain. With q8 (one row, cols % 32 == 0) also out quantized as
+// launch_quantize_q8 writes it (gemv_kernels.h), so the next batch-1 matmul skips that kernel.
+// out may alias x only without delta.
+cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
+                                float* out, void* q8, cudaStream_t stream);
+
+// RoPE on q (q_cols = heads × head_dim) and k in place at the step's positions, then k and v
+// (kv_heads × head_dim each) into their slots: one thread per rotated or stored pair. head_dim even.
+cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float* v, int64_t rows, int head_dim,
+                                 const int32_t* positions, const RopeParams& p, const KvPoolView& kv,
+                                 const int64_t* slots, cudaStream_t stream);
+
+}  // namespace vellum::cuda

@@ -1,0 +1,337 @@
+// Batch-1 GEMV kernels (gemv_kernels.h). A warp owns R weight rows and reuses every x chunk it
+// loads for all of them; its lanes (and, with split-K, the warps sharing its rows) take fixed chunks
+// of a row, so a row's reduction order depends only on k. Fewer rows per warp for short outputs, so
+// that they still spread over the SMs.
+
+#include "backend/cuda/gemv_kernels.h"
+
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "backend/cuda/dequant.cuh"
+
+namespace vellum::cuda {
+namespace {
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+constexpr int kWarps = 4;  // warps per block
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
+  return v;
+}
+
+unsigned blocks_for(int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); }
+
+// Split-K inside a block: `split` warps share one row group, warp part p taking chunk runs p, p +
+// split, ... of 32 chunks, then part 0 adds the parts in order through shared memory. A function
+// of the chunk count only, so a row's reduction order never depends on the launch (alone, grouped,
+// SwiGLU pair). More warps per row group keep more loads in flight when a launch has few rows
+// (4 096 rows of 4 rows a warp were 8 warps an SM).
+int split_for(int64_t chunks) { return chunks >= 4 * 32 ? 4 : chunks >= 2 * 32 ? 2 : 1; }
+// The int8 kernel splits only for decoders with one chunk per row in flight (Q6_K): on an H200 it
+// made Q6_K 4096x14336 44% -> 51% of copy bandwidth and the 128256-row output layer 69% -> 83%, but
+// Q4_K 14336x4096 42% -> 33% (two chunks in flight already; a split leaves a lane half its slots).
+template <class D>
+int i8_split(int64_t k) {
+  return D::kInFlight == 1 ? split_for(k / D::kChunk) : 1;
+}
+
+template <int R>
+__device__ __forceinline__ bool combine_parts(float* acc, int split, bool active) {
+  __shared__ float parts[kWarps][R];
+  const int warp = threadIdx.x / 32;
+  if (split == 1) return active;
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) parts[warp][r] = acc[r];
+  }
+  __syncthreads();
+  if (!active || warp % split != 0) return false;
+  for (int p = 1; p < split; ++p) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] += parts[warp + p][r];
+  }
+  return true;
+}
+
+// Which weight rows a warp reads and where its results go. SwiGLU: a warp owns R/2 outputs and
+// reads their gate rows (w[0]) then their up rows (w[1]).
+template <int R, bool kSwiglu>
+struct RowMap {
+  static constexpr int kOut = kSwiglu ? R / 2 : R;  // output rows per warp
+  __device__ static int64_t total(const GemvSegs& s) {
+    return kSwiglu ? s.rows[0] : s.rows[0] + s.rows[1] + s.rows[2];
+  }
+  // Segment of output row o (selects, not a run-time index into the parameter arrays).
+  __device__ static int seg(const GemvSegs& s, int64_t& o) {
+    if (o < s.rows[0]) return 0;
+    o -= s.rows[0];
+    if (o < s.rows[1]) return 1;
+    o -= s.rows[1];
+    return 2;
+  }
+  __device__ static const uint8_t* row(const GemvSegs& s, size_t rb, int64_t o0, int r, int64_t n) {
+    if (kSwiglu) {
+      const int64_t o = min(o0 + r % kOut, n - 1);  // past the end: re-read, dropped
+      return static_cast<const uint8_t*>(r < kOut ? s.w[0] : s.w[1]) + o * rb;
+    }
+    int64_t o = min(o0 + r, n - 1);
+    const int g = seg(s, o);
+    return static_cast<const uint8_t*>(g == 0 ? s.w[0] : g == 1 ? s.w[1] : s.w[2]) + o * rb;
+  }
+  // Lane r of the warp writes output r (acc already summed over the warp).
+  __device__ static void store(const GemvSegs& s, int64_t o0, int lane, const float* acc, int64_t n) {
+#pragma unroll
+    for (int r = 0; r < kOut; ++r) {
+      if (lane != r || o0 + r >= n) continue;
+      if (kSwiglu) {
+        const float g = acc[r];
+        s.out[0][o0 + r] = mul(g / (1.0f + expf(-g)), acc[r + kOut]);  // as swiglu_kernel
+      } else {
+        int64_t o = o0 + r;
+        const int sg = seg(s, o);
+        float* out = sg == 0 ? s.out[0] : sg == 1 ? s.out[1] : s.out[2];
+        const float* b = sg == 0 ? s.bias[0] : sg == 1 ? s.bias[1] : s.bias[2];
+        out[o] = b != nullptr ? acc[r] + b[o] : acc[r];
+      }
+    }
+  }
+};
+
+// f32 x: the exact dequantized weights (any decoder).
+template <class D, int R, bool kSwiglu>
+__global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t rb, int64_t k, const float* x, int split) {
+  using Map = RowMap<R, kSwiglu>;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const int64_t n = Map::total(s);
+  const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  const bool active = o0 < n;
+  const uint8_t* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  for (int64_t c = (warp % split) * 32 + lane; c < chunks; c += 32 * split) {
+    float xv[D::kChunk];
+    const float* xp = x + c * D::kChunk;
+    if constexpr (D::kChunk % 4 == 0) {
+#pragma unroll
+      for (int j = 0; j < D::kChunk; j += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(xp + j);
+        xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float wv[D::kChunk];
+      D::load(rows[r], c, wv);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < D::kChunk; ++j) sum += wv[j] * xv[j];
+      acc[r] += sum;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+  if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
+}
+
+// x quantized per 32 elements: xq[k] int8, then xs[k / 32] = (d, d·Σq) (the K-quant minimums).
+__global__ void quantize_q8_kernel(const float* x, int64_t k, int8_t* xq, float2* xs) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= k) return;  // k % 32 == 0: whole warps leave together
+  const float v = x[i];
+  const float amax = warp_max(fabsf(v));
+  const float d = amax / 127.0f;
+  const int q = amax == 0.0f ? 0 : __float2int_rn(v / d);
+  xq[i] = static_cast<int8_t>(q);
+  const int sum = __reduce_add_sync(kFull, q);
+  if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * float(sum));
+}
+
+// int8 x: every row's kInFlight chunks are loaded before any is used.
+template <class D, int R, bool kSwiglu>
+__global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
+                                                             const float2* xs, int split) {
+  using Map = RowMap<R, kSwiglu>;
+  constexpr int U = D::kInFlight;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const int64_t n = Map::total(s);
+  const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  const bool active = o0 < n;
+  const uint8_t* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  const int64_t step = 32 * split;  // chunks between a lane's consecutive chunks
+  for (int64_t c0 = (warp % split) * 32 + lane; c0 < chunks; c0 += step * U) {
+    typename D::Raw raw[U][R];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = min(c0 + step * u, chunks - 1);  // past the end: re-read, dropped below
+#pragma unroll
+      for (int r = 0; r < R; ++r) D::load(rows[r], c, raw[u][r]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = c0 + step * u;
+      if (c >= chunks) break;
+      I8X<D::kChunk> xv;
+      xv.load(xq, xs, c);
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] += D::dot(raw[u][r], xv);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+  if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
+}
+
+// Weight rows per warp by the number of weight rows in the launch (R even for SwiGLU).
+template <bool kSwiglu, class Launch>
+cudaError_t by_rows(int64_t weight_rows, Launch&& launch) {
+  using S = std::integral_constant<bool, kSwiglu>;
+  if (weight_rows >= 4096) {
+    launch(std::integral_constant<int, 4>{}, S{});
+  } else if constexpr (kSwiglu) {
+    launch(std::integral_constant<int, 2>{}, S{});
+  } else if (weight_rows >= 2048) {
+    launch(std::integral_constant<int, 2>{}, S{});
+  } else {
+    launch(std::integral_constant<int, 1>{}, S{});
+  }
+  return cudaGetLastError();
+}
+
+int64_t total_rows(const GemvSegs& s) { return s.rows[0] + s.rows[1] + s.rows[2]; }
+
+bool segs_ok(const GemvSegs& s) {
+  if (s.count < 1 || s.count > kMaxGemvSegs) return false;
+  for (int i = 0; i < kMaxGemvSegs; ++i) {
+    if ((i < s.count) != (s.rows[i] > 0)) return false;
+  }
+  return true;
+}
+
+const float2* q8_scales(const void* q8, int64_t k) {
+  return reinterpret_cast<const float2*>(static_cast<const uint8_t*>(q8) + (k + 15) / 16 * 16);
+}
+
+template <class F>
+cudaError_t dispatch_i8(TensorType type, F&& f) {
+  switch (type) {
+    case TensorType::Q8_0: return f(I8Q8_0{});
+    case TensorType::Q4_K: return f(I8Q4_K{});
+    case TensorType::Q6_K: return f(I8Q6_K{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const float* x, cudaStream_t stream) {
+  if (!segs_ok(segs)) return cudaErrorInvalidValue;
+  bool vec = true;
+  for (int i = 0; i < segs.count; ++i) vec = vec && vec_ok(segs.w[i], k);
+  const int64_t n = total_rows(segs);
+  return dispatch(type, vec, [&](auto dec) {
+    using D = decltype(dec);
+    const size_t rb = row_stride<D>(k);
+    return by_rows<false>(n, [&](auto r, auto sw) {
+      constexpr int R = decltype(r)::value;
+      constexpr bool S = decltype(sw)::value;
+      const int sp = split_for(k / D::kChunk);
+      gemv1_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(segs, rb, k, x, sp);
+    });
+  });
+}
+
+cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const float* x,
+                                float* out, cudaStream_t stream) {
+  if (n <= 0) return cudaErrorInvalidValue;
+  GemvSegs s;
+  s.add(gate, n, out, nullptr);
+  s.add(up, n, nullptr, nullptr);
+  s.rows[1] = 0;  // SwiGLU: total() is rows[0]
+  return dispatch(type, vec_ok(gate, k) && vec_ok(up, k), [&](auto dec) {
+    using D = decltype(dec);
+    const size_t rb = row_stride<D>(k);
+    return by_rows<true>(2 * n, [&](auto r, auto sw) {
+      constexpr int R = decltype(r)::value;
+      constexpr bool S = decltype(sw)::value;
+      const int sp = split_for(k / D::kChunk);
+      gemv1_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, x, sp);
+    });
+  });
+}
+
+bool int8_gemv_supports(TensorType type, int64_t k) {
+  switch (type) {
+    case TensorType::Q8_0: return k % I8Q8_0::kChunk == 0;
+    case TensorType::Q4_K: return k % 256 == 0;
+    case TensorType::Q6_K: return k % 256 == 0;
+    default: return false;
+  }
+}
+size_t q8_bytes(int64_t k) { return size_t((k + 15) / 16 * 16) + size_t(k / 32) * sizeof(float2); }
+
+cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream) {
+  if (k % 32 != 0) return cudaErrorInvalidValue;
+  quantize_q8_kernel<<<blocks_for(k, 256), 256, 0, stream>>>(x, k, static_cast<int8_t*>(q8),
+                                                             const_cast<float2*>(q8_scales(q8, k)));
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
+  if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  const int64_t n = total_rows(segs);
+  return dispatch_i8(type, [&](auto dec) {
+    using D = decltype(dec);
+    const size_t rb = row_stride<typename D::Dec>(k);
+    return by_rows<false>(n, [&](auto r, auto sw) {
+      constexpr int R = decltype(r)::value;
+      constexpr bool S = decltype(sw)::value;
+      const int sp = i8_split<D>(k);
+      gemv_i8_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(
+          segs, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
+    });
+  });
+}
+
+cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
+                                  const void* q8, float* out, cudaStream_t stream) {
+  if (n <= 0 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  GemvSegs s;
+  s.add(gate, n, out, nullptr);
+  s.add(up, n, nullptr, nullptr);
+  s.rows[1] = 0;
+  return dispatch_i8(type, [&](auto dec) {
+    using D = decltype(dec);
+    const size_t rb = row_stride<typename D::Dec>(k);
+    return by_rows<true>(2 * n, [&](auto r, auto sw) {
+      constexpr int R = decltype(r)::value;
+      constexpr bool S = decltype(sw)::value;
+      const int sp = i8_split<D>(k);
+      gemv_i8_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(
+          s, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
+    });
+  });
+}
+
+}  // namespace vellum::cuda

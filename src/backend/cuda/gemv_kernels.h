@@ -1,0 +1,47 @@
+#pragma once
+// Batch-1 matmul (decode GEMV) kernels and launchers (gemv_kernels.cu). One launch covers the
+// concatenated rows of up to kMaxGemvSegs weights of one type that read the same x (Q, K and V), or
+// the gate and up rows of a SwiGLU feed-forward with silu(gate)·up in the epilogue. A row's result
+// does not depend on how it is launched (alone, in a group, in a SwiGLU pair): every row is
+// reduced in the same order, so the fused ops equal the unfused ones bit for bit.
+// Plain C++17 interface shared with the host code.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+inline constexpr int kMaxGemvSegs = 3;
+// Output rows 0..rows[0]-1 go to out[0] from w[0], the next rows[1] to out[1] from w[1], ...
+struct GemvSegs {
+  const void* w[kMaxGemvSegs] = {};
+  float* out[kMaxGemvSegs] = {};
+  const float* bias[kMaxGemvSegs] = {};
+  int64_t rows[kMaxGemvSegs] = {};
+  int count = 0;
+  void add(const void* wp, int64_t n, float* o, const float* b) {
+    w[count] = wp, rows[count] = n, out[count] = o, bias[count] = b;
+    ++count;
+  }
+};
+
+// x (f32) times every segment's weight; any type kernel_supports (exact dequantized values).
+cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const float* x, cudaStream_t stream);
+// out[o] = silu(gate_o · x) · (up_o · x), o < n; gate and up of one type.
+cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const float* x,
+                                float* out, cudaStream_t stream);
+
+// The int8 path (Q8_0, Q4_K, Q6_K): x quantized to int8 per 32 elements (scale amax/127) into a
+// buffer of q8_bytes(k) (16-byte aligned), then __dp4a against the weight's integers.
+bool int8_gemv_supports(TensorType type, int64_t k);
+size_t q8_bytes(int64_t k);
+cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream);
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream);
+cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
+                                  const void* q8, float* out, cudaStream_t stream);
+
+}  // namespace vellum::cuda
