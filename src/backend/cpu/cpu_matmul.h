@@ -1,9 +1,9 @@
 #pragma once
 // The CPU matmul driver: out = x · Wᵀ (+ bias) for weights of any type with a kernel
-// (matmul_kernels.h). Work is split over output features (weight rows) in contiguous chunks, one
-// per thread; inside a chunk, blocks of weight rows small enough to stay in L1/L2 are applied to
-// tiles of token rows, so weights stream from memory once per matmul. Quantized weights take their
-// activations quantized once per matmul (activation_q8.h), not once per weight row.
+// (matmul_kernels.h). Work units (a chunk of token rows whose activations stay in L2, a block of 16
+// weight rows) are handed out dynamically; a unit applies its weight block to tiles of token rows
+// (with many rows, decoding the block once first). Quantized weights take their activations
+// quantized once per matmul (activation_q8.h), not once per weight row.
 //
 // Each output element is one kernel call on one thread, whose float operations depend only on the
 // shapes (matmul_kernels.h): results are bitwise identical for any number of token rows, tiling or
