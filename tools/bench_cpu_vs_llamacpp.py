@@ -94,6 +94,14 @@ def main():
         if l:
             line += f" | llama.cpp pp {l[0]:7.1f} tg {l[1]:6.2f} | ratio pp {v[0] / l[0]:.2f} tg {v[1] / l[1]:.2f}"
         print(line)
+    if not a.skip_llamacpp:  # the same, as the markdown table of docs/cpu_kernels.md
+        print("\n| model | vellum prefill | llama.cpp prefill | ratio | vellum decode | llama.cpp decode | ratio |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for model in a.models:
+            name = os.path.basename(model)
+            v, l = best[(name, "vellum")], best[(name, "llama.cpp")]
+            print(f"| {name} | {v[0]:.1f} tok/s | {l[0]:.1f} | {v[0] / l[0]:.2f} | {v[1]:.1f} tok/s | {l[1]:.1f} "
+                  f"| {v[1] / l[1]:.2f} |")
 
 
 if __name__ == "__main__":

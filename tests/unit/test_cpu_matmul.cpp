@@ -21,6 +21,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_matmul.h"
 #include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/cpu_exp.h"
 #include "core/half.h"
 #include "quant/quant.h"
 
@@ -307,6 +308,85 @@ TEST(CpuMatmul, ActivationQuantization) {
   backend::cpu::quantize_act_block(zeros, q, &d, sums);
   EXPECT_EQ(d, 0.0f);
   EXPECT_EQ(sums[0], 0);
+}
+
+
+// Prefill-sized row counts take another path (weight rows decoded once per block, then read by every
+// tile): still each row's bits alone, and the scalar reference's.
+TEST(CpuMatmul, ManyRowsMatchOneRowAndScalar) {
+  for (TensorType t : kTypes) {
+    const int64_t cols = (t >= TensorType::Q2_K && t <= TensorType::Q6_K) ? 512 : 160;
+    const Matrix m = make_weights(t, 37, cols, 400u + static_cast<uint32_t>(t));
+    const int64_t rows = 45;
+    const auto x = make_acts(rows, cols, 17);
+    const auto scalar = run(m, x, rows, 1, IsaLevel::Scalar);
+    for (IsaLevel l : levels()) {
+      const auto all = run(m, x, rows, 2, l);
+      EXPECT_TRUE(bits_equal(all, scalar)) << name_of(t, l);
+      for (int64_t r = 0; r < rows; r += 11) {
+        const std::vector<float> xr(x.begin() + r * cols, x.begin() + (r + 1) * cols);
+        const auto one = run(m, xr, 1, 1, l);
+        EXPECT_EQ(std::memcmp(one.data(), all.data() + r * m.rows, sizeof(float) * m.rows), 0)
+            << name_of(t, l) << " row " << r;
+      }
+    }
+  }
+}
+
+// run_many (the CPU backend's matmul_multi / matmul_swiglu): every output bitwise what run() gives,
+// for mixed types sharing one activation format, biases, 1 and many rows, 1–3 threads.
+TEST(CpuMatmul, FusedMultiAndSwigluAreBitwiseTheUnfusedOps) {
+  using backend::cpu::MatmulJob;
+  const std::vector<std::vector<TensorType>> groups = {
+      {TensorType::F16, TensorType::F16, TensorType::F16}, {TensorType::Q5_0, TensorType::Q5_0, TensorType::Q8_0},
+      {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q4_K}, {TensorType::F32, TensorType::F32, TensorType::F32}};
+  for (const auto& types : groups) {
+    const int64_t cols = 256;
+    const std::vector<int64_t> wrows = {40, 17, 17};  // Q, K, V-like: unequal, not multiples of 16
+    std::vector<Matrix> ms;
+    for (size_t i = 0; i < types.size(); ++i) ms.push_back(make_weights(types[i], wrows[i], cols, 50u + uint32_t(i)));
+    std::vector<float> bias(64);
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.01f * float(i) - 0.2f;
+    for (int64_t rows : {1, 11, 70}) {
+      const auto x = make_acts(rows, cols, 9);
+      for (IsaLevel l : levels()) {
+        std::vector<Weight> ws;
+        for (const auto& m : ms) ws.push_back(m.weight());
+        const Weight* wp[] = {&ws[0], &ws[1], &ws[2]};
+        ASSERT_TRUE(CpuMatmul::can_share(wp, l)) << name_of(types[0], l);
+        for (unsigned threads : {1u, 2u, 3u}) {
+          ThreadPool pool(threads);
+          CpuMatmul mm;
+          std::vector<std::vector<float>> outs;
+          std::vector<MatmulJob> jobs;
+          for (size_t i = 0; i < ms.size(); ++i) outs.emplace_back(static_cast<size_t>(rows * ms[i].rows), -1.0f);
+          for (size_t i = 0; i < ms.size(); ++i) {
+            jobs.push_back({&ws[i], Tensor{outs[i].data(), rows, ms[i].rows}, i == 1 ? bias.data() : nullptr});
+          }
+          std::vector<float> xin(x);
+          mm.run_many(pool, Tensor{xin.data(), rows, cols}, jobs, l);
+          for (size_t i = 0; i < ms.size(); ++i) {
+            EXPECT_TRUE(bits_equal(outs[i], run(ms[i], x, rows, 2, l, i == 1 ? &bias : nullptr)))
+                << name_of(types[i], l) << " job " << i << " rows " << rows << " threads " << threads;
+          }
+          // gate = ms[1], up = ms[2] (equal shapes): gate.out = swiglu(gate, up), up.out = up.
+          std::vector<float> g(static_cast<size_t>(rows * 17), -1.0f), u(g.size(), -1.0f);
+          const MatmulJob gu[] = {{&ws[1], Tensor{g.data(), rows, 17}}, {&ws[2], Tensor{u.data(), rows, 17}}};
+          mm.run_many(pool, Tensor{xin.data(), rows, cols}, gu, l, /*swiglu=*/true);
+          const auto g_ref = run(ms[1], x, rows, 1, l), u_ref = run(ms[2], x, rows, 1, l);
+          std::vector<float> sw(g_ref.size());
+          backend::cpu::swiglu_for(l)(g_ref.data(), u_ref.data(), sw.data(), static_cast<int64_t>(sw.size()));
+          EXPECT_TRUE(bits_equal(u, u_ref)) << name_of(types[2], l) << " up, rows " << rows;
+          EXPECT_TRUE(bits_equal(g, sw)) << name_of(types[1], l) << " swiglu, rows " << rows << " threads " << threads;
+        }
+      }
+    }
+  }
+  // Different activation formats cannot share one dispatch.
+  const Matrix a = make_weights(TensorType::F16, 4, 64, 1), b = make_weights(TensorType::Q8_0, 4, 64, 2);
+  const Weight wa = a.weight(), wb = b.weight();
+  const Weight* mixed[] = {&wa, &wb};
+  EXPECT_FALSE(CpuMatmul::can_share(mixed, backend::cpu::detected_isa()));
 }
 
 }  // namespace

@@ -45,18 +45,21 @@ __attribute__((target("avx2,fma"))) void quantize_act_block_avx2(const float* x,
   const float amax = _mm_cvtss_f32(h);
   const float scale = amax / 127.0f;
   const __m256 inv = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
-  alignas(32) int32_t qi[32];
+  __m256i qi[4];
   for (int i = 0; i < 4; ++i) {
     __m256 r = _mm256_round_ps(_mm256_mul_ps(v[i], inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     r = _mm256_max_ps(r, _mm256_set1_ps(-127.0f));  // NaN -> -127, as fmax(-127, NaN) then fmin
     r = _mm256_min_ps(r, _mm256_set1_ps(127.0f));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(qi + 8 * i), _mm256_cvttps_epi32(r));
+    qi[i] = _mm256_cvttps_epi32(r);
   }
-  int s0 = 0, s1 = 0;
-  for (int i = 0; i < 32; ++i) {
-    q[i] = static_cast<int8_t>(qi[i]);
-    (i < 16 ? s0 : s1) += qi[i];
-  }
+  // Narrow to bytes (packs interleave 128-bit lanes; the permute restores element order) and sum
+  // each half: exact integer work.
+  const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  const __m256i h01 = _mm256_add_epi32(qi[0], qi[1]), h23 = _mm256_add_epi32(qi[2], qi[3]);
+  alignas(32) int32_t t[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t), _mm256_hadd_epi32(_mm256_hadd_epi32(h01, h23), _mm256_setzero_si256()));
+  const int s0 = t[0] + t[4], s1 = t[1] + t[5];  // hadd pairs within 128-bit lanes
   *d = scale;
   sums[0] = static_cast<int16_t>(s0);
   sums[1] = static_cast<int16_t>(s1);
@@ -64,6 +67,39 @@ __attribute__((target("avx2,fma"))) void quantize_act_block_avx2(const float* x,
 #else
 void quantize_act_block_avx2(const float* x, int8_t* q, float* d, int16_t* sums) { quantize_act_block(x, q, d, sums); }
 #endif
+
+namespace {
+
+// The records of one row (rec: its record of pair 0; pair p's is kRecordGroup records further),
+// with the portable loop's values: exact integer sums, and float(Σ4 q) * d as there.
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void fill_records_avx2(const int8_t* q, const float* d, int64_t nb, int64_t pairs,
+                                                       ActRecord* rec) {
+  for (int64_t p = 0; p < pairs; ++p, rec += kRecordGroup) {
+    for (int h = 0; h < 2; ++h) {
+      const int64_t b = 2 * p + h;
+      if (b >= nb) {
+        std::memset(rec->neg128 + 8 * h, 0, 8 * sizeof(rec->neg128[0]));
+        std::memset(rec->dlanes + 8 * h, 0, 8 * sizeof(rec->dlanes[0]));
+        std::memset(rec->lsum + 8 * h, 0, 8 * sizeof(rec->lsum[0]));
+        std::memset(rec->q + 32 * h, 0, 32);
+        continue;
+      }
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * b));
+      const __m256i s4 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), a), _mm256_set1_epi16(1));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(rec->neg128 + 8 * h), _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
+      const __m256 dv = _mm256_set1_ps(d[b]);
+      _mm256_storeu_ps(rec->dlanes + 8 * h, dv);
+      _mm256_storeu_ps(rec->lsum + 8 * h, _mm256_mul_ps(_mm256_cvtepi32_ps(s4), dv));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(rec->q + 32 * h), a);
+    }
+  }
+}
+#else
+void fill_records_avx2(const int8_t*, const float*, int64_t, int64_t, ActRecord*) {}
+#endif
+
+}  // namespace
 
 void ActQ8Rows::resize(int64_t rows, int64_t k, bool records) {
   k_ = k;
@@ -86,7 +122,9 @@ void ActQ8Rows::quantize_row(int64_t r, const float* x, IsaLevel level) {
   int16_t* s = sums_.data() + r * nb * 2;
   auto* block = level >= IsaLevel::Avx2 ? quantize_act_block_avx2 : quantize_act_block;
   for (int64_t b = 0; b < nb; ++b) block(x + b * kActBlock, q + b * kActBlock, d + b, s + 2 * b);
-  if (records_on_) {
+  if (records_on_ && level >= IsaLevel::Avx2) {
+    fill_records_avx2(q, d, nb, pairs_, &records_[static_cast<size_t>((r / kRecordGroup) * pairs_ * kRecordGroup + r % kRecordGroup)]);
+  } else if (records_on_) {
     for (int64_t p = 0; p < pairs_; ++p) {
       ActRecord& rec = records_[static_cast<size_t>(((r / kRecordGroup) * pairs_ + p) * kRecordGroup + r % kRecordGroup)];
       for (int h = 0; h < 2; ++h) {

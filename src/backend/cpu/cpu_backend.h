@@ -39,6 +39,9 @@ class CpuBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor out) override;
   void gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) override;
   void copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs) override;
+  // Fused: one activation quantization and one fork/join for all products (same bits as unfused).
+  void matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) override;
+  void matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) override;
 
   // Direct access for tests: the K (kv = 0) or V (kv = 1) row of one KV slot.
   const float* kv_slot(uint32_t layer, int kv, int64_t slot) const;

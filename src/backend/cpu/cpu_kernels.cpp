@@ -1,5 +1,13 @@
 #include "backend/cpu/cpu_kernels.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics warn falsely when inlined under a target attribute (bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include "backend/cpu/hsum_avx512.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -152,14 +160,48 @@ VZ void scores_z(const float* q, int64_t q_stride, const float* const* k, int64_
   }
 }
 
+// scores_z for 4 keys at a time: G × 4 accumulators, each head's 4 sums reduced together
+// (hsum16x4: the same additions as reduce8 of each), then the keys' 4 tail keys one by one.
+template <int G>
+VZ void scores_z4(const float* q, int64_t q_stride, const float* const* k, int64_t keys, int64_t n, float scale,
+                  float* scores, int64_t s_stride) {
+  int64_t p = 0;
+  for (; p + 4 <= keys; p += 4) {
+    __m512 acc[G][4];
+    #pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_setzero_ps();
+    }
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+      __m512 kv[4];
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) kv[j] = _mm512_maskz_loadu_ps(m, k[p + j] + i);
+      #pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        const __m512 qv = _mm512_maskz_loadu_ps(m, q + g * q_stride + i);
+        #pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_add_ps(acc[g][j], _mm512_mul_ps(qv, kv[j]));
+      }
+    }
+    #pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __m128 s = hsum16x4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+      _mm_storeu_ps(scores + g * s_stride + p, _mm_mul_ps(s, _mm_set1_ps(scale)));
+    }
+  }
+  if (p < keys) scores_z<G>(q, q_stride, k + p, keys - p, n, scale, scores + p, s_stride);
+}
+
 VZ void scores_avx512(const float* q, int64_t q_stride, int heads, const float* const* k, int64_t keys, int64_t n,
                       float scale, float* scores, int64_t s_stride) {
   int g = 0;
-  for (; g + 4 <= heads; g += 4) scores_z<4>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+  for (; g + 4 <= heads; g += 4) scores_z4<4>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
   switch (heads - g) {
-    case 3: return scores_z<3>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
-    case 2: return scores_z<2>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
-    case 1: return scores_z<1>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+    case 3: return scores_z4<3>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+    case 2: return scores_z4<2>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
+    case 1: return scores_z4<1>(q + g * q_stride, q_stride, k, keys, n, scale, scores + g * s_stride, s_stride);
     default: return;
   }
 }
@@ -192,6 +234,13 @@ VZ void values_heads(const float* w, int64_t w_stride, int heads, const float* c
   constexpr int G = C <= 4 ? 4 : 2;  // at most 16 accumulators
   int g = 0;
   for (; g + G <= heads; g += G) values_z<G, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+  switch (heads - g) {  // the rest together too (7 heads per KV head: 4 + 3), each V row read once more
+    case 3:
+      if constexpr (C <= 4) return values_z<3, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+      break;
+    case 2: return values_z<2, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
+    default: break;
+  }
   for (; g < heads; ++g) values_z<1, C>(w + g * w_stride, w_stride, v, keys, n, out + g * o_stride, o_stride);
 }
 

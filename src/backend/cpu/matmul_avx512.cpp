@@ -22,6 +22,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/hsum_avx512.h"
 #include "backend/cpu/matmul_kernels.h"
 #include "quant/blocks.h"
 #include "quant/k_quants.h"
@@ -79,10 +80,24 @@ VZ inline void decode_pair_q450(const uint8_t* w_row, int64_t b, Pair<T>& pr) {
   pr.f = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), _mm512_zextps128_ps512(d2));
 }
 
+// Q8_0, both blocks present: the two blocks' levels in one 512-bit operand, both scales converted
+// at once (the generic path builds the scale vector from scalars, ~6 more operations per pair).
+VZ inline void decode_pair_q8_0(const uint8_t* w_row, int64_t b, Pair<Q8_0T>& pr) {
+  const uint8_t* p0 = w_row + b * Q8_0T::kBytes;
+  const uint8_t* p1 = p0 + Q8_0T::kBytes;
+  pr.vu = _mm512_xor_si512(combine(loadu256(p0 + 2), loadu256(p1 + 2)), _mm512_set1_epi8(static_cast<char>(0x80)));
+  const uint32_t dd = uint32_t(load_u16(p0)) | (uint32_t(load_u16(p1)) << 16);
+  const __m128 d2 = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));
+  pr.f = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), _mm512_zextps128_ps512(d2));
+}
+
 template <class T>
 VZ inline void decode_pair(const uint8_t* w_row, int64_t b, bool two, Pair<T>& pr) {
   if constexpr (std::is_same_v<T, Q5_0T> || std::is_same_v<T, Q4_0T>) {
     if (two) return decode_pair_q450<T>(w_row, b, pr);
+  }
+  if constexpr (std::is_same_v<T, Q8_0T>) {
+    if (two) return decode_pair_q8_0(w_row, b, pr);
   }
   Blk blk[2];
   const uint8_t* p0 = w_row + (b / T::kSub) * T::kBytes;
@@ -187,7 +202,38 @@ struct SuperDecoder<Q6_KT> {
 
 // NC weight rows (1 or 2, w_stride apart) × NR token rows; output (r, c) at out[r * os + c]. Each
 // (row, weight row) pair runs the same operations whatever NR and NC are.
-template <class T, int NR, int NC>
+// The pair of blocks b, b + 1 of one weight row (K-quants: the super-block decoded at its first pair).
+template <class T>
+VZ inline void decode_at(const uint8_t* w_row, int64_t b, int64_t nb, Super& sup, Pair<T>& pr) {
+  if constexpr (SuperDecoder<T>::kHas) {
+    const int c2 = static_cast<int>(b % T::kSub) / 2;
+    if (c2 == 0) SuperDecoder<T>::super(w_row + (b / T::kSub) * T::kBytes, sup);
+    SuperDecoder<T>::pair(sup, c2, pr);
+  } else {
+    decode_pair<T>(w_row, b, b + 1 < nb, pr);
+  }
+}
+
+// Prefill: `rows` weight rows decoded once into `pre` (kPrePairBytes per pair), which every tile of
+// token rows then loads instead of decoding again (the same Pair values, so the same bits).
+constexpr int kPrePairBytes = 192;
+template <class T>
+VZ void predecode_rows(const uint8_t* w_row, size_t w_stride, int rows, int64_t k, uint8_t* pre) {
+  static_assert(sizeof(Pair<T>) == kPrePairBytes);
+  const int64_t nb = k / 32, pairs = (nb + 1) / 2;
+  for (int r = 0; r < rows; ++r) {
+    auto* dst = reinterpret_cast<Pair<T>*>(pre + r * pairs * kPrePairBytes);
+    Super sup;
+    for (int64_t b = 0; b < nb; b += 2) {
+      Pair<T> pr;
+      pr.mv = _mm512_setzero_ps();
+      decode_at<T>(w_row + r * w_stride, b, nb, sup, pr);
+      dst[b / 2] = pr;
+    }
+  }
+}
+
+template <class T, int NR, int NC, bool kPre = false>
 VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int64_t k, float* out,
                      int64_t os) {
   static_assert(NR <= kRecordGroup);
@@ -201,19 +247,13 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
   Pair<T> pr[NC];
   Super sup[NC];
   for (int64_t b = 0; b < nb; b += 2) {
-    const bool two = b + 1 < nb;
-    for (int c = 0; c < NC; ++c) {  // decode is bound by memory latency: ask for weights ~1 KB ahead
-      _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + (b * T::kBytes) / T::kSub + 1024), _MM_HINT_T0);
-    }
-    if constexpr (SuperDecoder<T>::kHas) {
-      const int64_t sb = b / T::kSub;
-      const int c2 = static_cast<int>(b % T::kSub) / 2;
-      for (int c = 0; c < NC; ++c) {
-        if (c2 == 0) SuperDecoder<T>::super(w_row + c * w_stride + sb * T::kBytes, sup[c]);
-        SuperDecoder<T>::pair(sup[c], c2, pr[c]);
-      }
+    if constexpr (kPre) {  // w_row: pairs decoded by predecode_rows
+      for (int c = 0; c < NC; ++c) pr[c] = reinterpret_cast<const Pair<T>*>(w_row + c * w_stride)[b / 2];
     } else {
-      for (int c = 0; c < NC; ++c) decode_pair<T>(w_row + c * w_stride, b, two, pr[c]);
+      for (int c = 0; c < NC; ++c) {  // decode is bound by memory latency: ask for weights ~1 KB ahead
+        _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + (b * T::kBytes) / T::kSub + 1024), _MM_HINT_T0);
+      }
+      for (int c = 0; c < NC; ++c) decode_at<T>(w_row + c * w_stride, b, nb, sup[c], pr[c]);
     }
     const uint8_t* base = rec + (b / 2) * kRecordGroup * kRecordBytes;
     for (int r = 0; r < NR; ++r) {
@@ -239,18 +279,18 @@ VZ void quant_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, 
   }
 }
 
-template <class T, int NC>
+template <class T, int NC, bool kPre = false>
 VZ void quant_rows(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k, float* out,
                    int64_t os) {
   switch (rows) {
-    case 1: return quant_tile_z<T, 1, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 2: return quant_tile_z<T, 2, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 3: return quant_tile_z<T, 3, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 4: return quant_tile_z<T, 4, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 5: return quant_tile_z<T, 5, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 6: return quant_tile_z<T, 6, NC>(w_row, w_stride, act, r0, k, out, os);
-    case 7: return quant_tile_z<T, 7, NC>(w_row, w_stride, act, r0, k, out, os);
-    default: return quant_tile_z<T, 8, NC>(w_row, w_stride, act, r0, k, out, os);
+    case 1: return quant_tile_z<T, 1, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 2: return quant_tile_z<T, 2, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 3: return quant_tile_z<T, 3, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 4: return quant_tile_z<T, 4, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 5: return quant_tile_z<T, 5, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 6: return quant_tile_z<T, 6, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    case 7: return quant_tile_z<T, 7, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
+    default: return quant_tile_z<T, 8, NC, kPre>(w_row, w_stride, act, r0, k, out, os);
   }
 }
 
@@ -260,12 +300,23 @@ VZ void quant_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int
 }
 
 template <class T>
+VZ void quant_tile_pre(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
+  quant_rows<T, 1, true>(w_row, 0, act, r0, rows, k, out, os);
+}
+
+template <class T>
+VZ void quant_tile_pre2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
+                        float* out, int64_t os) {
+  quant_rows<T, 2, true>(w_row, w_stride, act, r0, rows, k, out, os);
+}
+
+template <class T>
 VZ void quant_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
                         float* out, int64_t os) {
   quant_rows<T, 2>(w_row, w_stride, act, r0, rows, k, out, os);
 }
 
-// ---- float weights: F32 16 lanes (one register), F16/BF16 32 lanes (two registers) ----------
+// ---- float weights: 16 lanes, one register per output ----------------------------------------
 
 inline __mmask16 tail_mask(int64_t left) {  // the first min(16, max(0, left)) lanes
   return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
@@ -295,34 +346,48 @@ VZ inline __m512 load16_half(const uint8_t* p, __mmask16 m) {
   return _mm512_cvtph_ps(h);
 }
 
-// NC weight rows (w_stride apart) × NR token rows, output (r, c) at out[r * os + c].
+// NC weight rows (w_stride apart) × NR token rows, output (r, c) at out[r * os + c]: the canonical
+// 16 lanes are one register per output, so a 6 × 4 tile (24 accumulators) does 24 FMAs per 4
+// weight conversions and 6 activation loads.
 template <bool kBf16, int NR, int NC>
 VZ void half_tile_z(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int64_t k, float* out,
                     int64_t os) {
   const float* x[NR];
-  __m512 a0[NR][NC], a1[NR][NC];
+  __m512 acc[NR][NC];
+  #pragma GCC unroll 8
   for (int r = 0; r < NR; ++r) {
     x[r] = act.x + (r0 + r) * act.x_stride;
-    for (int c = 0; c < NC; ++c) a0[r][c] = a1[r][c] = _mm512_setzero_ps();
+    #pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
   }
-  for (int64_t i = 0; i < k; i += 32) {
-    const __mmask16 m0 = tail_mask(k - i), m1 = tail_mask(k - i - 16);
-    for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + 2 * i + 1024), _MM_HINT_T0);
-    __m512 w0[NC], w1[NC];
-    for (int c = 0; c < NC; ++c) {
-      w0[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * i, m0);
-      w1[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * (i + 16), m1);
-    }
+  // One step of 16 weights per row; `m` masks the tail (the missing lanes add fma(0, 0, lane) = lane).
+  auto step = [&](int64_t i, __mmask16 m) VZ {
+    __m512 w[NC];
+    #pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) w[c] = load16_half<kBf16>(w_row + c * w_stride + 2 * i, m);
+    #pragma GCC unroll 8
     for (int r = 0; r < NR; ++r) {
-      const __m512 x0 = _mm512_maskz_loadu_ps(m0, x[r] + i), x1 = _mm512_maskz_loadu_ps(m1, x[r] + i + 16);
-      for (int c = 0; c < NC; ++c) {
-        a0[r][c] = _mm512_fmadd_ps(w0[c], x0, a0[r][c]);
-        a1[r][c] = _mm512_fmadd_ps(w1[c], x1, a1[r][c]);
-      }
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x[r] + i);
+      #pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_fmadd_ps(w[c], xv, acc[r][c]);
     }
+  };
+  int64_t i = 0;
+  for (; i + 32 <= k; i += 32) {
+    #pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(w_row + c * w_stride + 2 * i + 1024), _MM_HINT_T0);
+    step(i, 0xFFFF);
+    step(i + 16, 0xFFFF);
   }
+  for (; i < k; i += 16) step(i, tail_mask(k - i));
+  #pragma GCC unroll 8
   for (int r = 0; r < NR; ++r) {
-    for (int c = 0; c < NC; ++c) out[r * os + c] = hsum16(_mm512_add_ps(a0[r][c], a1[r][c]));
+    if constexpr (NC == 4) {
+      _mm_storeu_ps(out + r * os, hsum16x4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+    } else {
+      #pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) out[r * os + c] = hsum16(acc[r][c]);
+    }
   }
 }
 
@@ -353,27 +418,41 @@ VZ void half_tile_zmm(const uint8_t* w_row, const ActRows& act, int64_t r0, int 
   half_rows<kBf16, 1>(w_row, 0, act, r0, rows, k, out, os);
 }
 
+constexpr int kHalfWide = 4;  // weight rows per F16/BF16 call
+
 template <bool kBf16>
 VZ void half_tile_zmm2(const uint8_t* w_row, size_t w_stride, const ActRows& act, int64_t r0, int rows, int64_t k,
                        float* out, int64_t os) {
-  half_rows<kBf16, 2>(w_row, w_stride, act, r0, rows, k, out, os);
+  half_rows<kBf16, kHalfWide>(w_row, w_stride, act, r0, rows, k, out, os);
+}
+
+// kTwo: two weight rows per call when decoding per tile (decode); prefill's predecoded path always
+// takes two (it halves the activation-record loads per multiply-add).
+template <class T, bool kTwo = true>
+MatmulKernel quant_kernel(int64_t k_multiple) {
+  MatmulKernel m{quant_tile_zmm<T>, kZTile, true, k_multiple, true, kTwo ? quant_tile_zmm2<T> : nullptr};
+  m.predecode = predecode_rows<T>;
+  m.pre_pair_bytes = kPrePairBytes;
+  m.fn_pre = quant_tile_pre<T>;
+  m.fn2_pre = quant_tile_pre2<T>;
+  return m;
 }
 
 MatmulKernel zmm_kernel(TensorType type) {
   switch (type) {
     case TensorType::F32: return {f32_tile_zmm, 4, false, 1};
-    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1, false, half_tile_zmm2<false>};
-    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1, false, half_tile_zmm2<true>};
-    case TensorType::Q4_0: return {quant_tile_zmm<Q4_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_0T>};
-    case TensorType::Q4_1: return {quant_tile_zmm<Q4_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q4_1T>};
-    case TensorType::Q5_0: return {quant_tile_zmm<Q5_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_0T>};
-    case TensorType::Q5_1: return {quant_tile_zmm<Q5_1T>, kZTile, true, 32, true, quant_tile_zmm2<Q5_1T>};
-    case TensorType::Q8_0: return {quant_tile_zmm<Q8_0T>, kZTile, true, 32, true, quant_tile_zmm2<Q8_0T>};
-    case TensorType::Q2_K: return {quant_tile_zmm<Q2_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q2_KT>};
-    case TensorType::Q3_K: return {quant_tile_zmm<Q3_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q3_KT>};
-    case TensorType::Q4_K: return {quant_tile_zmm<Q45_KT<false>>, kZTile, true, 256, true};
-    case TensorType::Q5_K: return {quant_tile_zmm<Q45_KT<true>>, kZTile, true, 256, true, quant_tile_zmm2<Q45_KT<true>>};
-    case TensorType::Q6_K: return {quant_tile_zmm<Q6_KT>, kZTile, true, 256, true, quant_tile_zmm2<Q6_KT>};
+    case TensorType::F16: return {half_tile_zmm<false>, 6, false, 1, false, half_tile_zmm2<false>, kHalfWide};
+    case TensorType::BF16: return {half_tile_zmm<true>, 6, false, 1, false, half_tile_zmm2<true>, kHalfWide};
+    case TensorType::Q4_0: return quant_kernel<Q4_0T>(32);
+    case TensorType::Q4_1: return quant_kernel<Q4_1T>(32);
+    case TensorType::Q5_0: return quant_kernel<Q5_0T>(32);
+    case TensorType::Q5_1: return quant_kernel<Q5_1T>(32);
+    case TensorType::Q8_0: return quant_kernel<Q8_0T>(32);
+    case TensorType::Q2_K: return quant_kernel<Q2_KT>(256);
+    case TensorType::Q3_K: return quant_kernel<Q3_KT>(256);
+    case TensorType::Q4_K: return quant_kernel<Q45_KT<false>, false>(256);  // decode: 455 vs 677 us with two
+    case TensorType::Q5_K: return quant_kernel<Q45_KT<true>>(256);
+    case TensorType::Q6_K: return quant_kernel<Q6_KT>(256);
     default: return {};
   }
 }

@@ -52,14 +52,14 @@ template <bool kBf16>
 void half_tile(const uint8_t* w_row, const ActRows& act, int64_t r0, int rows, int64_t k, float* out, int64_t os) {
   for (int r = 0; r < rows; ++r) {
     const float* x = act.x + (r0 + r) * act.x_stride;
-    float acc[32] = {};
+    float acc[16] = {};
     for (int64_t i = 0; i < k; ++i) {
       const uint16_t h = u16(w_row + 2 * i);
       const float w = kBf16 ? bf16_to_f32(h) : f16_to_f32(h);
-      float& a = acc[i % 32];
+      float& a = acc[i % 16];
       a = std::fma(w, x[i], a);
     }
-    for (int width = 16; width > 0; width /= 2) {
+    for (int width = 8; width > 0; width /= 2) {
       for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
     }
     out[r * os] = acc[0];
