@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/cpu_exp.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -213,7 +212,6 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
   }
   const uint32_t group = shape.heads / shape.kv_heads, hd = shape.head_dim;
   const cpu::AttentionKernels kern = cpu::attention_kernels_for(cpu::active_isa());
-  const cpu::SoftmaxFn softmax = cpu::softmax_for(cpu::active_isa());
   const int64_t units = static_cast<int64_t>(rows.size()) * shape.kv_heads;
   // Causal rows differ in cost (a row attends to its whole history), so units are handed out
   // dynamically rather than as fixed contiguous halves.
@@ -237,7 +235,18 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
       scores.resize(size_t(group) * n_ctx);
       const float* qv = q.data + size_t(item.row) * q.cols + size_t(h0) * hd;
       kern.scores(qv, hd, static_cast<int>(group), kp.data(), n_ctx, hd, shape.scale, scores.data(), n_ctx);
-      for (uint32_t g = 0; g < group; ++g) softmax(scores.data() + size_t(g) * n_ctx, n_ctx);  // head h0 + g
+      for (uint32_t g = 0; g < group; ++g) {  // softmax weights of head h0 + g
+        float* sc = scores.data() + size_t(g) * n_ctx;
+        float max_score = -INFINITY;
+        for (uint32_t p = 0; p < n_ctx; ++p) max_score = std::max(max_score, sc[p]);
+        float sum = 0.0f;
+        for (uint32_t p = 0; p < n_ctx; ++p) {
+          sc[p] = std::exp(sc[p] - max_score);
+          sum += sc[p];
+        }
+        const float inv = 1.0f / sum;
+        for (uint32_t p = 0; p < n_ctx; ++p) sc[p] *= inv;
+      }
       float* o = out.data + size_t(item.row) * out.cols + size_t(h0) * hd;
       kern.values(scores.data(), n_ctx, static_cast<int>(group), vp.data(), n_ctx, hd, o, hd);
     }
@@ -250,9 +259,11 @@ void CpuBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape
 }
 
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
-  const cpu::SwigluFn fn = cpu::swiglu_for(cpu::active_isa());
   pool_.parallel_for(static_cast<int64_t>(gate.elements()), [&](int64_t begin, int64_t end, unsigned) {
-    fn(gate.data + begin, up.data + begin, out.data + begin, end - begin);
+    for (int64_t i = begin; i < end; ++i) {
+      const float g = gate.data[i];
+      out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
+    }
   }, 4096);  // small (decode) sizes run inline: a fork costs more than the work
 }
 
