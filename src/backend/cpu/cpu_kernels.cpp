@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_kernels.h"
 
+#include <cmath>
+
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's AVX-512 intrinsics warn falsely when inlined under a target attribute (bug 105593).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -271,6 +273,13 @@ AttentionKernels attention_kernels_for(IsaLevel level) {
 #endif
   (void)level;
   return {scores_generic<dot_f32>, values_generic<axpy_f32>};
+}
+
+void swiglu_f32(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
 }
 
 }  // namespace vellum::backend::cpu

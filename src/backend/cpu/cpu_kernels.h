@@ -13,6 +13,11 @@ float dot_f32(const float* a, const float* b, int64_t n);
 float sum_squares_f32(const float* a, int64_t n);
 // y += a * x
 void axpy_f32(float a, const float* x, float* y, int64_t n);
+// out[i] = gate[i] / (1 + exp(-gate[i])) * up[i] with libm's expf (out may alias gate or up). A
+// vectorised exp within 1 ulp was faster but moved near-tied greedy tokens of the real Qwen2.5-Coder
+// 1.5B off the float64 forward's choice (tests/py/test_real_model.py), so the unfused swiglu and the
+// fused gate/up matmul keep these bits.
+void swiglu_f32(const float* gate, const float* up, float* out, int64_t n);
 
 // The same functions vectorised for an ISA level (cpu_features.h): identical bits (the 16 lanes are
 // one AVX-512 or two AVX2 registers; products and sums round exactly as above). Fetch once per op.

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <vector>
 
-#include "backend/cpu/cpu_exp.h"
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/matmul_kernels.h"
 #include "core/error.h"
 
@@ -97,7 +97,6 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
   std::vector<int64_t> block_start{0};
   for (const Prepared& p : prep) block_start.push_back(block_start.back() + p.n_blocks);
   const int64_t n_blocks = swiglu ? prep[0].n_blocks : block_start.back();
-  const SwigluFn swiglu_fn = swiglu ? swiglu_for(level) : nullptr;
 
   // Rows [r_begin, r_end) × weight rows [o0, o1) of job j.
   auto do_block = [&](size_t j, int64_t r_begin, int64_t r_end, int64_t o0, int64_t o1) {
@@ -148,7 +147,7 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
       do_block(1, r_begin, r_end, o0, o1);
       const Tensor &g = jobs[0].out, &up = jobs[1].out;
       for (int64_t r = r_begin; r < r_end; ++r) {
-        swiglu_fn(g.data + r * g.cols + o0, up.data + r * up.cols + o0, g.data + r * g.cols + o0, o1 - o0);
+        swiglu_f32(g.data + r * g.cols + o0, up.data + r * up.cols + o0, g.data + r * g.cols + o0, o1 - o0);
       }
       return;
     }
