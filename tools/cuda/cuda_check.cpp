@@ -805,8 +805,43 @@ void bench_attention(double bw) {
   }
 }
 
+// Kernel time alone: `reps` launches captured into one CUDA graph on a private stream, replayed
+// and timed with events, so neither host work nor the x quantization is counted (the backend op's
+// host-timed line includes both: at 4 096 rows it measured host launch cost more than the kernel).
+double graph_ms(const std::function<cudaError_t(cudaStream_t, int)>& launch, int reps) {
+  cudaStream_t st = nullptr;
+  cuda::check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+  cuda::check(launch(st, 0), "launch");  // warm-up: first-use work stays outside the capture
+  cuda::check(cudaStreamSynchronize(st), "sync");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cuda::check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < reps; ++i) cuda::check(launch(st, i), "launch");
+  cuda::check(cudaStreamEndCapture(st, &graph), "end capture");
+  cuda::check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  cuda::check(cudaGraphLaunch(exec, st), "graph launch");
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  cuda::check(cudaEventCreate(&e0), "event");
+  cuda::check(cudaEventCreate(&e1), "event");
+  const int replays = 3;
+  cuda::check(cudaEventRecord(e0, st), "record");
+  for (int i = 0; i < replays; ++i) cuda::check(cudaGraphLaunch(exec, st), "graph launch");
+  cuda::check(cudaEventRecord(e1, st), "record");
+  cuda::check(cudaEventSynchronize(e1), "sync");
+  float ms = 0;
+  cuda::check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(st);
+  return double(ms) / (replays * reps);
+}
+
 // Batch-1 matmul (the decode GEMV) alone: weight bytes / time. Each case rotates over enough
 // copies of the weight (>= 256 MiB in all) that the 50-60 MB L2 cannot serve a repeated run.
+// Int8 cases also give the kernel time alone (graph_ms) of each int8 kernel variant
+// (cuda::set_gemv_i8_variant): round 5's one-shot kernel and the persistent one at R rows a warp.
 void bench_gemv(double bw) {
   CudaBackend be(0);
   const auto upload = [&](TensorType t, int64_t n, int64_t k) {
@@ -825,6 +860,17 @@ void bench_gemv(double bw) {
     bench_line(fmt::format("{}: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", what, ms * 1e3, bytes / (ms * 1e-3) / 1e9,
                            100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
   };
+  const auto variants = [](TensorType t) {
+    return t == TensorType::Q6_K ? std::vector<int>{-1, 1} : std::vector<int>{-1, 1, 2, 4};
+  };
+  const auto vname = [](int v) { return v < 0 ? std::string("one-shot") : fmt::format("persistent R={}", v); };
+  // x quantized once (as add_rms_norm's int8 copy would give it) for the kernel-alone timings.
+  const auto quantized = [&](const Tensor& x) {
+    void* q8 = cuda::device_alloc(cuda::q8_bytes(x.cols), "bench q8");
+    cuda::check(cuda::launch_quantize_q8(x.data, x.cols, q8, nullptr), "quantize");
+    cuda::check(cudaDeviceSynchronize(), "sync");
+    return q8;
+  };
   for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
     std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}};
     if (t == TensorType::Q6_K) shapes.push_back({128256, 4096});  // llama3's output layer in Q4_K_M
@@ -839,6 +885,21 @@ void bench_gemv(double bw) {
         const double ms = time_ms([&] { be.matmul(ws[c++ % ws.size()], x, out, nullptr); }, 200);
         line(fmt::format("gemv {} {}x{} batch 1{}", tensor_type_name(t), n, k, i8 ? (pass == 0 ? " int8" : " f32") : ""), bytes,
              ms);
+      }
+      if (i8) {
+        be.synchronize();
+        void* q8 = quantized(x);
+        for (const int var : variants(t)) {
+          cuda::set_gemv_i8_variant(var);
+          const double kms = graph_ms([&](cudaStream_t st, int i) {
+            cuda::GemvSegs s;
+            s.add(ws[size_t(i) % ws.size()].data, n, out.data, nullptr);
+            return cuda::launch_gemv_i8(t, s, k, q8, st);
+          }, 100);
+          line(fmt::format("kernel gemv {} {}x{} int8 {}", tensor_type_name(t), n, k, vname(var)), bytes, kms);
+        }
+        cuda::set_gemv_i8_variant(0);
+        cudaFree(q8);
       }
       be.set_int8_gemv(true);
       be.release_scratch();
@@ -858,6 +919,24 @@ void bench_gemv(double bw) {
         be.matmul_multi(x, outs);
       }, 200);
       line(fmt::format("matmul_multi {} q/k/v 4096+1024+1024 x 4096 batch 1", tensor_type_name(t)), bq + bk + bv, ms);
+      const bool i8 = cuda::int8_gemv_supports(t, 4096);
+      void* q8 = nullptr;
+      if (i8) {
+        be.synchronize();
+        q8 = quantized(x);
+        for (const int var : variants(t)) {
+          cuda::set_gemv_i8_variant(var);
+          const double kms = graph_ms([&](cudaStream_t st, int i) {
+            cuda::GemvSegs s;
+            s.add(wq[size_t(i) % wq.size()].data, 4096, q.data, nullptr);
+            s.add(wk[size_t(i) % wk.size()].data, 1024, kk.data, nullptr);
+            s.add(wv[size_t(i) % wv.size()].data, 1024, v.data, nullptr);
+            return cuda::launch_gemv_i8(t, s, 4096, q8, st);
+          }, 100);
+          line(fmt::format("kernel q/k/v {} 4096+1024+1024 x 4096 int8 {}", tensor_type_name(t), vname(var)), bq + bk + bv, kms);
+        }
+        cuda::set_gemv_i8_variant(0);
+      }
       const auto [wg, bg] = upload(t, 14336, 4096);
       const auto [wu, bu] = upload(t, 14336, 4096);
       Tensor o = be.scratch(1, 14336), u = be.scratch(1, 14336);
@@ -866,6 +945,18 @@ void bench_gemv(double bw) {
         be.matmul_swiglu(wg[i % wg.size()], wu[i % wu.size()], x, o, u);
       }, 200);
       line(fmt::format("matmul_swiglu {} 2 x 14336x4096 batch 1", tensor_type_name(t)), bg + bu, ms2);
+      if (i8) {
+        for (const int var : variants(t)) {
+          cuda::set_gemv_i8_variant(var);
+          const double kms = graph_ms([&](cudaStream_t st, int i) {
+            return cuda::launch_gemv_i8_swiglu(t, wg[size_t(i) % wg.size()].data, wu[size_t(i) % wu.size()].data, 14336, 4096, q8,
+                                               o.data, st);
+          }, 100);
+          line(fmt::format("kernel swiglu {} 2 x 14336x4096 int8 {}", tensor_type_name(t), vname(var)), bg + bu, kms);
+        }
+        cuda::set_gemv_i8_variant(0);
+        cudaFree(q8);
+      }
       be.release_scratch();
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "backend/cuda/dequant.cuh"
@@ -203,6 +204,79 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
 }
 
+// Persistent int8 GEMV: the grid holds only as many warps as are resident at once, and each warp
+// walks work items (row group g, pass p: lane l takes chunk 32p + l of the group's R rows). The
+// weight loads of item i + 1 are issued before item i is used, so a warp keeps a
+// round trip in flight while it computes and while it reduces a finished row group; the one-shot
+// kernel above did one round trip per warp and had nothing in flight while reducing. A lane adds
+// chunks l, l + 32, ... in order and the warp then sums its lanes, exactly as gemv_i8_kernel with
+// split 1, so a row gives the same bits whatever R, grid or launch (alone, Q/K/V, SwiGLU pair).
+template <class D, int R, bool kSwiglu>
+__global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
+                                                              const float2* xs) {
+  using Map = RowMap<R, kSwiglu>;
+  struct Buf {
+    typename D::Raw raw[R];
+  };
+  const int lane = threadIdx.x & 31;
+  const int64_t n = Map::total(s);
+  const int64_t groups = (n + Map::kOut - 1) / Map::kOut, chunks = k / D::kChunk;
+  const int passes = int((chunks + 31) / 32);
+  const int64_t nw = int64_t(gridDim.x) * kWarps, w0 = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+  if (w0 >= groups) return;  // whole warps
+  const int64_t items = ((groups - 1 - w0) / nw + 1) * passes;
+  const auto load = [&](int64_t i, Buf& b) {
+    const int64_t o0 = (w0 + (i / passes) * nw) * Map::kOut;
+    const int64_t c = min(int64_t(i % passes) * 32 + lane, chunks - 1);  // past the end: re-read, dropped
+#pragma unroll
+    for (int r = 0; r < R; ++r) D::load(Map::row(s, rb, o0, r, n), c, b.raw[r]);
+  };
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  const auto use = [&](int64_t i, const Buf& b) {
+    const int p = int(i % passes);
+    const int64_t c = int64_t(p) * 32 + lane;
+    if (c < chunks) {  // x: a few KB that every warp reads, an L1 hit after the first
+      I8X<D::kChunk> x;
+      x.load(xq, xs, c);
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] += D::dot(b.raw[r], x);
+    }
+    if (p == passes - 1) {  // warp-uniform
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+      Map::store(s, (w0 + (i / passes) * nw) * Map::kOut, lane, acc, n);
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    }
+  };
+  Buf a, b;  // two register buffers: item i in one while item i + 1 loads into the other
+  load(0, a);
+  for (int64_t i = 0; i < items; i += 2) {
+    if (i + 1 < items) load(i + 1, b);
+    use(i, a);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) load(i + 2, a);
+    use(i + 1, b);
+  }
+}
+
+// Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation).
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel) {
+  static const unsigned blocks = [&] {
+    int dev = 0, sms = 0, per_sm = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0);
+    return unsigned(std::max(1, sms) * std::max(1, per_sm));
+  }();
+  return blocks;
+}
+
+int g_i8_variant = 0;  // set_gemv_i8_variant (bench only)
+
 // Weight rows per warp by the number of weight rows in the launch (R even for SwiGLU).
 template <bool kSwiglu, class Launch>
 cudaError_t by_rows(int64_t weight_rows, Launch&& launch) {
@@ -298,20 +372,54 @@ cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t
   return cudaGetLastError();
 }
 
-cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
-  if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  const int64_t n = total_rows(segs);
-  return dispatch_i8(type, [&](auto dec) {
-    using D = decltype(dec);
-    const size_t rb = row_stride<typename D::Dec>(k);
-    return by_rows<false>(n, [&](auto r, auto sw) {
+namespace {
+
+// One int8 launch: the persistent kernel with R rows a warp (SwiGLU: R/2 outputs), or, as variant
+// -1 of the bench knob, round 5's one-shot kernel (kept to measure against).
+template <class D, bool kSwiglu>
+cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const void* q8, cudaStream_t stream) {
+  const size_t rb = row_stride<typename D::Dec>(k);
+  const int8_t* xq = static_cast<const int8_t*>(q8);
+  const float2* xs = q8_scales(q8, k);
+  const int64_t outs = kSwiglu ? weight_rows / 2 : weight_rows;
+  // Q6_K's 128-element chunks: two buffers of 2 rows already spill, so by default it keeps the
+  // one-shot kernel (with its split-K); the knob can pick the persistent one at 1 row a warp.
+  constexpr bool kOneShotOnly = D::kInFlight == 1 && kSwiglu;
+  if (g_i8_variant < 0 || kOneShotOnly || (D::kInFlight == 1 && g_i8_variant == 0)) {
+    return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
       const int sp = i8_split<D>(k);
-      gemv_i8_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(
-          segs, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
+      gemv_i8_kernel<D, R, S><<<blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, xq, xs, sp);
     });
-  });
+  }
+  const auto go = [&](auto r) {
+    constexpr int R = decltype(r)::value;
+    auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
+    const int64_t groups = (outs + RowMap<R, kSwiglu>::kOut - 1) / RowMap<R, kSwiglu>::kOut;
+    const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel));
+    kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, xq, xs);
+    return cudaGetLastError();
+  };
+  if constexpr (D::kInFlight == 1) {
+    if constexpr (kOneShotOnly) return cudaErrorInvalidValue;  // not reached
+    else return go(std::integral_constant<int, 1>{});
+  } else {
+    const int v = g_i8_variant > 0 ? g_i8_variant : weight_rows >= 8192 ? 4 : weight_rows >= 2048 ? 2 : 1;
+    if (v >= 4) return go(std::integral_constant<int, 4>{});
+    if (v >= 2 || kSwiglu) return go(std::integral_constant<int, 2>{});
+    if constexpr (!kSwiglu) return go(std::integral_constant<int, 1>{});
+    return cudaErrorInvalidValue;  // not reached
+  }
+}
+
+}  // namespace
+
+void set_gemv_i8_variant(int v) { g_i8_variant = v; }
+
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
+  if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });
 }
 
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
@@ -321,17 +429,7 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
   s.add(gate, n, out, nullptr);
   s.add(up, n, nullptr, nullptr);
   s.rows[1] = 0;
-  return dispatch_i8(type, [&](auto dec) {
-    using D = decltype(dec);
-    const size_t rb = row_stride<typename D::Dec>(k);
-    return by_rows<true>(2 * n, [&](auto r, auto sw) {
-      constexpr int R = decltype(r)::value;
-      constexpr bool S = decltype(sw)::value;
-      const int sp = i8_split<D>(k);
-      gemv_i8_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(
-          s, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
-    });
-  });
+  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), true>(s, 2 * n, k, q8, stream); });
 }
 
 }  // namespace vellum::cuda
