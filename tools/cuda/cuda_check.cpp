@@ -847,9 +847,11 @@ void bench_gemv(double bw) {
   const auto upload = [&](TensorType t, int64_t n, int64_t k) {
     const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
     std::vector<uint8_t> w(bytes);
-    for (size_t i = 0; i < bytes; ++i) w[i] = uint8_t(i * 2654435761u >> 13);
     if (t == TensorType::BF16) {  // finite values
-      for (size_t i = 1; i < bytes; i += 2) w[i] = 0x3c;
+      for (size_t i = 0; i < bytes; ++i) w[i] = i % 2 ? 0x3c : uint8_t(i * 2654435761u >> 13);
+    } else {  // real blocks (finite scales) of 64 random rows, repeated: the variants' bits are compared
+      const HostWeight hw = make_weight(t, std::min<int64_t>(n, 64), k);
+      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
     }
     const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 16);
     std::vector<Weight> ws;
@@ -864,6 +866,35 @@ void bench_gemv(double bw) {
     return t == TensorType::Q6_K ? std::vector<int>{-1, 1} : std::vector<int>{-1, 1, 2, 4};
   };
   const auto vname = [](int v) { return v < 0 ? std::string("one-shot") : fmt::format("persistent R={}", v); };
+  // Times every int8 variant of `launch` alone and compares its outputs (`outs`: device floats)
+  // bit for bit with the one-shot kernel's (the first variant); Q6_K's one-shot kernel splits K.
+  const auto variant_lines = [&](TensorType t, const std::string& what, size_t bytes,
+                                 const std::vector<std::pair<const float*, int64_t>>& outs,
+                                 const std::function<cudaError_t(cudaStream_t, int)>& launch) {
+    std::vector<std::vector<float>> ref;
+    for (const int var : variants(t)) {
+      cuda::set_gemv_i8_variant(var);
+      const double kms = graph_ms(launch, 100);
+      for (const auto& [d, n] : outs) cuda::check(cudaMemset(const_cast<float*>(d), 0xFF, size_t(n) * 4), "poison");
+      cuda::check(launch(nullptr, 0), "launch");
+      cuda::check(cudaDeviceSynchronize(), "sync");
+      size_t differ = 0, total = 0;
+      for (size_t o = 0; o < outs.size(); ++o) {
+        std::vector<float> h(size_t(outs[o].second));
+        cuda::check(cudaMemcpy(h.data(), outs[o].first, h.size() * 4, cudaMemcpyDeviceToHost), "read");
+        if (ref.size() < outs.size()) {
+          ref.push_back(h);
+          continue;
+        }
+        for (size_t i = 0; i < h.size(); ++i) differ += std::memcmp(&h[i], &ref[o][i], 4) != 0 || h[i] != h[i];
+        total += h.size();
+      }
+      line(fmt::format("kernel {} int8 {}{}", what, vname(var),
+                       total == 0 ? "" : fmt::format(" [{} of {} outputs differ from one-shot]", differ, total)),
+           bytes, kms);
+    }
+    cuda::set_gemv_i8_variant(0);
+  };
   // x quantized once (as add_rms_norm's int8 copy would give it) for the kernel-alone timings.
   const auto quantized = [&](const Tensor& x) {
     void* q8 = cuda::device_alloc(cuda::q8_bytes(x.cols), "bench q8");
@@ -877,7 +908,7 @@ void bench_gemv(double bw) {
     for (auto [n, k] : shapes) {
       const auto [ws, bytes] = upload(t, n, k);
       Tensor x = be.scratch(1, k), out = be.scratch(1, n);
-      be.fill(x, 0.5f);
+      be.write(x, randn(size_t(k)).data());
       const bool i8 = cuda::int8_gemv_supports(t, k);
       for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
         be.set_int8_gemv(pass == 0);
@@ -889,16 +920,12 @@ void bench_gemv(double bw) {
       if (i8) {
         be.synchronize();
         void* q8 = quantized(x);
-        for (const int var : variants(t)) {
-          cuda::set_gemv_i8_variant(var);
-          const double kms = graph_ms([&](cudaStream_t st, int i) {
-            cuda::GemvSegs s;
-            s.add(ws[size_t(i) % ws.size()].data, n, out.data, nullptr);
-            return cuda::launch_gemv_i8(t, s, k, q8, st);
-          }, 100);
-          line(fmt::format("kernel gemv {} {}x{} int8 {}", tensor_type_name(t), n, k, vname(var)), bytes, kms);
-        }
-        cuda::set_gemv_i8_variant(0);
+        variant_lines(t, fmt::format("gemv {} {}x{}", tensor_type_name(t), n, k), bytes, {{out.data, n}},
+                      [&](cudaStream_t st, int i) {
+                        cuda::GemvSegs s;
+                        s.add(ws[size_t(i) % ws.size()].data, n, out.data, nullptr);
+                        return cuda::launch_gemv_i8(t, s, k, q8, st);
+                      });
         cudaFree(q8);
       }
       be.set_int8_gemv(true);
@@ -910,7 +937,7 @@ void bench_gemv(double bw) {
       const auto [wk, bk] = upload(t, 1024, 4096);
       const auto [wv, bv] = upload(t, 1024, 4096);
       Tensor x = be.scratch(1, 4096), q = be.scratch(1, 4096), kk = be.scratch(1, 1024), v = be.scratch(1, 1024);
-      be.fill(x, 0.5f);
+      be.write(x, randn(4096).data());
       size_t c = 0;
       const double ms = time_ms([&] {
         const size_t i = c++;
@@ -924,18 +951,14 @@ void bench_gemv(double bw) {
       if (i8) {
         be.synchronize();
         q8 = quantized(x);
-        for (const int var : variants(t)) {
-          cuda::set_gemv_i8_variant(var);
-          const double kms = graph_ms([&](cudaStream_t st, int i) {
-            cuda::GemvSegs s;
-            s.add(wq[size_t(i) % wq.size()].data, 4096, q.data, nullptr);
-            s.add(wk[size_t(i) % wk.size()].data, 1024, kk.data, nullptr);
-            s.add(wv[size_t(i) % wv.size()].data, 1024, v.data, nullptr);
-            return cuda::launch_gemv_i8(t, s, 4096, q8, st);
-          }, 100);
-          line(fmt::format("kernel q/k/v {} 4096+1024+1024 x 4096 int8 {}", tensor_type_name(t), vname(var)), bq + bk + bv, kms);
-        }
-        cuda::set_gemv_i8_variant(0);
+        variant_lines(t, fmt::format("q/k/v {} 4096+1024+1024 x 4096", tensor_type_name(t)), bq + bk + bv,
+                      {{q.data, 4096}, {kk.data, 1024}, {v.data, 1024}}, [&](cudaStream_t st, int i) {
+                        cuda::GemvSegs s;
+                        s.add(wq[size_t(i) % wq.size()].data, 4096, q.data, nullptr);
+                        s.add(wk[size_t(i) % wk.size()].data, 1024, kk.data, nullptr);
+                        s.add(wv[size_t(i) % wv.size()].data, 1024, v.data, nullptr);
+                        return cuda::launch_gemv_i8(t, s, 4096, q8, st);
+                      });
       }
       const auto [wg, bg] = upload(t, 14336, 4096);
       const auto [wu, bu] = upload(t, 14336, 4096);
@@ -946,15 +969,11 @@ void bench_gemv(double bw) {
       }, 200);
       line(fmt::format("matmul_swiglu {} 2 x 14336x4096 batch 1", tensor_type_name(t)), bg + bu, ms2);
       if (i8) {
-        for (const int var : variants(t)) {
-          cuda::set_gemv_i8_variant(var);
-          const double kms = graph_ms([&](cudaStream_t st, int i) {
-            return cuda::launch_gemv_i8_swiglu(t, wg[size_t(i) % wg.size()].data, wu[size_t(i) % wu.size()].data, 14336, 4096, q8,
-                                               o.data, st);
-          }, 100);
-          line(fmt::format("kernel swiglu {} 2 x 14336x4096 int8 {}", tensor_type_name(t), vname(var)), bg + bu, kms);
-        }
-        cuda::set_gemv_i8_variant(0);
+        variant_lines(t, fmt::format("swiglu {} 2 x 14336x4096", tensor_type_name(t)), bg + bu, {{o.data, 14336}},
+                      [&](cudaStream_t st, int i) {
+                        return cuda::launch_gemv_i8_swiglu(t, wg[size_t(i) % wg.size()].data, wu[size_t(i) % wu.size()].data,
+                                                           14336, 4096, q8, o.data, st);
+                      });
         cudaFree(q8);
       }
       be.release_scratch();
