@@ -5,6 +5,7 @@
 #   gemv    GEMV timings: backend ops (host-timed) and each int8 kernel variant alone (graph replay)
 #   check   op checks, stories260K greedy on the GPU, graphs vs eager on stories260K
 #   dec:T   synth llama3-8b T; graphs vs eager on it; batch-1 decode, new binary then old
+#   ncu     Nsight Compute sections of the one-shot and persistent int8 kernels (Q4_K, Q8_0)
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/o}; mkdir -p "$O"
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 V=$D/vellum; C=$D/vellum_cuda_check; OLD=$D/old/vellum_cuda_check
@@ -43,7 +44,20 @@ PY
       timeout 60 "$OLD" --only-bench --batch1-only --model "$M" 2>"$O/dec-old-$T.log" >/dev/null
       grep -E "decode batch 1" "$O/dec-old-$T.log" | sed 's/^/OLD /' | cut -c1-250 >> "$SUM"
     fi ;;
+  ncu)  # one launch each of the one-shot and persistent R=4 kernels, Q4_K and Q8_0 at 14336x4096
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+    for K in gemv_i8_kernelINS0_6I8Q4_KELi4ELb0 gemv_i8p_kernelINS0_6I8Q4_KELi4ELb0 gemv_i8_kernelINS0_6I8Q8_0ELi4ELb0 \
+             gemv_i8p_kernelINS0_6I8Q8_0ELi4ELb0; do
+      timeout 50 "$NCU" --clock-control none --kernel-name-base mangled --kernel-name "regex:$K" --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy \
+        --section LaunchStats --section ComputeWorkloadAnalysis "$C" --only-bench --gemv-only > "$O/ncu-$K.txt" 2>/dev/null
+      echo "ncu $K exit $?" >> "$SUM"
+      grep -E "^ +(Duration|Memory Throughput|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Achieved Occupancy|Registers Per Thread|Issue Slots Busy|Warp Cycles Per Issued Instruction|Executed Ipc Active|Grid Size|Mem Busy|Max Bandwidth|Mem Pipes Busy|L1/TEX Hit Rate)" \
+        "$O/ncu-$K.txt" | sed -E 's/ +/ /g' | head -20 >> "$SUM"
+    done ;;
   esac
   echo "== $P: $((SECONDS-S)) s" >> "$SUM"
 done
+# The device returns only a few files: everything but the summary goes into one archive.
+(cd "$O" && tar czf all.tgz --exclude summary.txt --exclude all.tgz . && find . -type f ! -name summary.txt ! -name all.tgz -delete)
 cat "$SUM"
