@@ -374,6 +374,16 @@ cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t
 
 namespace {
 
+// Default kernel choice, from the H200 measurements of round 6 (docs/cuda.md): the persistent
+// kernel at R = 4 wins only for Q8_0 launches of >= 8 192 weight rows or k >= 8 192 (14 336x4 096
+// 60% -> 70% of copy bandwidth, 4 096x14 336 64% -> 77%, SwiGLU pair 76% -> 90%); at 4 096-6 144
+// rows it tied or lost, and for Q4_K and Q6_K it lost at every shape. Either choice gives the same
+// bits for Q8_0 and Q4_K (same reduction order), so the rule may depend on the launch's size.
+template <class D>
+bool persistent_by_default(int64_t weight_rows, int64_t k) {
+  return std::is_same_v<D, I8Q8_0> && (weight_rows >= 8192 || k >= 8192);
+}
+
 // One int8 launch: the persistent kernel with R rows a warp (SwiGLU: R/2 outputs), or, as variant
 // -1 of the bench knob, round 5's one-shot kernel (kept to measure against).
 template <class D, bool kSwiglu>
@@ -382,10 +392,10 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
   const int8_t* xq = static_cast<const int8_t*>(q8);
   const float2* xs = q8_scales(q8, k);
   const int64_t outs = kSwiglu ? weight_rows / 2 : weight_rows;
-  // Q6_K's 128-element chunks: two buffers of 2 rows already spill, so by default it keeps the
-  // one-shot kernel (with its split-K); the knob can pick the persistent one at 1 row a warp.
+  // Q6_K's 128-element chunks: two buffers of 2 rows already spill, so the knob can pick the
+  // persistent kernel for it at 1 row a warp only, and its SwiGLU pair always takes the one-shot.
   constexpr bool kOneShotOnly = D::kInFlight == 1 && kSwiglu;
-  if (g_i8_variant < 0 || kOneShotOnly || (D::kInFlight == 1 && g_i8_variant == 0)) {
+  if (g_i8_variant < 0 || kOneShotOnly || (g_i8_variant == 0 && !persistent_by_default<D>(weight_rows, k))) {
     return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
@@ -405,7 +415,7 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
     if constexpr (kOneShotOnly) return cudaErrorInvalidValue;  // not reached
     else return go(std::integral_constant<int, 1>{});
   } else {
-    const int v = g_i8_variant > 0 ? g_i8_variant : weight_rows >= 8192 ? 4 : weight_rows >= 2048 ? 2 : 1;
+    const int v = g_i8_variant > 0 ? g_i8_variant : 4;
     if (v >= 4) return go(std::integral_constant<int, 4>{});
     if (v >= 2 || kSwiglu) return go(std::integral_constant<int, 2>{});
     if constexpr (!kSwiglu) return go(std::integral_constant<int, 1>{});

@@ -44,8 +44,8 @@ cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, con
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
                                   const void* q8, float* out, cudaStream_t stream);
 // Bench knob (vellum_cuda_check's GEMV timings, not thread-safe): 0 = the default int8 kernel
-// choice, 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
-// -1 = round 5's one-shot kernel. Every variant reduces a row in the same order.
+// choice, 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2; Q6_K
+// 1 row), -1 = round 5's one-shot kernel. For Q8_0 and Q4_K every variant gives the same bits.
 void set_gemv_i8_variant(int v);
 
 }  // namespace vellum::cuda
