@@ -863,9 +863,11 @@ void bench_gemv(double bw) {
                            100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
   };
   const auto variants = [](TensorType t) {
-    return t == TensorType::Q6_K ? std::vector<int>{-1, 1} : std::vector<int>{-1, 1, 2, 4};
+    return t == TensorType::Q6_K ? std::vector<int>{-1, 1} : std::vector<int>{-1, 1, 2, 4, 11, 12, 14};
   };
-  const auto vname = [](int v) { return v < 0 ? std::string("one-shot") : fmt::format("persistent R={}", v); };
+  const auto vname = [](int v) {
+    return v < 0 ? std::string("one-shot") : v > 10 ? fmt::format("persistent R={} smem x", v - 10) : fmt::format("persistent R={}", v);
+  };
   // Times every int8 variant of `launch` alone and compares its outputs (`outs`: device floats)
   // bit for bit with the one-shot kernel's (the first variant); Q6_K's one-shot kernel splits K.
   const auto variant_lines = [&](TensorType t, const std::string& what, size_t bytes,

@@ -40,14 +40,17 @@ PY
     timeout 80 "$C" --graphs "$M" --only-bench --batch1-only --model "$M" 2>"$O/dec-$T.log" > "$O/dec-$T.txt"
     echo "new $T exit $?" >> "$SUM"; grep -E "cuda graphs" "$O/dec-$T.txt" | cut -c1-150 >> "$SUM"
     grep -E "decode batch 1" "$O/dec-$T.log" | sed 's/^/NEW /' | cut -c1-250 >> "$SUM"
+    for X in ${DEC_VARIANTS:-}; do  # the new binary with another int8 kernel variant for every launch
+      VELLUM_CUDA_GEMV_I8_VARIANT=$X timeout 60 "$C" --only-bench --batch1-only --model "$M" 2>"$O/dec-$T-v$X.log" >/dev/null
+      grep -E "decode batch 1" "$O/dec-$T-v$X.log" | sed "s/^/NEW variant $X /" | cut -c1-250 >> "$SUM"
+    done
     if [ -x "$OLD" ]; then
       timeout 60 "$OLD" --only-bench --batch1-only --model "$M" 2>"$O/dec-old-$T.log" >/dev/null
       grep -E "decode batch 1" "$O/dec-old-$T.log" | sed 's/^/OLD /' | cut -c1-250 >> "$SUM"
     fi ;;
-  ncu)  # one launch each of the one-shot and persistent R=4 kernels, Q4_K and Q8_0 at 14336x4096
+  ncu)  # one launch each: Q4_K one-shot and persistent R=4, Q8_0 persistent R=4, all 14336x4096 (NCU_KERNELS)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-    for K in gemv_i8_kernelINS0_6I8Q4_KELi4ELb0 gemv_i8p_kernelINS0_6I8Q4_KELi4ELb0 gemv_i8_kernelINS0_6I8Q8_0ELi4ELb0 \
-             gemv_i8p_kernelINS0_6I8Q8_0ELi4ELb0; do
+    for K in ${NCU_KERNELS:-gemv_i8_kernelINS0_6I8Q4_KELi4ELb0 gemv_i8p_kernelINS0_6I8Q4_KELi4ELb0 gemv_i8p_kernelINS0_6I8Q8_0ELi4ELb0}; do
       timeout 50 "$NCU" --clock-control none --kernel-name-base mangled --kernel-name "regex:$K" --launch-count 1 \
         --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy \
         --section LaunchStats --section ComputeWorkloadAnalysis "$C" --only-bench --gemv-only > "$O/ncu-$K.txt" 2>/dev/null

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "backend/cuda/dequant.cuh"
@@ -211,10 +212,22 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
 // kernel above did one round trip per warp and had nothing in flight while reducing. A lane adds
 // chunks l, l + 32, ... in order and the warp then sums its lanes, exactly as gemv_i8_kernel with
 // split 1, so a row gives the same bits whatever R, grid or launch (alone, Q/K/V, SwiGLU pair).
-template <class D, int R, bool kSwiglu>
+// kSmemX (experiment): the block first copies the whole int8 x (k bytes, then k/32 scale pairs)
+// into shared memory with coalesced 16-byte loads; chunks are then read from there instead of
+// each lane loading its own 64 bytes of x from L1 at a 64-byte stride.
+template <class D, int R, bool kSwiglu, bool kSmemX = false>
 __global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
                                                               const float2* xs) {
   using Map = RowMap<R, kSwiglu>;
+  if constexpr (kSmemX) {
+    extern __shared__ uint4 x_smem[];
+    const int64_t words = (k + k / 4) / 16;  // k int8 + k/32 float2 (k % 64 == 0: whole 16-byte words)
+    const uint4* src = reinterpret_cast<const uint4*>(xq);
+    for (int64_t i = threadIdx.x; i < words; i += blockDim.x) x_smem[i] = src[i];
+    __syncthreads();
+    xq = reinterpret_cast<const int8_t*>(x_smem);
+    xs = reinterpret_cast<const float2*>(reinterpret_cast<const uint8_t*>(x_smem) + k);
+  }
   struct Buf {
     typename D::Raw raw[R];
   };
@@ -262,20 +275,28 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_
   }
 }
 
-// Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation).
+// Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation;
+// with shared memory, the experiment's, at every launch).
 template <class Kernel>
-unsigned resident_blocks(Kernel kernel) {
-  static const unsigned blocks = [&] {
-    int dev = 0, sms = 0, per_sm = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0);
-    return unsigned(std::max(1, sms) * std::max(1, per_sm));
-  }();
+unsigned resident_blocks_now(Kernel kernel, size_t smem) {
+  int dev = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem);
+  return unsigned(std::max(1, sms) * std::max(1, per_sm));
+}
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel, size_t smem = 0) {
+  if (smem != 0) return resident_blocks_now(kernel, smem);
+  static const unsigned blocks = resident_blocks_now(kernel, 0);
   return blocks;
 }
 
-int g_i8_variant = 0;  // set_gemv_i8_variant (bench only)
+// set_gemv_i8_variant; the first launch takes VELLUM_CUDA_GEMV_I8_VARIANT (experiments) if set.
+int g_i8_variant = [] {
+  const char* e = std::getenv("VELLUM_CUDA_GEMV_I8_VARIANT");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
 
 // Weight rows per warp by the number of weight rows in the launch (R even for SwiGLU).
 template <bool kSwiglu, class Launch>
@@ -395,7 +416,8 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
   // Q6_K's 128-element chunks: two buffers of 2 rows already spill, so the knob can pick the
   // persistent kernel for it at 1 row a warp only, and its SwiGLU pair always takes the one-shot.
   constexpr bool kOneShotOnly = D::kInFlight == 1 && kSwiglu;
-  if (g_i8_variant < 0 || kOneShotOnly || (g_i8_variant == 0 && !persistent_by_default<D>(weight_rows, k))) {
+  if (g_i8_variant < 0 || kOneShotOnly || (g_i8_variant == 0 && !persistent_by_default<D>(weight_rows, k)) ||
+      (g_i8_variant > 10 && D::kInFlight == 1)) {
     return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
@@ -403,10 +425,21 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
       gemv_i8_kernel<D, R, S><<<blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, xq, xs, sp);
     });
   }
+  // Variants 11 / 12 / 14: x staged in shared memory (experiment), R = 1 / 2 / 4.
+  const size_t smem = size_t(k + k / 4);
+  const bool smem_x = g_i8_variant > 10 && D::kInFlight > 1 && k % 64 == 0 && smem <= 48 * 1024;
   const auto go = [&](auto r) {
     constexpr int R = decltype(r)::value;
-    auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
     const int64_t groups = (outs + RowMap<R, kSwiglu>::kOut - 1) / RowMap<R, kSwiglu>::kOut;
+    if constexpr (D::kInFlight > 1) {
+      if (smem_x) {
+        auto* kernel = gemv_i8p_kernel<D, R, kSwiglu, true>;
+        const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel, smem));
+        kernel<<<blocks, kWarps * 32, smem, stream>>>(s, rb, k, xq, xs);
+        return cudaGetLastError();
+      }
+    }
+    auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
     const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel));
     kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, xq, xs);
     return cudaGetLastError();
@@ -415,7 +448,7 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
     if constexpr (kOneShotOnly) return cudaErrorInvalidValue;  // not reached
     else return go(std::integral_constant<int, 1>{});
   } else {
-    const int v = g_i8_variant > 0 ? g_i8_variant : 4;
+    const int v = g_i8_variant > 10 ? g_i8_variant - 10 : g_i8_variant > 0 ? g_i8_variant : 4;
     if (v >= 4) return go(std::integral_constant<int, 4>{});
     if (v >= 2 || kSwiglu) return go(std::integral_constant<int, 2>{});
     if constexpr (!kSwiglu) return go(std::integral_constant<int, 1>{});
