@@ -1,7 +1,9 @@
 // Batch-1 GEMV kernels (gemv_kernels.h). A warp owns R weight rows and reuses every x chunk it
 // loads for all of them; its lanes (and, with split-K, the warps sharing its rows) take fixed chunks
 // of a row, so a row's reduction order depends only on k. Fewer rows per warp for short outputs, so
-// that they still spread over the SMs.
+// that they still spread over the SMs. The int8 path has two kernels with the same reduction order:
+// the one-shot gemv_i8_kernel (one row group per warp) and the persistent gemv_i8p_kernel (a warp
+// walks row groups with the next one's loads in flight); persistent_by_default picks (round 6).
 
 #include "backend/cuda/gemv_kernels.h"
 
