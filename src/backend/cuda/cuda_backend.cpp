@@ -157,7 +157,14 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer x_q8_norm;
   const float* q8_of = nullptr;
   int64_t q8_cols = 0;
-  void forget_q8() { q8_of = nullptr; }
+  // Likewise the bf16 copy of a matmul input in x_bf16 (cuBLAS path): Q, K and V (and gate and up)
+  // read the same normed rows, so they are converted once, not once per weight.
+  const float* bf16_of = nullptr;
+  int64_t bf16_elems = 0;
+  void forget_q8() {
+    q8_of = nullptr;
+    bf16_of = nullptr;
+  }
   bool int8_for(TensorType type, int64_t k) const { return int8_gemv && !deterministic && cuda::int8_gemv_supports(type, k); }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
@@ -194,8 +201,9 @@ struct CudaBackend::Impl {
       launched(cuda::launch_gemv_i8(type, segs, K, q8, stream), "int8 gemv kernel");
     });
   }
-  void wrote(const Tensor& out) {  // an op wrote `out`: the cached copy is stale if they overlap
-    if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) forget_q8();
+  void wrote(const Tensor& out) {  // an op wrote `out`: a cached copy is stale if they overlap
+    if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) q8_of = nullptr;
+    if (bf16_of != nullptr && out.data < bf16_of + bf16_elems && bf16_of < out.data + out.elements()) bf16_of = nullptr;
   }
 
   // A workspace that may be reallocated: a recorded step runs eagerly from here on, since its
@@ -624,7 +632,13 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     xb = m.grow(m.x_bf16, size_t(M * K) * sizeof(__nv_bfloat16), "matmul activations (bf16)");
     if (type != TensorType::BF16) wb = m.grow(m.w_bf16, size_t(tile * K) * sizeof(__nv_bfloat16), "matmul weight tile (bf16)");
   }
-  m.graphs.mix(5, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b, xb, wb, tile);
+  // x as bf16: converted unless x_bf16 already holds these rows (the previous matmul read them).
+  const bool convert = type != TensorType::F32 && !(m.bf16_of == x.data && m.bf16_elems == M * K);
+  if (type != TensorType::F32) {
+    m.bf16_of = x.data;
+    m.bf16_elems = M * K;
+  }
+  m.graphs.mix(5, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b, xb, wb, tile, convert);
   m.graphs.run([=, &m] {
     const float one = 1.0f, zero = 0.0f;
     if (type == TensorType::F32) {
@@ -632,7 +646,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
                         x.data, int(x.cols), &zero, out.data, int(out.cols)),
             "cublasSgemm");
     } else {
-      m.launched(cuda::launch_f32_to_bf16(x.data, xb, M * K, m.stream), "f32_to_bf16 kernel");
+      if (convert) m.launched(cuda::launch_f32_to_bf16(x.data, xb, M * K, m.stream), "f32_to_bf16 kernel");
       for (int64_t o0 = 0; o0 < N; o0 += tile) {
         const int64_t nt = std::min(tile, N - o0);
         const void* a = wd;
