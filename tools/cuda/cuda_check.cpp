@@ -805,16 +805,53 @@ void bench_attention(double bw) {
   }
 }
 
+// Kernel time alone: `reps` launches captured into one CUDA graph on a private stream, replayed
+// and timed with events, so neither host work nor the x quantization is counted (the backend op's
+// host-timed line includes both: at 4 096 rows it measured host launch cost more than the kernel).
+double graph_ms(const std::function<cudaError_t(cudaStream_t, int)>& launch, int reps) {
+  cudaStream_t st = nullptr;
+  cuda::check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+  cuda::check(launch(st, 0), "launch");  // warm-up: first-use work stays outside the capture
+  cuda::check(cudaStreamSynchronize(st), "sync");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cuda::check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < reps; ++i) cuda::check(launch(st, i), "launch");
+  cuda::check(cudaStreamEndCapture(st, &graph), "end capture");
+  cuda::check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  cuda::check(cudaGraphLaunch(exec, st), "graph launch");
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  cuda::check(cudaEventCreate(&e0), "event");
+  cuda::check(cudaEventCreate(&e1), "event");
+  const int replays = 3;
+  cuda::check(cudaEventRecord(e0, st), "record");
+  for (int i = 0; i < replays; ++i) cuda::check(cudaGraphLaunch(exec, st), "graph launch");
+  cuda::check(cudaEventRecord(e1, st), "record");
+  cuda::check(cudaEventSynchronize(e1), "sync");
+  float ms = 0;
+  cuda::check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(st);
+  return double(ms) / (replays * reps);
+}
+
 // Batch-1 matmul (the decode GEMV) alone: weight bytes / time. Each case rotates over enough
 // copies of the weight (>= 256 MiB in all) that the 50-60 MB L2 cannot serve a repeated run.
+// Int8 cases also give the kernel time alone (graph_ms) of each int8 kernel variant
+// (cuda::set_gemv_i8_variant): round 5's one-shot kernel and the persistent one at R rows a warp.
 void bench_gemv(double bw) {
   CudaBackend be(0);
   const auto upload = [&](TensorType t, int64_t n, int64_t k) {
     const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
     std::vector<uint8_t> w(bytes);
-    for (size_t i = 0; i < bytes; ++i) w[i] = uint8_t(i * 2654435761u >> 13);
     if (t == TensorType::BF16) {  // finite values
-      for (size_t i = 1; i < bytes; i += 2) w[i] = 0x3c;
+      for (size_t i = 0; i < bytes; ++i) w[i] = i % 2 ? 0x3c : uint8_t(i * 2654435761u >> 13);
+    } else {  // real blocks (finite scales) of 64 random rows, repeated: the variants' bits are compared
+      const HostWeight hw = make_weight(t, std::min<int64_t>(n, 64), k);
+      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
     }
     const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 16);
     std::vector<Weight> ws;
@@ -825,13 +862,55 @@ void bench_gemv(double bw) {
     bench_line(fmt::format("{}: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", what, ms * 1e3, bytes / (ms * 1e-3) / 1e9,
                            100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
   };
+  const auto variants = [](TensorType t) {
+    return t == TensorType::Q6_K ? std::vector<int>{-1, 1} : std::vector<int>{-1, 1, 2, 4, 11, 12, 14};
+  };
+  const auto vname = [](int v) {
+    return v < 0 ? std::string("one-shot") : v > 10 ? fmt::format("persistent R={} smem x", v - 10) : fmt::format("persistent R={}", v);
+  };
+  // Times every int8 variant of `launch` alone and compares its outputs (`outs`: device floats)
+  // bit for bit with the one-shot kernel's (the first variant); Q6_K's one-shot kernel splits K.
+  const auto variant_lines = [&](TensorType t, const std::string& what, size_t bytes,
+                                 const std::vector<std::pair<const float*, int64_t>>& outs,
+                                 const std::function<cudaError_t(cudaStream_t, int)>& launch) {
+    std::vector<std::vector<float>> ref;
+    for (const int var : variants(t)) {
+      cuda::set_gemv_i8_variant(var);
+      const double kms = graph_ms(launch, 100);
+      for (const auto& [d, n] : outs) cuda::check(cudaMemset(const_cast<float*>(d), 0xFF, size_t(n) * 4), "poison");
+      cuda::check(launch(nullptr, 0), "launch");
+      cuda::check(cudaDeviceSynchronize(), "sync");
+      size_t differ = 0, total = 0;
+      for (size_t o = 0; o < outs.size(); ++o) {
+        std::vector<float> h(size_t(outs[o].second));
+        cuda::check(cudaMemcpy(h.data(), outs[o].first, h.size() * 4, cudaMemcpyDeviceToHost), "read");
+        if (ref.size() < outs.size()) {
+          ref.push_back(h);
+          continue;
+        }
+        for (size_t i = 0; i < h.size(); ++i) differ += std::memcmp(&h[i], &ref[o][i], 4) != 0 || h[i] != h[i];
+        total += h.size();
+      }
+      line(fmt::format("kernel {} int8 {}{}", what, vname(var),
+                       total == 0 ? "" : fmt::format(" [{} of {} outputs differ from one-shot]", differ, total)),
+           bytes, kms);
+    }
+    cuda::set_gemv_i8_variant(0);
+  };
+  // x quantized once (as add_rms_norm's int8 copy would give it) for the kernel-alone timings.
+  const auto quantized = [&](const Tensor& x) {
+    void* q8 = cuda::device_alloc(cuda::q8_bytes(x.cols), "bench q8");
+    cuda::check(cuda::launch_quantize_q8(x.data, x.cols, q8, nullptr), "quantize");
+    cuda::check(cudaDeviceSynchronize(), "sync");
+    return q8;
+  };
   for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
     std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}};
-    if (t == TensorType::Q6_K) shapes.push_back({128256, 4096});  // llama3's output layer in Q4_K_M
+    if (t == TensorType::Q6_K || t == TensorType::Q8_0) shapes.push_back({128256, 4096});  // llama3's output layer
     for (auto [n, k] : shapes) {
       const auto [ws, bytes] = upload(t, n, k);
       Tensor x = be.scratch(1, k), out = be.scratch(1, n);
-      be.fill(x, 0.5f);
+      be.write(x, randn(size_t(k)).data());
       const bool i8 = cuda::int8_gemv_supports(t, k);
       for (int pass = 0; pass < (i8 ? 2 : 1); ++pass) {
         be.set_int8_gemv(pass == 0);
@@ -839,6 +918,17 @@ void bench_gemv(double bw) {
         const double ms = time_ms([&] { be.matmul(ws[c++ % ws.size()], x, out, nullptr); }, 200);
         line(fmt::format("gemv {} {}x{} batch 1{}", tensor_type_name(t), n, k, i8 ? (pass == 0 ? " int8" : " f32") : ""), bytes,
              ms);
+      }
+      if (i8) {
+        be.synchronize();
+        void* q8 = quantized(x);
+        variant_lines(t, fmt::format("gemv {} {}x{}", tensor_type_name(t), n, k), bytes, {{out.data, n}},
+                      [&](cudaStream_t st, int i) {
+                        cuda::GemvSegs s;
+                        s.add(ws[size_t(i) % ws.size()].data, n, out.data, nullptr);
+                        return cuda::launch_gemv_i8(t, s, k, q8, st);
+                      });
+        cudaFree(q8);
       }
       be.set_int8_gemv(true);
       be.release_scratch();
@@ -849,7 +939,7 @@ void bench_gemv(double bw) {
       const auto [wk, bk] = upload(t, 1024, 4096);
       const auto [wv, bv] = upload(t, 1024, 4096);
       Tensor x = be.scratch(1, 4096), q = be.scratch(1, 4096), kk = be.scratch(1, 1024), v = be.scratch(1, 1024);
-      be.fill(x, 0.5f);
+      be.write(x, randn(4096).data());
       size_t c = 0;
       const double ms = time_ms([&] {
         const size_t i = c++;
@@ -858,6 +948,20 @@ void bench_gemv(double bw) {
         be.matmul_multi(x, outs);
       }, 200);
       line(fmt::format("matmul_multi {} q/k/v 4096+1024+1024 x 4096 batch 1", tensor_type_name(t)), bq + bk + bv, ms);
+      const bool i8 = cuda::int8_gemv_supports(t, 4096);
+      void* q8 = nullptr;
+      if (i8) {
+        be.synchronize();
+        q8 = quantized(x);
+        variant_lines(t, fmt::format("q/k/v {} 4096+1024+1024 x 4096", tensor_type_name(t)), bq + bk + bv,
+                      {{q.data, 4096}, {kk.data, 1024}, {v.data, 1024}}, [&](cudaStream_t st, int i) {
+                        cuda::GemvSegs s;
+                        s.add(wq[size_t(i) % wq.size()].data, 4096, q.data, nullptr);
+                        s.add(wk[size_t(i) % wk.size()].data, 1024, kk.data, nullptr);
+                        s.add(wv[size_t(i) % wv.size()].data, 1024, v.data, nullptr);
+                        return cuda::launch_gemv_i8(t, s, 4096, q8, st);
+                      });
+      }
       const auto [wg, bg] = upload(t, 14336, 4096);
       const auto [wu, bu] = upload(t, 14336, 4096);
       Tensor o = be.scratch(1, 14336), u = be.scratch(1, 14336);
@@ -866,6 +970,14 @@ void bench_gemv(double bw) {
         be.matmul_swiglu(wg[i % wg.size()], wu[i % wu.size()], x, o, u);
       }, 200);
       line(fmt::format("matmul_swiglu {} 2 x 14336x4096 batch 1", tensor_type_name(t)), bg + bu, ms2);
+      if (i8) {
+        variant_lines(t, fmt::format("swiglu {} 2 x 14336x4096", tensor_type_name(t)), bg + bu, {{o.data, 14336}},
+                      [&](cudaStream_t st, int i) {
+                        return cuda::launch_gemv_i8_swiglu(t, wg[size_t(i) % wg.size()].data, wu[size_t(i) % wu.size()].data,
+                                                           14336, 4096, q8, o.data, st);
+                      });
+        cudaFree(q8);
+      }
       be.release_scratch();
     }
   }

@@ -1,12 +1,16 @@
 // Batch-1 GEMV kernels (gemv_kernels.h). A warp owns R weight rows and reuses every x chunk it
 // loads for all of them; its lanes (and, with split-K, the warps sharing its rows) take fixed chunks
 // of a row, so a row's reduction order depends only on k. Fewer rows per warp for short outputs, so
-// that they still spread over the SMs.
+// that they still spread over the SMs. The int8 path has two kernels with the same reduction order:
+// the one-shot gemv_i8_kernel (one row group per warp) and the persistent gemv_i8p_kernel (a warp
+// walks row groups with the next one's loads in flight); persistent_by_default picks (round 6).
 
 #include "backend/cuda/gemv_kernels.h"
 
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "backend/cuda/dequant.cuh"
@@ -203,6 +207,99 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
 }
 
+// Persistent int8 GEMV: the grid holds only as many warps as are resident at once, and each warp
+// walks work items (row group g, pass p: lane l takes chunk 32p + l of the group's R rows). The
+// weight loads of item i + 1 are issued before item i is used, so a warp keeps a
+// round trip in flight while it computes and while it reduces a finished row group; the one-shot
+// kernel above did one round trip per warp and had nothing in flight while reducing. A lane adds
+// chunks l, l + 32, ... in order and the warp then sums its lanes, exactly as gemv_i8_kernel with
+// split 1, so a row gives the same bits whatever R, grid or launch (alone, Q/K/V, SwiGLU pair).
+// kSmemX (experiment): the block first copies the whole int8 x (k bytes, then k/32 scale pairs)
+// into shared memory with coalesced 16-byte loads; chunks are then read from there instead of
+// each lane loading its own 64 bytes of x from L1 at a 64-byte stride.
+template <class D, int R, bool kSwiglu, bool kSmemX = false>
+__global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
+                                                              const float2* xs) {
+  using Map = RowMap<R, kSwiglu>;
+  if constexpr (kSmemX) {
+    extern __shared__ uint4 x_smem[];
+    const int64_t words = (k + k / 4) / 16;  // k int8 + k/32 float2 (k % 64 == 0: whole 16-byte words)
+    const uint4* src = reinterpret_cast<const uint4*>(xq);
+    for (int64_t i = threadIdx.x; i < words; i += blockDim.x) x_smem[i] = src[i];
+    __syncthreads();
+    xq = reinterpret_cast<const int8_t*>(x_smem);
+    xs = reinterpret_cast<const float2*>(reinterpret_cast<const uint8_t*>(x_smem) + k);
+  }
+  struct Buf {
+    typename D::Raw raw[R];
+  };
+  const int lane = threadIdx.x & 31;
+  const int64_t n = Map::total(s);
+  const int64_t groups = (n + Map::kOut - 1) / Map::kOut, chunks = k / D::kChunk;
+  const int passes = int((chunks + 31) / 32);
+  const int64_t nw = int64_t(gridDim.x) * kWarps, w0 = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+  if (w0 >= groups) return;  // whole warps
+  const int64_t items = ((groups - 1 - w0) / nw + 1) * passes;
+  const auto load = [&](int64_t i, Buf& b) {
+    const int64_t o0 = (w0 + (i / passes) * nw) * Map::kOut;
+    const int64_t c = min(int64_t(i % passes) * 32 + lane, chunks - 1);  // past the end: re-read, dropped
+#pragma unroll
+    for (int r = 0; r < R; ++r) D::load(Map::row(s, rb, o0, r, n), c, b.raw[r]);
+  };
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  const auto use = [&](int64_t i, const Buf& b) {
+    const int p = int(i % passes);
+    const int64_t c = int64_t(p) * 32 + lane;
+    if (c < chunks) {  // x: a few KB that every warp reads, an L1 hit after the first
+      I8X<D::kChunk> x;
+      x.load(xq, xs, c);
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] += D::dot(b.raw[r], x);
+    }
+    if (p == passes - 1) {  // warp-uniform
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+      Map::store(s, (w0 + (i / passes) * nw) * Map::kOut, lane, acc, n);
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    }
+  };
+  Buf a, b;  // two register buffers: item i in one while item i + 1 loads into the other
+  load(0, a);
+  for (int64_t i = 0; i < items; i += 2) {
+    if (i + 1 < items) load(i + 1, b);
+    use(i, a);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) load(i + 2, a);
+    use(i + 1, b);
+  }
+}
+
+// Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation;
+// with shared memory, the experiment's, at every launch).
+template <class Kernel>
+unsigned resident_blocks_now(Kernel kernel, size_t smem) {
+  int dev = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem);
+  return unsigned(std::max(1, sms) * std::max(1, per_sm));
+}
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel, size_t smem = 0) {
+  if (smem != 0) return resident_blocks_now(kernel, smem);
+  static const unsigned blocks = resident_blocks_now(kernel, 0);
+  return blocks;
+}
+
+// set_gemv_i8_variant; the first launch takes VELLUM_CUDA_GEMV_I8_VARIANT (experiments) if set.
+int g_i8_variant = [] {
+  const char* e = std::getenv("VELLUM_CUDA_GEMV_I8_VARIANT");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
+
 // Weight rows per warp by the number of weight rows in the launch (R even for SwiGLU).
 template <bool kSwiglu, class Launch>
 cudaError_t by_rows(int64_t weight_rows, Launch&& launch) {
@@ -298,20 +395,76 @@ cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t
   return cudaGetLastError();
 }
 
-cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
-  if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  const int64_t n = total_rows(segs);
-  return dispatch_i8(type, [&](auto dec) {
-    using D = decltype(dec);
-    const size_t rb = row_stride<typename D::Dec>(k);
-    return by_rows<false>(n, [&](auto r, auto sw) {
+namespace {
+
+// Default kernel choice, from the H200 measurements of round 6 (docs/cuda.md): the persistent
+// kernel at R = 4 wins only for Q8_0 launches of >= 8 192 weight rows or k >= 8 192 (14 336x4 096
+// 60% -> 70% of copy bandwidth, 4 096x14 336 64% -> 77%, SwiGLU pair 76% -> 90%); at 4 096-6 144
+// rows it tied or lost, and for Q4_K and Q6_K it lost at every shape. Either choice gives the same
+// bits for Q8_0 and Q4_K (same reduction order), so the rule may depend on the launch's size.
+template <class D>
+bool persistent_by_default(int64_t weight_rows, int64_t k) {
+  return std::is_same_v<D, I8Q8_0> && (weight_rows >= 8192 || k >= 8192);
+}
+
+// One int8 launch: the persistent kernel with R rows a warp (SwiGLU: R/2 outputs), or, as variant
+// -1 of the bench knob, round 5's one-shot kernel (kept to measure against).
+template <class D, bool kSwiglu>
+cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const void* q8, cudaStream_t stream) {
+  const size_t rb = row_stride<typename D::Dec>(k);
+  const int8_t* xq = static_cast<const int8_t*>(q8);
+  const float2* xs = q8_scales(q8, k);
+  const int64_t outs = kSwiglu ? weight_rows / 2 : weight_rows;
+  // Q6_K's 128-element chunks: two buffers of 2 rows already spill, so the knob can pick the
+  // persistent kernel for it at 1 row a warp only, and its SwiGLU pair always takes the one-shot.
+  constexpr bool kOneShotOnly = D::kInFlight == 1 && kSwiglu;
+  if (g_i8_variant < 0 || kOneShotOnly || (g_i8_variant == 0 && !persistent_by_default<D>(weight_rows, k)) ||
+      (g_i8_variant > 10 && D::kInFlight == 1)) {
+    return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
       const int sp = i8_split<D>(k);
-      gemv_i8_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(
-          segs, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
+      gemv_i8_kernel<D, R, S><<<blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, xq, xs, sp);
     });
-  });
+  }
+  // Variants 11 / 12 / 14: x staged in shared memory (experiment), R = 1 / 2 / 4.
+  const size_t smem = size_t(k + k / 4);
+  const bool smem_x = g_i8_variant > 10 && D::kInFlight > 1 && k % 64 == 0 && smem <= 48 * 1024;
+  const auto go = [&](auto r) {
+    constexpr int R = decltype(r)::value;
+    const int64_t groups = (outs + RowMap<R, kSwiglu>::kOut - 1) / RowMap<R, kSwiglu>::kOut;
+    if constexpr (D::kInFlight > 1) {
+      if (smem_x) {
+        auto* kernel = gemv_i8p_kernel<D, R, kSwiglu, true>;
+        const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel, smem));
+        kernel<<<blocks, kWarps * 32, smem, stream>>>(s, rb, k, xq, xs);
+        return cudaGetLastError();
+      }
+    }
+    auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
+    const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel));
+    kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, xq, xs);
+    return cudaGetLastError();
+  };
+  if constexpr (D::kInFlight == 1) {
+    if constexpr (kOneShotOnly) return cudaErrorInvalidValue;  // not reached
+    else return go(std::integral_constant<int, 1>{});
+  } else {
+    const int v = g_i8_variant > 10 ? g_i8_variant - 10 : g_i8_variant > 0 ? g_i8_variant : 4;
+    if (v >= 4) return go(std::integral_constant<int, 4>{});
+    if (v >= 2 || kSwiglu) return go(std::integral_constant<int, 2>{});
+    if constexpr (!kSwiglu) return go(std::integral_constant<int, 1>{});
+    return cudaErrorInvalidValue;  // not reached
+  }
+}
+
+}  // namespace
+
+void set_gemv_i8_variant(int v) { g_i8_variant = v; }
+
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
+  if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });
 }
 
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
@@ -321,17 +474,7 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
   s.add(gate, n, out, nullptr);
   s.add(up, n, nullptr, nullptr);
   s.rows[1] = 0;
-  return dispatch_i8(type, [&](auto dec) {
-    using D = decltype(dec);
-    const size_t rb = row_stride<typename D::Dec>(k);
-    return by_rows<true>(2 * n, [&](auto r, auto sw) {
-      constexpr int R = decltype(r)::value;
-      constexpr bool S = decltype(sw)::value;
-      const int sp = i8_split<D>(k);
-      gemv_i8_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(
-          s, rb, k, static_cast<const int8_t*>(q8), q8_scales(q8, k), sp);
-    });
-  });
+  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), true>(s, 2 * n, k, q8, stream); });
 }
 
 }  // namespace vellum::cuda
