@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round-5 device run. Usage: copy next to stripped `vellum`, `vellum_cuda_check`, lib/ and fixtures/
+# Round-5 device run. Usage: copy (with stories_greedy.py) next to stripped `vellum`, `vellum_cuda_check`, lib/ and fixtures/
 # (a .devcarry folder) and run `run5.sh checks` then `run5.sh bench TYPE...` there; logs go to $OUT.
 #   checks: every op vs the CPU (incl. fused ops, argmax, tensor-core attention, int8 mma matmul),
 #           stories260K greedy on the GPU (graphs on, default F16 KV) vs llama2.c's run.c text,
@@ -17,16 +17,7 @@ if [ "$MODE" = checks ]; then
   grep -E "FAIL" "$O/check_table.txt" | head -20; tail -1 "$O/check_table.txt"
   T=$(mktemp -d)
   "$V" gguf convert-llama2c "$D/fixtures/stories260K.bin" "$D/fixtures/tok512.bin" "$T/s.gguf" >/dev/null
-  python3 - "$V" "$T/s.gguf" "$D/fixtures/greedy-reference.json" <<'PY' 2>&1 | tee "$O/greedy.txt"
-import json, subprocess, sys
-vellum, model, ref = sys.argv[1:]
-cases = json.load(open(ref))["cases"]; ok = 0
-for c in cases:
-    p = subprocess.run([vellum, "run", "-m", model, "-p", c["prompt"], "-n", "400", "--temp", "0", "--device", "cuda"], capture_output=True, text=True)
-    good = p.returncode == 0 and p.stdout.startswith(c["expected_text"]); ok += good
-    if not good: print("FAIL", c["prompt"], p.stdout[:200], p.stderr[-300:])
-print(f"stories260K greedy on the GPU: {ok}/{len(cases)} match greedy-reference.json")
-PY
+  python3 "$D/stories_greedy.py" "$V" "$T/s.gguf" "$D/fixtures/greedy-reference.json" 2>&1 | tee "$O/greedy.txt"
   timeout 60 "$C" --graphs "$T/s.gguf" 2>&1 | tail -2 | tee "$O/graphs.txt"
   "$V" gguf synth --preset qwen2.5-0.5b --type F16 -o /tmp/q.gguf 2>&1 | tail -1
   timeout 120 "$C" --compare /tmp/q.gguf --graphs /tmp/q.gguf 2>"$O/compare.log" | tee "$O/compare.txt" | grep -E "greedy|graphs|checks,"

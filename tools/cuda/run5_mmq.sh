@@ -13,16 +13,7 @@ S=$SECONDS; timeout 110 "$C" 2>"$O/check.log" > "$O/check_table.txt"; echo "op c
 grep -E "FAIL|checks," "$O/check_table.txt" | cut -c1-160
 T=$(mktemp -d)
 "$V" gguf convert-llama2c "$D/fixtures/stories260K.bin" "$D/fixtures/tok512.bin" "$T/s.gguf" >/dev/null
-timeout 40 python3 - "$V" "$T/s.gguf" "$D/fixtures/greedy-reference.json" <<'PY'
-import json, subprocess, sys
-vellum, model, ref = sys.argv[1:]
-cases = json.load(open(ref))["cases"]; ok = 0
-for c in cases:
-    p = subprocess.run([vellum, "run", "-m", model, "-p", c["prompt"], "-n", "400", "--temp", "0", "--device", "cuda"], capture_output=True, text=True)
-    good = p.returncode == 0 and p.stdout.startswith(c["expected_text"]); ok += good
-    if not good: print("FAIL", c["prompt"], p.stdout[:200], p.stderr[-300:])
-print(f"stories260K greedy on the GPU: {ok}/{len(cases)} match greedy-reference.json", flush=True)
-PY
+timeout 40 python3 "$D/stories_greedy.py" "$V" "$T/s.gguf" "$D/fixtures/greedy-reference.json"
 timeout 30 "$C" --graphs "$T/s.gguf" 2>/dev/null | grep "graphs vs eager"
 for TY in Q4_K_M Q8_0; do
   M=/tmp/l8b-$TY.gguf

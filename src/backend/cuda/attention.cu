@@ -2,6 +2,7 @@
 // (prefill / verify chunks). See attention.h for what each computes.
 
 #include "backend/cuda/attention.h"
+#include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -11,18 +12,7 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xFFFFFFFFu;
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
-  return v;
-}
 
 __device__ __forceinline__ float kv_get(const float* p) { return *p; }
 __device__ __forceinline__ float kv_get(const __half* p) { return __half2float(*p); }

@@ -2,6 +2,7 @@
 // contraction where the CPU rounds twice) so that f32 paths agree to ~1e-6.
 
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -14,13 +15,7 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xFFFFFFFFu;
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 

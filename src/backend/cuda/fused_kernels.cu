@@ -3,6 +3,7 @@
 // (RoPE and the K/V store: the same bits).
 
 #include "backend/cuda/fused_kernels.h"
+#include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -12,7 +13,6 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xFFFFFFFFu;
 constexpr int kNormThreads = 256;
 
 // One 256-thread block per row; thread t holds float4s t, t + 256, ... in registers (V of them), so

@@ -6,6 +6,7 @@
 // walks row groups with the next one's loads in flight); persistent_by_default picks (round 6).
 
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_fp16.h>
 
@@ -18,19 +19,8 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xFFFFFFFFu;
 constexpr int kWarps = 4;  // warps per block
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
-  return v;
-}
 
 unsigned blocks_for(int64_t n, int64_t per) { return static_cast<unsigned>((n + per - 1) / per); }
 

@@ -11,6 +11,7 @@
 // Q6_K's two 16-element scales are small integers: two m16n8k16 sums are combined in int32 first.
 
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_fp16.h>
 
@@ -21,7 +22,6 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xFFFFFFFFu;
 constexpr int kStep = 256;                // K elements per pipeline step
 constexpr int kXBytes = kStep + 8 * 8;    // x over one step: 256 int8, then 8 float2 (d, d·Σq)
 constexpr int kXStride = kXBytes + 16;    // 84 words in shared memory: B fragment reads hit 32 banks
