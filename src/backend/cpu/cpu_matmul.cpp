@@ -14,6 +14,10 @@ namespace {
 // Weight rows per block: the block is reused for every tile of token rows, so it should fit in L1/L2
 // (16 rows of 4864 F16 weights are 156 KB; of Q8_0 83 KB).
 constexpr int64_t kWeightBlock = 16;
+// At one token row (decode) a unit is pure weight streaming: bigger units spend less on handing
+// them out (a shared atomic counter) per byte. Units only partition the outputs, so the bits are
+// those of any other partition.
+constexpr int64_t kDecodeWeightBlock = 64;
 // Below this many multiply-adds a fork costs more than it saves: one thread does it all.
 constexpr int64_t kMinParallelMacs = int64_t(1) << 16;
 // Activation bytes of one chunk of token rows (see run): about half of a 2 MB L2.
@@ -57,6 +61,7 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
   };
   std::vector<Prepared> prep;
   prep.reserve(jobs.size());
+  const int64_t wblock = x.rows == 1 ? kDecodeWeightBlock : kWeightBlock;  // weight rows per unit
   int64_t macs = 0;
   for (const MatmulJob& j : jobs) {
     const Weight& w = *j.w;
@@ -70,7 +75,7 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
       throw_error("matmul {}: activation format differs from {}'s in one dispatch", w.name, jobs[0].w->name);
     }
     prep.push_back({kernel, static_cast<const uint8_t*>(w.data), row_bytes(w.type, static_cast<uint64_t>(w.cols)),
-                    (w.rows + kWeightBlock - 1) / kWeightBlock});
+                    (w.rows + wblock - 1) / wblock});
     macs += x.rows * w.cols * w.rows;
   }
   if (swiglu && (jobs.size() != 2 || jobs[0].w->rows != jobs[1].w->rows || jobs[0].bias || jobs[1].bias)) {
@@ -142,7 +147,7 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
     const int64_t r_begin = (u / n_blocks) * chunk, r_end = std::min(rows, r_begin + chunk);
     const int64_t blk = u % n_blocks;
     if (swiglu) {
-      const int64_t o0 = blk * kWeightBlock, o1 = std::min(jobs[0].w->rows, o0 + kWeightBlock);
+      const int64_t o0 = blk * wblock, o1 = std::min(jobs[0].w->rows, o0 + wblock);
       do_block(0, r_begin, r_end, o0, o1);
       do_block(1, r_begin, r_end, o0, o1);
       const Tensor &g = jobs[0].out, &up = jobs[1].out;
@@ -152,7 +157,7 @@ void CpuMatmul::run_many(ThreadPool& pool, const Tensor& x, std::span<const Matm
       return;
     }
     const size_t j = static_cast<size_t>(std::upper_bound(block_start.begin(), block_start.end(), blk) - block_start.begin() - 1);
-    const int64_t o0 = (blk - block_start[j]) * kWeightBlock, o1 = std::min(jobs[j].w->rows, o0 + kWeightBlock);
+    const int64_t o0 = (blk - block_start[j]) * wblock, o1 = std::min(jobs[j].w->rows, o0 + wblock);
     do_block(j, r_begin, r_end, o0, o1);
   };
   const int64_t units = n_chunks * n_blocks;
