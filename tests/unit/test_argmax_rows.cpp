@@ -6,34 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
-#include "gguf/llama2c_import.h"
 #include "model/transformer.h"
+#include "stories_fixture.h"
 
 namespace vellum {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string stories_gguf() {
-  static const std::string path = [] {
-    const fs::path dir = fs::path(VELLUM_FIXTURES_DIR) / "stories260K";
-    const std::string out = (fs::temp_directory_path() / ("vellum_argmax_" + std::to_string(::getpid()) + ".gguf")).string();
-    gguf::Llama2cConvertOptions o;
-    o.model_path = (dir / "stories260K.bin").string();
-    o.tokenizer_path = (dir / "tok512.bin").string();
-    o.output_path = out;
-    gguf::convert_llama2c(o);
-    return out;
-  }();
-  return path;
-}
-
 TEST(ArgmaxRows, GreedyRowsMatchTheFullLogitsAndOtherRowsArePacked) {
-  const gguf::GgufFile file = gguf::GgufFile::open(stories_gguf());
+  const gguf::GgufFile& file = testing::stories_model();
   backend::CpuBackend be(2);
   model::Transformer model(file, be);
   const uint32_t vocab = model.hparams().vocab, bs = 8;
