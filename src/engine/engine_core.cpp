@@ -120,12 +120,7 @@ std::vector<Sequence*> EngineCore::fork_branches(Sequence& parent) {
 
 void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates) {
   const Request& req = seq.request;
-  // Before min_tokens, end-of-generation and stop ids cannot be drawn.
-  std::vector<int32_t> suppressed;
-  if (seq.generated() < req.min_tokens) {
-    if (!req.ignore_eos) suppressed = eog_;
-    suppressed.insert(suppressed.end(), req.stop_token_ids.begin(), req.stop_token_ids.end());
-  }
+  const std::vector<int32_t> suppressed = suppressed_tokens(seq);
   std::vector<float> processed;
   if (adjusts_logits(req.sampling) || !suppressed.empty()) {
     const std::span<const int32_t> all(seq.tokens);
@@ -138,12 +133,22 @@ void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std
   accept_token(seq, token, std::move(logprobs), updates);
 }
 
+std::vector<int32_t> EngineCore::suppressed_tokens(const Sequence& seq) const {
+  // Before min_tokens, end-of-generation and stop ids cannot be drawn.
+  const Request& req = seq.request;
+  std::vector<int32_t> suppressed;
+  if (seq.generated() < req.min_tokens) {
+    if (!req.ignore_eos) suppressed = eog_;
+    suppressed.insert(suppressed.end(), req.stop_token_ids.begin(), req.stop_token_ids.end());
+  }
+  return suppressed;
+}
+
 bool EngineCore::needs_only_argmax(const Sequence& seq) const {
   const Request& req = seq.request;
-  const bool suppressing = seq.generated() < req.min_tokens && (!req.ignore_eos || !req.stop_token_ids.empty());
   const bool branches_pending = req.n > 1 && !seq.forked;  // they sample from this row too
-  return req.sampling.temperature == 0.0f && !adjusts_logits(req.sampling) && !suppressing && req.logprobs < 0 &&
-         !branches_pending;
+  return req.sampling.temperature == 0.0f && !adjusts_logits(req.sampling) && suppressed_tokens(seq).empty() &&
+         req.logprobs < 0 && !branches_pending;
 }
 
 void EngineCore::accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs,

@@ -85,6 +85,8 @@ class EngineCore {
   // True when the sequence's next token is the first maximum of its raw logits (greedy, nothing
   // applied to the logits, no logprobs, no branches to fork from the same row).
   bool needs_only_argmax(const Sequence& seq) const;
+  // Tokens that cannot be drawn yet (end of generation and stop ids before min_tokens).
+  std::vector<int32_t> suppressed_tokens(const Sequence& seq) const;
   // Creates branches 1 … n-1 of an n > 1 request, sharing its computed prompt blocks.
   std::vector<Sequence*> fork_branches(Sequence& parent);
 

@@ -1037,14 +1037,12 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   prefill.add_sequence(std::vector<int32_t>(16, 1), 0, table, engine::Batch::Logits::Last);
   model.forward(prefill);
   uint32_t n_past = 16;
-  int steps = 0;
   const auto run_one = [&] {
     engine::Batch b;
     b.block_size = bs;
     b.add_sequence({int32_t(n_past % hp.vocab)}, n_past, table, engine::Batch::Logits::Last);
     model.forward(b, std::vector<uint8_t>{1});  // greedy, as the engine runs it: argmax on the device
     ++n_past;
-    ++steps;
   };
   // Bytes a decode step must read: every weight but the embedding table (one row of it).
   const auto* embd = file.find_tensor("token_embd.weight");
@@ -1053,12 +1051,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const double floor_tps = bw / (bytes / 1e9);  // HBM bytes moved per second, as the copy measured them
   for (const bool graphs : {false, true}) {  // eager, then CUDA graphs (first steps capture)
     be.set_cuda_graphs(graphs);
-    run_one();
-    run_one();
-    const auto t1 = std::chrono::steady_clock::now();
+    run_one();  // a class's first step runs eagerly, its second captures (time_ms's warm-up)
     const int n = 64;
-    for (int i = 0; i < n; ++i) run_one();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    const double s = time_ms(run_one, n) * n / 1e3;
     bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s) [graphs {}]: {:.1f} tok/s; "
                            "bandwidth floor {:.1f} tok/s -> {:.0f}%",
                            path + (g_deterministic ? " [deterministic]" : ""), bytes / 1e9, load_s, graphs ? "on" : "off", n / s,
@@ -1093,10 +1088,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                      engine::Batch::Logits::Last);
       model.forward(b);
     };
-    once();
-    const auto p0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 3; ++i) once();
-    const double ps = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() / 3;
+    const double ps = time_ms(once, 3) / 1e3;
     const double tflops = 2.0 * params * T / ps / 1e12;
     bench_line(fmt::format("prefill {} tokens: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.0f}% of the measured GEMM peak", T,
                            T / ps, tflops, 100.0 * tflops / gemm_tflops));
@@ -1122,12 +1114,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       const bool graphs = variant == 1;
       greedy = variant < 2;
       be.set_cuda_graphs(graphs);
-      step();
-      step();
-      const auto d0 = std::chrono::steady_clock::now();
-      const int reps = 10;
-      for (int i = 0; i < reps; ++i) step();
-      const double ds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count() / reps;
+      step();  // eager first step of the class; time_ms's warm-up captures
+      const double ds = time_ms(step, 10) / 1e3;
       const auto st = be.graph_stats();
       bench_line(fmt::format("decode {} seqs x 1k context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
                              tensor_type_name(g_kv_type), greedy ? "greedy (argmax on the GPU)" : "all logits to the host",
