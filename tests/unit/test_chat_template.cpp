@@ -115,6 +115,7 @@ TEST(ChatTemplateFixtures, RicherConversationsMatchHuggingFace) {
       const fs::path path = kFixtures / "templates" / name;
       ASSERT_TRUE(fs::exists(path)) << path;
       tmpl = std::make_unique<ChatTemplate>(read_file(path));
+      tmpl->set_now(kPinnedNow);  // the generator pins strftime_now() to the same instant
     }
     auto ctx = data["conversations"][conv];
     ctx["add_generation_prompt"] = agp;
