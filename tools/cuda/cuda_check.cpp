@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/attention.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -644,6 +645,36 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
          (type == TensorType::F32 ? "6 seqs: prefill 37, chunks 16 and 5, decodes at 3k/8k/20k"
                                   : "chunk 5 after 700, decodes at 3k/8k/20k") + ref_note);
   if (type != TensorType::F32) {
+    // Round 7: a span's partial does not depend on which block computes it, so every spans-per-block
+    // choice and the 3-stage build give the same bits (outputs poisoned before each run); round 5's
+    // kernel (one span per block, separate combine) differs only by the merge order of short rows.
+    const auto rerun = [&](int variant, int spb) {
+      cuda::set_attn_decode_variant(variant);
+      cuda::set_attn_spans_per_block(spb);
+      p.gpu.fill(out.g, NAN);
+      p.gpu.attention(layer, q.g, shape, out.g);
+      std::vector<float> got = p.get_gpu(out.g);
+      cuda::set_attn_decode_variant(0);
+      cuda::set_attn_spans_per_block(0);
+      return got;
+    };
+    const auto split_only = [&](const std::vector<float>& all) {
+      std::vector<float> v;
+      for (const auto& sq : ss) {
+        if (sq.q_count >= uint32_t(kTcRows)) continue;
+        v.insert(v.end(), all.begin() + size_t(sq.q_begin) * width, all.begin() + size_t(sq.q_begin + sq.q_count) * width);
+      }
+      return v;
+    };
+    double differ = 0;
+    for (const auto& [variant, spb] : std::vector<std::pair<int, int>>{{0, 1}, {0, 3}, {0, 7}, {2, 1}, {2, 5}}) {
+      const std::vector<float> got = split_only(rerun(variant, spb));
+      for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &split_got[i], sizeof(float)) != 0;
+    }
+    record(fmt::format("attention {}q/{}kv x{} split path spans/block bits, {} KV", heads, kv_heads, head_dim, tn), differ, 0,
+           "differing outputs over spans/block 1, 3, 7 and 3 stages at 1, 5 vs the default");
+    record(fmt::format("attention {}q/{}kv x{} split path round-5 kernel, {} KV", heads, kv_heads, head_dim, tn),
+           rel_err(split_only(rerun(1, 0)), split_ref), 1e-5, "the round-5 decode kernel and combine (knob 1) vs CPU");
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),
            rel_err(tc_got, tc_ref), bound, "prefill 37 and 300, chunk 16 after 33, chunk 129 after 1000" + ref_note);
@@ -732,7 +763,10 @@ double bench_gemm() {
 
 // Time of one attention call of llama3-8b's shape (32q/8kv x 128): `nseq` sequences, each adding
 // `q` rows after `past` tokens, contiguous block tables. tc_rows: set_attention_tc_rows.
-double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q, int tc_rows, int reps) {
+// variants: {decode variant, spans per block} pairs (cuda::set_attn_decode_variant /
+// set_attn_spans_per_block) timed after the default on the same data, into variant_ms.
+double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q, int tc_rows, int reps,
+                    const std::vector<std::pair<int, int>>& variants = {}, std::vector<double>* variant_ms = nullptr) {
   CudaBackend be(0);
   be.set_cuda_graphs(false);
   be.set_attention_tc_rows(tc_rows);
@@ -771,22 +805,43 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
   Tensor qt = be.scratch(int64_t(nseq) * q, heads * hd), out = be.scratch(int64_t(nseq) * q, heads * hd);
   be.write(qt, randn(size_t(qt.elements())).data());
   const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
-  return time_ms([&] { be.attention(0, qt, shape, out); }, reps);
+  const double ms = time_ms([&] { be.attention(0, qt, shape, out); }, reps);
+  for (const auto& [v, spb] : variants) {  // the same call with other decode kernels
+    cuda::set_attn_decode_variant(v);
+    cuda::set_attn_spans_per_block(spb);
+    variant_ms->push_back(time_ms([&] { be.attention(0, qt, shape, out); }, reps));
+  }
+  cuda::set_attn_decode_variant(0);
+  cuda::set_attn_spans_per_block(0);
+  return ms;
 }
 
 // Paged attention per layer: decode (bytes of K and V read / time vs the copy bandwidth), prefill
 // of one sequence on the tensor-core and the split path, and the chunk size where they cross.
 void bench_attention(double bw) {
   const std::vector<std::pair<TensorType, std::vector<std::pair<uint32_t, uint32_t>>>> decode = {
-      {TensorType::F16, {{1024, 1}, {1024, 32}, {8192, 1}, {8192, 8}, {32768, 1}, {32768, 8}}},
+      {TensorType::F16, {{1024, 1}, {1024, 32}, {1024, 128}, {8192, 1}, {8192, 8}, {8192, 64}, {32768, 1}, {32768, 8}}},
+      {TensorType::BF16, {{8192, 8}}},
       {TensorType::F32, {{8192, 1}, {8192, 8}}}};
   for (const auto& [kv_type, cases] : decode) {
     for (const auto& [ctx, nseq] : cases) {
-      const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50);
+      // 16-bit pools: the default (round 7, 2 stages), then round 5's kernel, 3 stages and (F16) forced
+      // spans per block, same call.
+      std::vector<double> vms;
+      std::vector<std::pair<int, int>> vars;
+      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}};
+      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}});
+      const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
-      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
-                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9,
-                             100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+      const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
+      std::string extra;
+      for (size_t i = 0; i < vms.size(); ++i) {
+        const auto [v, spb] = vars[i];
+        extra += fmt::format("; {} {:.4f} ms = {:.0f}%", v == 1 ? "round-5 kernel" : v == 2 ? "3 stages" : fmt::format("spb {}", spb),
+                             vms[i], pct(vms[i]));
+      }
+      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw{}",
+                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9, pct(ms), extra));
     }
   }
   for (const TensorType kv_type : {TensorType::F16, TensorType::BF16}) {
