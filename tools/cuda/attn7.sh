@@ -24,8 +24,11 @@ for S in $STEPS; do
       echo "model r5 exit $? $((SECONDS - T0)) s" ;;
   esac
 done
+# $OUT brings back at most 8 files: everything goes into one archive, the short table is printed below.
+tar czf /tmp/attn7-out.tgz -C "$O" . && rm -f "$O"/* && mv /tmp/attn7-out.tgz "$O/all.tgz" && mkdir -p /tmp/ox && tar xzf "$O/all.tgz" -C /tmp/ox
+O=/tmp/ox
 echo "===== summary"
 [ -f "$O/checks.txt" ] && grep -E "FAIL|checks,|greedy|graphs|identical|match" "$O/checks.txt" | head -20
-[ -f "$O/checks.txt" ] && grep -E "spans/block|round-5 kernel|split path" "$O"/check_table.txt 2>/dev/null | cut -c1-120
+[ -f "$O/checks.txt" ] && grep -E "attention.*(decode|split path)" "$O"/check_table.txt 2>/dev/null | cut -c1-110
 [ -f "$O/attn-bench.txt" ] && grep -E "paged decode|device copy" "$O/attn-bench.txt"
 for f in model-r7 model-r5; do [ -f "$O/$f.txt" ] && { echo "-- $f"; grep -E "graphs vs eager|decode .* seqs|copy" "$O/$f.txt" | grep -v "all logits"; }; done

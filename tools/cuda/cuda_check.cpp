@@ -640,21 +640,25 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     (tc ? tc_ref : split_ref).insert((tc ? tc_ref : split_ref).end(), cpu_out.begin() + a, cpu_out.begin() + b);
   }
   const std::string ref_note = type == TensorType::F32 ? "" : "; CPU f32 on the same rounded K/V";
+  // The default decode kernel (round 7) rounds Q and P to the pool's type: the tensor-core bound.
+  const int default_variant = cuda::attn_decode_variant();
+  const bool default_tc = type != TensorType::F32 && (default_variant == 0 || default_variant == 3);
   record(fmt::format("attention {}q/{}kv x{} split path, {} rows, {} KV", heads, kv_heads, head_dim, split_got.size() / width, tn),
-         rel_err(split_got, split_ref), 1e-5,
+         rel_err(split_got, split_ref), default_tc ? (type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16) : 1e-5,
          (type == TensorType::F32 ? "6 seqs: prefill 37, chunks 16 and 5, decodes at 3k/8k/20k"
                                   : "chunk 5 after 700, decodes at 3k/8k/20k") + ref_note);
   if (type != TensorType::F32) {
-    // Round 7: a span's partial does not depend on which block computes it, so every spans-per-block
-    // choice and the 3-stage build give the same bits (outputs poisoned before each run); round 5's
-    // kernel (one span per block, separate combine) differs only by the merge order of short rows.
+    // Round 7: a span's partial does not depend on which block computes it, so forcing spans per
+    // block (1, 3, 7) gives each staged variant's bits exactly (outputs poisoned before each run);
+    // every decode variant against the CPU: the CUDA-core ones (f32 math) at 1e-5, the tensor-core
+    // ones (Q and P rounded to the pool's type) at the tensor-core prefill's bound.
     const auto rerun = [&](int variant, int spb) {
       cuda::set_attn_decode_variant(variant);
       cuda::set_attn_spans_per_block(spb);
       p.gpu.fill(out.g, NAN);
       p.gpu.attention(layer, q.g, shape, out.g);
       std::vector<float> got = p.get_gpu(out.g);
-      cuda::set_attn_decode_variant(0);
+      cuda::set_attn_decode_variant(default_variant);
       cuda::set_attn_spans_per_block(0);
       return got;
     };
@@ -666,15 +670,23 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       }
       return v;
     };
-    double differ = 0;
-    for (const auto& [variant, spb] : std::vector<std::pair<int, int>>{{0, 1}, {0, 3}, {0, 7}, {2, 1}, {2, 5}}) {
-      const std::vector<float> got = split_only(rerun(variant, spb));
-      for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &split_got[i], sizeof(float)) != 0;
+    const double tc_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
+    for (const int variant : {0, 2, 3, 1}) {
+      const std::vector<float> ref = split_only(rerun(variant, 0));
+      const bool tcv = variant == 0 || variant == 3;
+      const char* what = variant == 0 ? "staged, tensor cores" : variant == 3 ? "staged, tensor cores, 3 stages"
+                                     : variant == 2 ? "staged, CUDA cores" : "round-5 kernel";
+      record(fmt::format("attention {}q/{}kv x{} decode {}, {} KV", heads, kv_heads, head_dim, what, tn), rel_err(ref, split_ref),
+             tcv ? tc_bound : 1e-5, fmt::format("knob {}; split rows vs CPU f32 on the same rounded K/V", variant));
+      if (variant == 1) continue;
+      double differ = 0;
+      for (const int spb : {1, 3, 7}) {
+        const std::vector<float> got = split_only(rerun(variant, spb));
+        for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+      }
+      record(fmt::format("attention {}q/{}kv x{} decode {} spans/block bits, {} KV", heads, kv_heads, head_dim, what, tn), differ, 0,
+             "outputs differing from the auto choice with 1, 3, 7 spans per block");
     }
-    record(fmt::format("attention {}q/{}kv x{} split path spans/block bits, {} KV", heads, kv_heads, head_dim, tn), differ, 0,
-           "differing outputs over spans/block 1, 3, 7 and 3 stages at 1, 5 vs the default");
-    record(fmt::format("attention {}q/{}kv x{} split path round-5 kernel, {} KV", heads, kv_heads, head_dim, tn),
-           rel_err(split_only(rerun(1, 0)), split_ref), 1e-5, "the round-5 decode kernel and combine (knob 1) vs CPU");
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),
            rel_err(tc_got, tc_ref), bound, "prefill 37 and 300, chunk 16 after 33, chunk 129 after 1000" + ref_note);
@@ -806,12 +818,13 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
   be.write(qt, randn(size_t(qt.elements())).data());
   const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
   const double ms = time_ms([&] { be.attention(0, qt, shape, out); }, reps);
+  const int default_variant = cuda::attn_decode_variant();
   for (const auto& [v, spb] : variants) {  // the same call with other decode kernels
     cuda::set_attn_decode_variant(v);
     cuda::set_attn_spans_per_block(spb);
     variant_ms->push_back(time_ms([&] { be.attention(0, qt, shape, out); }, reps));
   }
-  cuda::set_attn_decode_variant(0);
+  cuda::set_attn_decode_variant(default_variant);
   cuda::set_attn_spans_per_block(0);
   return ms;
 }
@@ -825,19 +838,20 @@ void bench_attention(double bw) {
       {TensorType::F32, {{8192, 1}, {8192, 8}}}};
   for (const auto& [kv_type, cases] : decode) {
     for (const auto& [ctx, nseq] : cases) {
-      // 16-bit pools: the default (round 7, 2 stages), then round 5's kernel, 3 stages and (F16) forced
-      // spans per block, same call.
+      // 16-bit pools: the default (round 7), then round 5's kernel, round 7's staging with CUDA-core math,
+      // 3 stages and (F16) forced spans per block, same call.
       std::vector<double> vms;
       std::vector<std::pair<int, int>> vars;
-      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}};
-      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}});
+      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {3, 0}};
+      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{0, 1}, {0, 2}, {0, 4}, {0, 8}});
       const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
       const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
       std::string extra;
       for (size_t i = 0; i < vms.size(); ++i) {
         const auto [v, spb] = vars[i];
-        extra += fmt::format("; {} {:.4f} ms = {:.0f}%", v == 1 ? "round-5 kernel" : v == 2 ? "3 stages" : fmt::format("spb {}", spb),
+        extra += fmt::format("; {} {:.4f} ms = {:.0f}%",
+                             v == 1 ? "round-5 kernel" : v == 2 ? "staged CUDA cores" : v == 3 ? "3 stages" : fmt::format("spb {}", spb),
                              vms[i], pct(vms[i]));
       }
       bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw{}",

@@ -269,6 +269,35 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
 
 // ---- split path, 16-bit pools with 64 or 128 dims, round 7: staged runs of spans ---------------
 
+// mma.sync helpers (also used by the tensor-core prefill path below).
+__device__ __forceinline__ uint32_t pack2(float a, float b, __half) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+__device__ __forceinline__ uint32_t pack2(float a, float b, __nv_bfloat16) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+// c += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __nv_bfloat16) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem_row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
 // cp.async helpers (also used by the tensor-core path below).
 // 16 bytes global → shared without registers; src_bytes 0 fills zeros (positions past the context).
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
@@ -296,23 +325,39 @@ constexpr size_t dec_smem_bytes() {  // stages × (K, V) × one span × HD × 2 
   return size_t(STAGES) * 2 * kAttnSplit * HD * 2;
 }
 
+// Element offset of dims [8c, 8c + 8) of span position pos in a staged K or V tile: the 16-byte
+// chunks of a row are XOR-swizzled by pos % 8, so that 8 positions' same chunk (mma fragments,
+// ldmatrix rows) fall in 8 different bank groups without padding the rows.
+template <int HD>
+__device__ __forceinline__ int swz(int pos, int c) {
+  return pos * HD + ((c ^ (pos & 7)) << 3);
+}
+
 // One thread block per (KV head and ≤4-head query group, run of `spb` consecutive spans, row).
-// Each span's K/V (64 positions) are copied through the block table into shared memory by
+// Each span's K and V (64 positions) are copied through the block table into shared memory by
 // cp.async, STAGES deep, so that the next spans' bytes are in flight while one is computed (round
-// 5's kernel had one round trip per block and nothing in flight while it computed). A span is
-// computed exactly as round 5 did it (same lanes, same order), so its partial does not depend on
-// which block took it or how many spans a block takes: spb is free to follow the grid's waves.
+// 5's kernel had one round trip per block and nothing in flight while it computed). A span's
+// partial is computed the same way whichever block takes it and however many spans a block takes,
+// so spb is free to follow the grid's waves. Two span computations:
+// - TC (default): S = Q·Kᵀ and O = P·V on mma.sync m16n8k16, f32 accumulators; warp w owns span
+//   positions 16w..16w+15; the group's ≤4 heads are rows 0-3 of the 16-row A operand (rows 4-15
+//   zero). Q and P are rounded to the pool's type (the tensor-core prefill's bounds). Round 5's
+//   CUDA-core math spent ~1 500 instructions per thread and span (16 lanes per position: 4 heads ×
+//   4 shuffle steps per position pair, every lane recomputing the 4 exps): the SMs, not memory,
+//   were the limit (round 7 v1 measurement, docs/cuda.md).
+// - !TC: round 5's CUDA-core math on the staged tile (f32 on the widened values, bound 1e-5).
 // Rows of ≤ kAttnFuseSpans spans are merged by the last block to finish of their (row, group):
 // an arrival counter (reset by that block), spans in order, no second launch.
-template <typename T, int HD, int STAGES>
+template <typename T, int HD, int STAGES, bool TC>
 __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int64_t row0, int spb) {
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   constexpr int CSTEP = 128 / LG, CPT = kAttnSplit / CSTEP;  // copy: rows per pass, rows per thread
+  constexpr int KK = HD / 16;
   extern __shared__ uint4 dec_smem[];
-  T* const ks = reinterpret_cast<T*>(dec_smem);  // [STAGES][kAttnSplit][HD]
+  T* const ks = reinterpret_cast<T*>(dec_smem);  // [STAGES][kAttnSplit][HD], swizzled rows
   T* const vs = ks + STAGES * kAttnSplit * HD;
   __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
-  __shared__ float red_acc[4][kDecHeads][HD];
+  __shared__ __align__(16) float red_acc[4][kDecHeads][HD];
   __shared__ int last_flag;
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
@@ -323,10 +368,11 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, sub = lane / LG, part = lane % LG;
+  const int gr = lane >> 2, gc = lane & 3;  // mma fragment row / column group
   const int32_t* table = p.tables + p.row_table[r];
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
-  const int cc = (threadIdx.x % LG) * 8, cr0 = threadIdx.x / LG;
+  const int cch = threadIdx.x % LG, cr0 = threadIdx.x / LG;
   int blk[CPT];
   auto fetch = [&](int k) {  // block ids of this thread's copy rows of span k (-1: none)
 #pragma unroll
@@ -343,10 +389,11 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
         const int pr = cr0 + c * CSTEP, pos = (sp0 + k) * kAttnSplit + pr;
         const bool in = blk[c] >= 0;
         const T* base = in ? pool + int64_t(blk[c]) * p.kv.block_elems + int64_t(pos % p.kv.block_size) * row_elems +
-                                 int64_t(kvh) * HD + cc
+                                 int64_t(kvh) * HD + cch * 8
                            : pool;
-        cp_async16(ks + (stage * kAttnSplit + pr) * HD + cc, in ? base + p.kv.k_off : pool, in ? 16 : 0);
-        cp_async16(vs + (stage * kAttnSplit + pr) * HD + cc, in ? base + p.kv.v_off : pool, in ? 16 : 0);
+        const int dst = stage * kAttnSplit * HD + swz<HD>(pr, cch);
+        cp_async16(ks + dst, in ? base + p.kv.k_off : pool, in ? 16 : 0);
+        cp_async16(vs + dst, in ? base + p.kv.v_off : pool, in ? 16 : 0);
       }
     }
     cp_async_commit();
@@ -357,12 +404,25 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
     issue(k);
   }
   fetch(STAGES - 1);
-  float q[kDecHeads][8];
+  // Q: TC, A-fragment halves a0/a2 of head row gr (zero past the group); else 8 dims of 4 heads.
+  uint32_t qa[TC ? KK : 1][2];
+  float q[TC ? 1 : kDecHeads][8];
+  if constexpr (TC) {
+    const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(gr, ng - 1)) * HD;
 #pragma unroll
-  for (int j = 0; j < kDecHeads; ++j) {
-    const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(j, ng - 1)) * HD + part * 8;
-    const float4 a = *reinterpret_cast<const float4*>(qp), b = *reinterpret_cast<const float4*>(qp + 4);
-    q[j][0] = a.x, q[j][1] = a.y, q[j][2] = a.z, q[j][3] = a.w, q[j][4] = b.x, q[j][5] = b.y, q[j][6] = b.z, q[j][7] = b.w;
+    for (int kk = 0; kk < KK; ++kk) {
+      const float2 a = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2);
+      const float2 b = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2 + 8);
+      qa[kk][0] = gr < ng ? pack2(a.x, a.y, T{}) : 0u;
+      qa[kk][1] = gr < ng ? pack2(b.x, b.y, T{}) : 0u;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kDecHeads; ++j) {
+      const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(j, ng - 1)) * HD + part * 8;
+      const float4 a = *reinterpret_cast<const float4*>(qp), b = *reinterpret_cast<const float4*>(qp + 4);
+      q[j][0] = a.x, q[j][1] = a.y, q[j][2] = a.z, q[j][3] = a.w, q[j][4] = b.x, q[j][5] = b.y, q[j][6] = b.z, q[j][7] = b.w;
+    }
   }
   for (int k = 0; k < n; ++k) {
     cp_async_wait<STAGES - 2>();  // this thread's copies of span k landed
@@ -372,78 +432,141 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
     const int sp = sp0 + k, p0 = sp * kAttnSplit;
     const T* kt = ks + (k % STAGES) * kAttnSplit * HD;
     const T* vt = vs + (k % STAGES) * kAttnSplit * HD;
-    float s[IT][kDecHeads], mx[kDecHeads];
+    if constexpr (TC) {
+      const int wp0 = warp * 16;
+      float s[2][4];
 #pragma unroll
-    for (int j = 0; j < kDecHeads; ++j) mx[j] = -INFINITY;
+      for (int t = 0; t < 2; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
 #pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int pl = warp * PW + it * PPI + sub;
-      const uint4 kr = *reinterpret_cast<const uint4*>(kt + pl * HD + part * 8);
-      float kf[8];
-      const uint32_t w[4] = {kr.x, kr.y, kr.z, kr.w};
+      for (int kk = 0; kk < KK; ++kk) {
+        const uint32_t a[4] = {qa[kk][0], 0u, qa[kk][1], 0u};
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = pair_to_f2(w[e], T{});
-        kf[2 * e] = f.x, kf[2 * e + 1] = f.y;
+        for (int t = 0; t < 2; ++t) {
+          const int pl = wp0 + 8 * t + gr;
+          const uint32_t b0 = *reinterpret_cast<const uint32_t*>(kt + swz<HD>(pl, 2 * kk) + gc * 2);
+          const uint32_t b1 = *reinterpret_cast<const uint32_t*>(kt + swz<HD>(pl, 2 * kk + 1) + gc * 2);
+          mma(s[t], a, b0, b1, T{});
+        }
       }
-      const bool valid = p0 + pl < ctx;
+      float mloc = -INFINITY;
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          s[t][e] = p0 + wp0 + 8 * t + gc * 2 + e < ctx ? s[t][e] * p.scale : -INFINITY;
+          mloc = fmaxf(mloc, s[t][e]);
+        }
+      }
+      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 1));
+      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 2));
+      if (gc == 0 && gr < kDecHeads) red_m[warp][gr] = mloc;
+      __syncthreads();
+      // The span's max over the block (warps in order); finite: position p0 < ctx is in warp 0.
+      const int hr = min(gr, kDecHeads - 1);
+      const float mx = fmaxf(fmaxf(red_m[0][hr], red_m[1][hr]), fmaxf(red_m[2][hr], red_m[3][hr]));
+      float pr[2][2];
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) pr[t][e] = gr < ng ? expf(s[t][e] - mx) : 0.0f;  // masked: exp(-inf) = 0
+      }
+      float lsum = (pr[0][0] + pr[0][1]) + (pr[1][0] + pr[1][1]);
+      lsum += __shfl_xor_sync(kFull, lsum, 1);
+      lsum += __shfl_xor_sync(kFull, lsum, 2);
+      // P as the A operand over this warp's 16 positions (k = 8t + 2gc + e), rows 8-15 zero.
+      const uint32_t pa[4] = {pack2(pr[0][0], pr[0][1], T{}), 0u, pack2(pr[1][0], pr[1][1], T{}), 0u};
+      float o[HD / 8][4];
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+      const int vl = wp0 + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+      for (int dn = 0; dn < HD / 16; ++dn) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, vt + swz<HD>(vl, 2 * dn + (lane >> 4)));
+        mma(o[2 * dn], pa, b[0], b[1], T{});
+        mma(o[2 * dn + 1], pa, b[2], b[3], T{});
+      }
+      if (gr < ng) {
+#pragma unroll
+        for (int d = 0; d < HD / 8; ++d) {
+          *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(o[d][0], o[d][1]);
+        }
+      }
+      if (gc == 0 && gr < kDecHeads) red_l[warp][gr] = lsum;
+    } else {
+      float s[IT][kDecHeads], mx[kDecHeads];
+#pragma unroll
+      for (int j = 0; j < kDecHeads; ++j) mx[j] = -INFINITY;
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        const int pl = warp * PW + it * PPI + sub;
+        const uint4 kr = *reinterpret_cast<const uint4*>(kt + swz<HD>(pl, part));
+        float kf[8];
+        const uint32_t w[4] = {kr.x, kr.y, kr.z, kr.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = pair_to_f2(w[e], T{});
+          kf[2 * e] = f.x, kf[2 * e + 1] = f.y;
+        }
+        const bool valid = p0 + pl < ctx;
+#pragma unroll
+        for (int j = 0; j < kDecHeads; ++j) {
+          float dot = 0.0f;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) dot += q[j][e] * kf[e];
+#pragma unroll
+          for (int o = LG / 2; o > 0; o /= 2) dot += __shfl_xor_sync(kFull, dot, o);
+          s[it][j] = valid ? dot * p.scale : -INFINITY;
+          mx[j] = fmaxf(mx[j], s[it][j]);
+        }
+      }
 #pragma unroll
       for (int j = 0; j < kDecHeads; ++j) {
-        float dot = 0.0f;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) dot += q[j][e] * kf[e];
-#pragma unroll
-        for (int o = LG / 2; o > 0; o /= 2) dot += __shfl_xor_sync(kFull, dot, o);
-        s[it][j] = valid ? dot * p.scale : -INFINITY;
-        mx[j] = fmaxf(mx[j], s[it][j]);
+        for (int o = 16; o >= LG; o /= 2) mx[j] = fmaxf(mx[j], __shfl_xor_sync(kFull, mx[j], o));
+        if (lane == 0) red_m[warp][j] = mx[j];
       }
-    }
+      __syncthreads();
+      float acc[kDecHeads][8], l[kDecHeads];
 #pragma unroll
-    for (int j = 0; j < kDecHeads; ++j) {
+      for (int j = 0; j < kDecHeads; ++j) {
+        mx[j] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
+        l[j] = 0.0f;
 #pragma unroll
-      for (int o = 16; o >= LG; o /= 2) mx[j] = fmaxf(mx[j], __shfl_xor_sync(kFull, mx[j], o));
-      if (lane == 0) red_m[warp][j] = mx[j];
-    }
-    __syncthreads();
-    float acc[kDecHeads][8], l[kDecHeads];
+        for (int e = 0; e < 8; ++e) acc[j][e] = 0.0f;
+      }
 #pragma unroll
-    for (int j = 0; j < kDecHeads; ++j) {
-      mx[j] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
-      l[j] = 0.0f;
+      for (int it = 0; it < IT; ++it) {
+        const int pl = warp * PW + it * PPI + sub;
+        const uint4 vr = *reinterpret_cast<const uint4*>(vt + swz<HD>(pl, part));
+        float v[8];
+        const uint32_t w[4] = {vr.x, vr.y, vr.z, vr.w};
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc[j][e] = 0.0f;
-    }
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = pair_to_f2(w[e], T{});
+          v[2 * e] = f.x, v[2 * e + 1] = f.y;
+        }
 #pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int pl = warp * PW + it * PPI + sub;
-      const uint4 vr = *reinterpret_cast<const uint4*>(vt + pl * HD + part * 8);
-      float v[8];
-      const uint32_t w[4] = {vr.x, vr.y, vr.z, vr.w};
+        for (int j = 0; j < kDecHeads; ++j) {
+          const float pe = expf(s[it][j] - mx[j]);  // 0 for masked positions (-inf; their V is zero-filled)
+          l[j] += pe;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = pair_to_f2(w[e], T{});
-        v[2 * e] = f.x, v[2 * e + 1] = f.y;
+          for (int e = 0; e < 8; ++e) acc[j][e] += pe * v[e];
+        }
       }
 #pragma unroll
       for (int j = 0; j < kDecHeads; ++j) {
-        const float pe = expf(s[it][j] - mx[j]);  // 0 for masked positions (-inf; their V is zero-filled)
-        l[j] += pe;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) acc[j][e] += pe * v[e];
-      }
-    }
+        for (int o = 16; o >= LG; o /= 2) {
+          l[j] += __shfl_xor_sync(kFull, l[j], o);
 #pragma unroll
-    for (int j = 0; j < kDecHeads; ++j) {
+          for (int e = 0; e < 8; ++e) acc[j][e] += __shfl_xor_sync(kFull, acc[j][e], o);
+        }
+        if (lane < LG) {
 #pragma unroll
-      for (int o = 16; o >= LG; o /= 2) {
-        l[j] += __shfl_xor_sync(kFull, l[j], o);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[j][e] += __shfl_xor_sync(kFull, acc[j][e], o);
-      }
-      if (lane < LG) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) red_acc[warp][j][part * 8 + e] = acc[j][e];
-        if (lane == 0) red_l[warp][j] = l[j];
+          for (int e = 0; e < 8; ++e) red_acc[warp][j][part * 8 + e] = acc[j][e];
+          if (lane == 0) red_l[warp][j] = l[j];
+        }
       }
     }
     __syncthreads();
@@ -451,7 +574,7 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
       const int j = i / HD, d = i % HD;
       const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + j) * p.max_splits + sp;
       p.part_acc[idx * HD + d] = ((red_acc[0][j][d] + red_acc[1][j][d]) + red_acc[2][j][d]) + red_acc[3][j][d];
-      if (d == 0) {  // the span's max again from red_m (mx[j] at a run-time j would go to local memory)
+      if (d == 0) {  // the span's max again from red_m (a register array at a run-time j would go to local memory)
         p.part_ml[2 * idx] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
         p.part_ml[2 * idx + 1] = ((red_l[0][j] + red_l[1][j]) + red_l[2][j]) + red_l[3][j];
       }
@@ -546,33 +669,6 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
 
 // ---- tensor-core path ----------------------------------------------------------------------------
 
-__device__ __forceinline__ uint32_t pack2(float a, float b, __half) {
-  const __half2 h = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-__device__ __forceinline__ uint32_t pack2(float a, float b, __nv_bfloat16) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-// c += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
-__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __nv_bfloat16) {
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem_row) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
 constexpr int kTcCols = 64, kTcThreads = 128;
 template <int HD, int STAGES>
 constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padded row × 2 bytes
@@ -800,17 +896,17 @@ int spans_per_block(int64_t pairs, int max_splits, int slots) {
   return best;
 }
 
-template <typename T, int HD, int STAGES>
+template <typename T, int HD, int STAGES, bool TC>
 cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
   constexpr size_t smem = dec_smem_bytes<HD, STAGES>();
   static int slots = 0;  // resident blocks on the device (once per instantiation)
   if (slots == 0) {
-    cudaError_t rc = cudaFuncSetAttribute(attn_decode2_kernel<T, HD, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t rc = cudaFuncSetAttribute(attn_decode2_kernel<T, HD, STAGES, TC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem));
     int dev = 0, sms = 0, per_sm = 0;
     if (rc == cudaSuccess) rc = cudaGetDevice(&dev);
     if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode2_kernel<T, HD, STAGES>, 128, smem);
+    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode2_kernel<T, HD, STAGES, TC>, 128, smem);
     if (rc != cudaSuccess) return rc;
     slots = std::max(1, sms * per_sm);
   }
@@ -818,7 +914,7 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
   const int64_t pairs = rows * p.kv.kv_heads * groups;
   const int spb = spans_per_block(pairs, p.max_splits, slots);
   const dim3 grid(p.kv.kv_heads * groups, (p.max_splits + spb - 1) / spb, static_cast<unsigned>(rows));
-  attn_decode2_kernel<T, HD, STAGES><<<grid, 128, smem, stream>>>(p, row0, spb);
+  attn_decode2_kernel<T, HD, STAGES, TC><<<grid, 128, smem, stream>>>(p, row0, spb);
   return cudaGetLastError();
 }
 
@@ -834,9 +930,11 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     hd128 ? launch_decode<T, 128>(p, row0, rows, stream) : launch_decode<T, 64>(p, row0, rows, stream);
     rc = cudaGetLastError();
   } else if (v == 2) {
-    rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);
+    rc = hd128 ? launch_decode2<T, 128, 2, false>(p, row0, rows, stream) : launch_decode2<T, 64, 2, false>(p, row0, rows, stream);
+  } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
+    rc = hd128 ? launch_decode2<T, 128, 3, true>(p, row0, rows, stream) : launch_decode2<T, 64, 3, true>(p, row0, rows, stream);
   } else {
-    rc = hd128 ? launch_decode2<T, 128, 2>(p, row0, rows, stream) : launch_decode2<T, 64, 2>(p, row0, rows, stream);
+    rc = hd128 ? launch_decode2<T, 128, 2, true>(p, row0, rows, stream) : launch_decode2<T, 64, 2, true>(p, row0, rows, stream);
   }
   return true;
 }
@@ -900,6 +998,7 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows) {
   return rows * kv_heads * ((heads / kv_heads + kDecHeads - 1) / kDecHeads);
 }
 void set_attn_decode_variant(int variant) { g_decode_variant = variant; }
+int attn_decode_variant() { return decode_variant(); }
 void set_attn_spans_per_block(int spans) { g_spans_per_block = std::max(0, spans); }
 
 bool attn_tc_supported(const KvPoolView& kv) {

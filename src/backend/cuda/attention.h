@@ -5,7 +5,8 @@
 //   its sequence (tables + row_table[r]). Contexts are split into fixed spans of kAttnSplit
 //   positions; each span's partial (max, weight sum, weighted V sum) is computed the same way
 //   whichever thread block takes it (16-bit pools: a block walks a run of spans of one KV head and
-//   ≤4-head query group, K/V staged through shared memory by cp.async; round 7), then the spans
+//   ≤4-head query group, K/V staged through shared memory by cp.async, scores and weighted sums on
+//   tensor cores; round 7), then the spans
 //   are merged in a fixed order: by the row's last block when it has ≤ kAttnFuseSpans spans, else
 //   by a second kernel. The split depends on positions only, never on the batch.
 // - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
@@ -52,9 +53,12 @@ struct AttnParams {
 int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
-// first launch): decode variant 0 = round 7 (staged, fused merge), 1 = round 5 (one span per block,
-// registers, separate combine); spans per block 0 = chosen per launch from the grid's waves.
+// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = round 7 (staged spans,
+// tensor cores, fused merge; Q and P rounded to the pool's type), 1 = round 5 (one span per block,
+// registers, CUDA cores, separate combine), 2 = round 7's staging and merge with round 5's
+// CUDA-core math (f32 on the stored values), 3 = variant 0 with 3 stages; spans per block 0 = chosen per launch from the waves.
 void set_attn_decode_variant(int variant);
+int attn_decode_variant();
 void set_attn_spans_per_block(int spans);
 
 // Split path over split rows [row0, row0 + rows) (indices into split_rows, or step rows).
