@@ -333,12 +333,12 @@ __device__ __forceinline__ int swz(int pos, int c) {
   return pos * HD + ((c ^ (pos & 7)) << 3);
 }
 
-// One thread block per (KV head and ≤4-head query group, run of `spb` consecutive spans, row).
+// One thread block per (KV head and ≤4-head query group, run of consecutive spans, row).
 // Each span's K and V (64 positions) are copied through the block table into shared memory by
 // cp.async, STAGES deep, so that the next spans' bytes are in flight while one is computed (round
 // 5's kernel had one round trip per block and nothing in flight while it computed). A span's
 // partial is computed the same way whichever block takes it and however many spans a block takes,
-// so spb is free to follow the grid's waves. Two span computations:
+// so the runs are free to follow the grid's waves (spans_per_block). Two span computations:
 // - TC (default): S = Q·Kᵀ and O = P·V on mma.sync m16n8k16, f32 accumulators; warp w owns span
 //   positions 16w..16w+15; the group's ≤4 heads are rows 0-3 of the 16-row A operand (rows 4-15
 //   zero). Q and P are rounded to the pool's type (the tensor-core prefill's bounds). Round 5's
@@ -349,7 +349,7 @@ __device__ __forceinline__ int swz(int pos, int c) {
 // Rows of ≤ kAttnFuseSpans spans are merged by the last block to finish of their (row, group):
 // an arrival counter (reset by that block), spans in order, no second launch.
 template <typename T, int HD, int STAGES, bool TC>
-__global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int64_t row0, int spb) {
+__global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int64_t row0) {
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   constexpr int CSTEP = 128 / LG, CPT = kAttnSplit / CSTEP;  // copy: rows per pass, rows per thread
   constexpr int KK = HD / 16;
@@ -362,9 +362,12 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
   const int spans = (ctx + kAttnSplit - 1) / kAttnSplit;
-  const int sp0 = blockIdx.y * spb;
+  // The row's own spans over the grid's gridDim.y runs (the grid is sized for the launch's longest,
+  // possibly graph-padded, row): every block of the row gets work, whatever its context.
+  const int per = (spans + gridDim.y - 1) / gridDim.y;
+  const int sp0 = blockIdx.y * per;
   if (sp0 >= spans) return;
-  const int n = min(spb, spans - sp0);
+  const int n = min(per, spans - sp0);
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, sub = lane / LG, part = lane % LG;
@@ -883,7 +886,9 @@ int forced_spans_per_block() {
 // Spans per block: the grid's blocks over the SM slots (resident blocks) in whole waves, each block
 // costing its spans plus about one span of pipeline fill: min over s of ceil(blocks(s) / slots) ×
 // (s + 1). Depends only on the launch shape (rows, heads, padded split count), never on contexts,
-// so a captured graph stays valid; any choice gives the same bits.
+// so a captured graph stays valid; the grid gets ceil(max_splits / s) runs per (row, group) and
+// each row spreads its own spans over them (the kernel), so a graph-padded split count does not
+// leave half the runs idle. Any choice gives the same bits.
 int spans_per_block(int64_t pairs, int max_splits, int slots) {
   if (const int f = forced_spans_per_block(); f > 0) return std::min(f, max_splits);
   int best = 1;
@@ -914,7 +919,7 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
   const int64_t pairs = rows * p.kv.kv_heads * groups;
   const int spb = spans_per_block(pairs, p.max_splits, slots);
   const dim3 grid(p.kv.kv_heads * groups, (p.max_splits + spb - 1) / spb, static_cast<unsigned>(rows));
-  attn_decode2_kernel<T, HD, STAGES, TC><<<grid, 128, smem, stream>>>(p, row0, spb);
+  attn_decode2_kernel<T, HD, STAGES, TC><<<grid, 128, smem, stream>>>(p, row0);
   return cudaGetLastError();
 }
 

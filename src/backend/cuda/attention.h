@@ -56,7 +56,8 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 // first launch): decode variant of 16-bit pools with 64/128 dims: 0 = round 7 (staged spans,
 // tensor cores, fused merge; Q and P rounded to the pool's type), 1 = round 5 (one span per block,
 // registers, CUDA cores, separate combine), 2 = round 7's staging and merge with round 5's
-// CUDA-core math (f32 on the stored values), 3 = variant 0 with 3 stages; spans per block 0 = chosen per launch from the waves.
+// CUDA-core math (f32 on the stored values), 3 = variant 0 with 3 stages; spans per block N: the
+// grid gets ceil(max_splits / N) runs per (row, group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);
 int attn_decode_variant();
 void set_attn_spans_per_block(int spans);
