@@ -3,6 +3,7 @@
 
 #include "backend/cuda/attention.h"
 #include "backend/cuda/warp_reduce.cuh"
+#include "backend/cuda/pdl.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -47,6 +48,7 @@ constexpr int kDimsPerLane = kMaxAttnHeadDim / 32;
 // lane p scores tile position p, then every lane accumulates its head dims d = lane + 32i.
 template <typename T>
 __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   extern __shared__ float smem[];
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int kvh = blockIdx.y, sp = blockIdx.x;
@@ -148,6 +150,7 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 constexpr int kDecHeads = 4;  // query heads per block
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
   __shared__ float red_acc[4][kDecHeads][HD];
@@ -285,6 +288,7 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) 
   return tree8(red, is_max);
 }
 __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   __shared__ float red[kCombineWarps];
   __shared__ float part[32][kCombineWarps];
   const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
@@ -362,6 +366,7 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
 template <typename T, int HD, int STAGES>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
+  pdl_wait();
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
   extern __shared__ uint4 tc_smem[];
   T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]
