@@ -16,7 +16,6 @@
 // Before the wait a kernel may only compute from its parameters. (Prefetching the weights into L2
 // there was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
 
-
 namespace vellum::cuda {
 
 __device__ __forceinline__ void pdl_wait() {
