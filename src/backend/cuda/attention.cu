@@ -3,6 +3,7 @@
 
 #include "backend/cuda/attention.h"
 #include "backend/cuda/warp_reduce.cuh"
+#include "backend/cuda/pdl.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -50,6 +51,7 @@ constexpr int kDimsPerLane = kMaxAttnHeadDim / 32;
 // lane p scores tile position p, then every lane accumulates its head dims d = lane + 32i.
 template <typename T>
 __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   extern __shared__ float smem[];
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int kvh = blockIdx.y, sp = blockIdx.x;
@@ -151,6 +153,7 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 constexpr int kDecHeads = 4;  // query heads per block
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
   __shared__ float red_acc[4][kDecHeads][HD];
@@ -350,6 +353,7 @@ __device__ __forceinline__ int swz(int pos, int c) {
 // an arrival counter (reset by that block), spans in order, no second launch.
 template <typename T, int HD, int STAGES, bool TC>
 __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   constexpr int CSTEP = 128 / LG, CPT = kAttnSplit / CSTEP;  // copy: rows per pass, rows per thread
   constexpr int KK = HD / 16;
@@ -645,6 +649,7 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) 
 }
 // fused_spans: rows of at most this many spans were merged by the decode kernel (0: none).
 __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0, int fused_spans) {
+  pdl_wait();
   __shared__ float red[kCombineWarps];
   __shared__ float part[32][kCombineWarps];
   const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
@@ -685,6 +690,7 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
 template <typename T, int HD, int STAGES>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
+  pdl_wait();
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
   extern __shared__ uint4 tc_smem[];
   T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]

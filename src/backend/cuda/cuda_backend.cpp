@@ -237,6 +237,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   check(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
   m.graphs.enabled = graphs == nullptr || std::string(graphs) != "0";
+  const char* pdl = std::getenv("VELLUM_CUDA_PDL");
+  m.graphs.programmatic = prop.major >= 9 && (pdl == nullptr || std::string(pdl) != "0");
   // VELLUM_CUDA_ATTN_TC_ROWS=N: set_attention_tc_rows(N) for whole programs (0 turns it off).
   if (const char* tc = std::getenv("VELLUM_CUDA_ATTN_TC_ROWS"); tc != nullptr) m.attn_tc_rows = std::atoi(tc);
   check(cublasCreate(&m.blas), "cublasCreate");
@@ -283,8 +285,10 @@ void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
 }
+void CudaBackend::set_programmatic_launch(bool on) { impl_->graphs.set_programmatic(on); }
 CudaBackend::GraphStats CudaBackend::graph_stats() const {
-  return {impl_->graphs.captures, impl_->graphs.replays, impl_->graphs.eager_fallbacks};
+  const auto& g = impl_->graphs;
+  return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges};
 }
 
 // ---- memory -------------------------------------------------------------------------------------
