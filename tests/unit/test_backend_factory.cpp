@@ -71,8 +71,9 @@ TEST(CudaLayout, DeviceRowBytes) {
   EXPECT_EQ(device_row_bytes(TensorType::Q8_0, 4096), 4096u / 32 * 34);
   EXPECT_EQ(device_row_bytes(TensorType::Q8_0, 96), 16u + 96u);  // a 3-block tail group
   EXPECT_EQ(device_row_bytes(TensorType::Q8_0, 96) % 16, 0u);
-  // Q6_K: 210-byte blocks padded to 224.
-  EXPECT_EQ(device_row_bytes(TensorType::Q6_K, 512), 448u);
+  // Q6_K: groups of 4 super-blocks (4 x 210 bytes + 8 of padding); a short last group is padded.
+  EXPECT_EQ(device_row_bytes(TensorType::Q6_K, 4096), 4u * 848u);
+  EXPECT_EQ(device_row_bytes(TensorType::Q6_K, 512), 848u);
   EXPECT_TRUE(needs_repack(TensorType::Q8_0));
   EXPECT_TRUE(needs_repack(TensorType::Q6_K));
   EXPECT_TRUE(needs_repack(TensorType::Q4_K));

@@ -16,6 +16,7 @@
 #include <functional>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -908,7 +909,10 @@ void bench_gemv(double bw) {
     cuda::check(cudaDeviceSynchronize(), "sync");
     return q8;
   };
+  // VELLUM_BENCH_GEMV_TYPES (e.g. "Q4_K,Q6_K"): only those types (a short device call).
+  const char* only = std::getenv("VELLUM_BENCH_GEMV_TYPES");
   for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    if (only != nullptr && std::string(only).find(tensor_type_name(t)) == std::string::npos) continue;
     std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}};
     if (t == TensorType::Q6_K || t == TensorType::Q8_0) shapes.push_back({128256, 4096});  // llama3's output layer
     for (auto [n, k] : shapes) {

@@ -23,7 +23,7 @@ for P in "$@"; do
     python3 "$D/stories_greedy.py" "$V" "$T/s.gguf" "$D/fixtures/greedy-reference.json" >> "$SUM" 2>&1
     timeout 60 "$C" --graphs "$T/s.gguf" 2>>"$O/graphs.log" | grep -E "cuda graphs|checks" | cut -c1-150 >> "$SUM" ;;
   gemv)
-    timeout ${GEMV_T:-90} "$C" --only-bench --gemv-only 2>"$O/gemv.log" > "$O/gemv_table.txt"; echo "gemv bench exit $?" >> "$SUM"
+    VELLUM_BENCH_GEMV_TYPES=${GEMV_TYPES:-Q4_K,Q6_K} timeout ${GEMV_T:-90} "$C" --only-bench --gemv-only 2>"$O/gemv.log" > "$O/gemv_table.txt"; echo "gemv bench exit $?" >> "$SUM"
     grep -E "^(gemv|matmul_|kernel|device copy)" "$O/gemv.log" | grep -v " f32:" | grep -E "Q4_K|Q6_K|device copy" \
       | sed -E 's/ batch 1//; s/ GB\/s = / /; s/ of copy bw//; s/ outputs differ from r7 R=1 P=1\]/ differ]/' >> "$SUM" ;;
   dec:*)
