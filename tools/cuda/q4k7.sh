@@ -4,6 +4,8 @@
 #   check   op checks (every op vs the CPU; the re-laid Q4_K / Q6_K through every consumer),
 #           stories260K greedy on the GPU, graphs vs eager on stories260K
 #   gemv    GEMV timings: backend ops (host-timed) and each int8 kernel variant alone (graph replay)
+#   mmq     many-row Q4_K / Q6_K matmul timings (int8 mma), then main's binary (old/, if present)
+#   ncu     Nsight Compute sections of one launch of each NCU_KERNELS regex (the Q4_K GEMV bench)
 #   dec:T   synth llama3-8b T; graphs vs eager on it; batch-1 decode (eager, graphs), then main's
 #           binary (old/vellum_cuda_check, if present) on the same model
 # Full logs go to $OUT; a short summary is printed last.
@@ -37,6 +39,23 @@ for P in "$@"; do
       timeout ${OLD_T:-60} "$D/old/vellum_cuda_check" --only-bench --batch1-only --model "$M" 2>"$O/dec-old-$T.log" >/dev/null
       grep -E "decode batch 1" "$O/dec-old-$T.log" | sed 's/^/OLD /' | cut -c1-250 >> "$SUM"
     fi ;;
+  mmq)  # many-row matmul (int8 mma) on the new layouts vs main's binary: Q4_K / Q6_K lines
+    timeout ${MMQ_T:-60} "$C" --only-bench --skip-op-bench --mmq-bench 2>"$O/mmq.log" >/dev/null; echo "mmq bench exit $?" >> "$SUM"
+    grep -E "Q4_K|Q6_K" "$O/mmq.log" | sed 's/^/NEW /' | cut -c1-200 >> "$SUM"
+    if [ -x "$D/old/vellum_cuda_check" ]; then
+      timeout ${MMQ_T:-60} "$D/old/vellum_cuda_check" --only-bench --skip-op-bench --mmq-bench 2>"$O/mmq-old.log" >/dev/null
+      grep -E "Q4_K|Q6_K" "$O/mmq-old.log" | sed 's/^/OLD /' | cut -c1-200 >> "$SUM"
+    fi ;;
+  ncu)  # one launch each of the kernels named by NCU_KERNELS (regexes on mangled names), Q4_K GEMV bench
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+    for K in ${NCU_KERNELS:-7GemvQ4KELi1ELb0ELi2E 7GemvQ4KELi1ELb0ELi4E}; do
+      VELLUM_BENCH_GEMV_TYPES=Q4_K timeout ${NCU_T:-50} "$NCU" --clock-control none --kernel-name-base mangled --kernel-name "regex:$K" --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy \
+        --section LaunchStats --section ComputeWorkloadAnalysis "$C" --only-bench --gemv-only > "$O/ncu-$K.txt" 2>/dev/null
+      echo "ncu $K exit $?" >> "$SUM"
+      grep -E "^ +(Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Achieved Occupancy|Registers Per Thread|Issue Slots Busy|Warp Cycles Per Issued Instruction|Executed Ipc Active|Grid Size|Theoretical Occupancy|L1/TEX Hit Rate)" \
+        "$O/ncu-$K.txt" | sed -E 's/ +/ /g' | head -16 >> "$SUM"
+    done ;;
   esac
   echo "== $P: $((SECONDS-S)) s" >> "$SUM"
 done

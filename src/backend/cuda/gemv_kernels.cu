@@ -430,17 +430,28 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
   Map::store(s, o0, lane, acc, n);
 }
 
-// Q4_K / Q6_K launch: R weight rows and P passes in flight a warp. Default: 1 row, 4 passes (SwiGLU:
-// its 2 rows, 2 passes); the bench knob: -1 / 2 / 4 / 8 = 1 row, P = 1 / 2 / 4 / 8; 21 / 22 / 24 = 2
-// rows, P = 1 / 2 / 4 (SwiGLU: P = knob % 10, at most 4). Same bits for every choice.
+// Q4_K / Q6_K launch: R weight rows and P passes in flight a warp. The bench knob: -1 / 2 / 4 / 8 = 1
+// row, P = 1 / 2 / 4 / 8; 21 / 22 / 24 = 2 rows, P = 1 / 2 / 4 (SwiGLU: P = knob % 10, at most 4).
+// Default (kernel alone on an H200, round 7, docs/cuda.md): >= 6 144 weight rows with k < 8 192
+// (14 336 x 4 096, Q/K/V): 2 rows, 1 pass (Q4_K 68% / 52% of copy bandwidth, Q6_K 75% / 60%);
+// otherwise Q4_K 1 row, 2 passes (4 096 x 14 336 72%, 4 096 x 4 096 48%), Q6_K 1 row, 1 pass (75%,
+// 53%) or 4 at <= 2 048 rows; SwiGLU Q4_K 2 passes (86%), Q6_K 1 (92%). Same bits for every choice.
+template <class F>
+int default_variant(int64_t weight_rows, int64_t k, bool swiglu) {
+  constexpr bool kQ4 = std::is_same_v<F, GemvQ4K>;
+  if (swiglu) return kQ4 ? 2 : -1;
+  if (weight_rows >= 6144 && k < 8192) return 21;
+  return kQ4 ? 2 : weight_rows <= 2048 ? 4 : -1;
+}
 template <class F, bool kSwiglu>
 cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8, int knob, cudaStream_t stream) {
   const size_t rb = F::row_bytes(k);
   const int8_t* xq = static_cast<const int8_t*>(q8);
   const float2* xsc = reinterpret_cast<const float2*>(static_cast<const uint8_t*>(q8) + (k + 15) / 16 * 16);
+  if (knob == 0) knob = default_variant<F>(kSwiglu ? 2 * outs : outs, k, kSwiglu);
   const int pk = knob < 0 ? 1 : knob % 10;
   const bool known = knob < 0 || pk == 1 || pk == 2 || pk == 4 || pk == 8;
-  const int p = !known || knob == 0 ? (kSwiglu ? 2 : 4) : kSwiglu ? std::min(pk, 4) : (knob > 10 ? std::min(pk, 4) : pk);
+  const int p = !known ? (kSwiglu ? 2 : 4) : kSwiglu ? std::min(pk, 4) : (knob > 10 ? std::min(pk, 4) : pk);
   const bool two = !kSwiglu && knob > 20 && known;
   const auto go = [&](auto rr, auto pp) {
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
