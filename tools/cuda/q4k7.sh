@@ -8,12 +8,12 @@
 #   ncu     Nsight Compute sections of one launch of each NCU_KERNELS regex (the Q4_K GEMV bench)
 #   dec:T   synth llama3-8b T; graphs vs eager on it; batch-1 decode (eager, graphs), then main's
 #           binary (old/vellum_cuda_check, if present) on the same model
-# Full logs go to $OUT; a short summary is printed last.
+# Full logs go to $OUT; each phase prints its summary lines when it ends.
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/o}; mkdir -p "$O"
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 V=$D/vellum; C=$D/vellum_cuda_check
 SUM=$O/summary.txt; : > "$SUM"
-nvidia-smi -L | tee -a "$SUM"
+nvidia-smi -L | tee -a "$SUM"; SHOWN=$(wc -l < "$SUM")
 for P in "$@"; do
   S=$SECONDS
   case $P in
@@ -58,5 +58,5 @@ for P in "$@"; do
     done ;;
   esac
   echo "== $P: $((SECONDS-S)) s" >> "$SUM"
+  tail -n +$((SHOWN + 1)) "$SUM"; SHOWN=$(wc -l < "$SUM")  # each phase's lines as it ends (a cut call keeps them)
 done
-cat "$SUM"
