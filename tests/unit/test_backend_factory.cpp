@@ -64,16 +64,20 @@ namespace {
 TEST(CudaLayout, DeviceRowBytes) {
   EXPECT_EQ(device_row_bytes(TensorType::BF16, 4096), 8192u);
   EXPECT_EQ(device_row_bytes(TensorType::F32, 172), 688u);
+  // Q4_K: groups of 4 super-blocks (4 headers, then 512 quant bytes); a short last group is padded.
   EXPECT_EQ(device_row_bytes(TensorType::Q4_K, 4096), 16u * 144u);
+  EXPECT_EQ(device_row_bytes(TensorType::Q4_K, 1280), 2u * 576u);
   // Q8_0: groups of 8 blocks = 16 bytes of scales + 256 quants; same bytes as GGUF for whole groups.
   EXPECT_EQ(device_row_bytes(TensorType::Q8_0, 4096), 4096u / 32 * 34);
   EXPECT_EQ(device_row_bytes(TensorType::Q8_0, 96), 16u + 96u);  // a 3-block tail group
   EXPECT_EQ(device_row_bytes(TensorType::Q8_0, 96) % 16, 0u);
-  // Q6_K: 210-byte blocks padded to 224.
-  EXPECT_EQ(device_row_bytes(TensorType::Q6_K, 512), 448u);
+  // Q6_K: groups of 4 super-blocks (4 x 210 bytes + 8 of padding); a short last group is padded.
+  EXPECT_EQ(device_row_bytes(TensorType::Q6_K, 4096), 4u * 848u);
+  EXPECT_EQ(device_row_bytes(TensorType::Q6_K, 512), 848u);
   EXPECT_TRUE(needs_repack(TensorType::Q8_0));
   EXPECT_TRUE(needs_repack(TensorType::Q6_K));
-  EXPECT_FALSE(needs_repack(TensorType::Q4_K));
+  EXPECT_TRUE(needs_repack(TensorType::Q4_K));
+  EXPECT_FALSE(needs_repack(TensorType::Q5_K));
 }
 
 TEST(CudaLayout, SupportedTypes) {

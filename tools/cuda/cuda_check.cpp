@@ -16,6 +16,7 @@
 #include <functional>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -931,14 +932,18 @@ void bench_gemv(double bw) {
     bench_line(fmt::format("{}: {:.1f} us, {:.0f} GB/s = {:.0f}% of copy bw", what, ms * 1e3, bytes / (ms * 1e-3) / 1e9,
                            100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
   };
+  // Q4_K / Q6_K (round 7's kernel on their group layouts): the knob sets the passes in flight (-1 =
+  // 1) and, from 21, two rows a warp (gemv_kernels.cu: launch_kq).
   const auto variants = [](TensorType t) {
-    return t == TensorType::Q6_K ? std::vector<int>{-1, 1} : std::vector<int>{-1, 1, 2, 4, 11, 12, 14};
+    return t == TensorType::Q4_K || t == TensorType::Q6_K ? std::vector<int>{-1, 2, 4, 8, 21, 22, 24}
+                                                          : std::vector<int>{-1, 1, 2, 4, 11, 12, 14};
   };
-  const auto vname = [](int v) {
+  const auto vname = [](TensorType t, int v) {
+    if (t == TensorType::Q4_K || t == TensorType::Q6_K) return fmt::format("r7 R={} P={}", v > 20 ? 2 : 1, v < 0 ? 1 : v % 10);
     return v < 0 ? std::string("one-shot") : v > 10 ? fmt::format("persistent R={} smem x", v - 10) : fmt::format("persistent R={}", v);
   };
   // Times every int8 variant of `launch` alone and compares its outputs (`outs`: device floats)
-  // bit for bit with the one-shot kernel's (the first variant); Q6_K's one-shot kernel splits K.
+  // bit for bit with the first variant's (Q8_0: the one-shot kernel; Q4_K / Q6_K: 1 row, 1 pass).
   const auto variant_lines = [&](TensorType t, const std::string& what, size_t bytes,
                                  const std::vector<std::pair<const float*, int64_t>>& outs,
                                  const std::function<cudaError_t(cudaStream_t, int)>& launch) {
@@ -960,8 +965,8 @@ void bench_gemv(double bw) {
         for (size_t i = 0; i < h.size(); ++i) differ += std::memcmp(&h[i], &ref[o][i], 4) != 0 || h[i] != h[i];
         total += h.size();
       }
-      line(fmt::format("kernel {} int8 {}{}", what, vname(var),
-                       total == 0 ? "" : fmt::format(" [{} of {} outputs differ from one-shot]", differ, total)),
+      line(fmt::format("kernel {} int8 {}{}", what, vname(t, var),
+                       total == 0 ? "" : fmt::format(" [{} of {} outputs differ from {}]", differ, total, vname(t, -1))),
            bytes, kms);
     }
     cuda::set_gemv_i8_variant(0);
@@ -973,7 +978,10 @@ void bench_gemv(double bw) {
     cuda::check(cudaDeviceSynchronize(), "sync");
     return q8;
   };
+  // VELLUM_BENCH_GEMV_TYPES (e.g. "Q4_K,Q6_K"): only those types (a short device call).
+  const char* only = std::getenv("VELLUM_BENCH_GEMV_TYPES");
   for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    if (only != nullptr && std::string(only).find(tensor_type_name(t)) == std::string::npos) continue;
     std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}};
     if (t == TensorType::Q6_K || t == TensorType::Q8_0) shapes.push_back({128256, 4096});  // llama3's output layer
     for (auto [n, k] : shapes) {
@@ -1432,6 +1440,9 @@ int run(int argc, char** argv) {
     check_matmul(p, TensorType::Q8_0, 1056, 300, {16}, false);
     // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
     check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);
+    for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {  // re-laid rows that end in a short group
+      check_matmul(p, t, 1280, 1000, {1, 2, 40}, true);
+    }
     check_matmul(p, TensorType::Q6_K, 1024, 2049, {1}, true);
     check_matmul(p, TensorType::BF16, 1024, 4103, {1}, false);
     check_matmul(p, TensorType::Q8_0, 1024, 3001, {1}, false);
@@ -1444,6 +1455,8 @@ int run(int argc, char** argv) {
                          TensorType::Q6_K, TensorType::Q5_0}) {
       check_embed(p, t, 1000, 2048);
     }
+    check_embed(p, TensorType::Q4_K, 1000, 1280);
+    check_embed(p, TensorType::Q6_K, 1000, 1280);
     check_rms_norm(p, 37, 4096, 4096, false);
     check_rms_norm(p, 37, 4096, 4096, true);
     check_rms_norm(p, 37, 32 * 128, 128, true);

@@ -256,15 +256,53 @@ __global__ void fill_kernel(float* p, int64_t n, float value) {
   if (i < n) p[i] = value;
 }
 
-// Q6_K blocks (210 bytes, rows back to back) -> 224-byte slots; one thread per block.
-__global__ void pad_q6_k_kernel(const uint8_t* src, int64_t blocks, uint8_t* dst) {
+// GGUF Q6_K rows (210-byte super-blocks: ql[128], qh[64], int8 scales[16], f16 d) -> DecQ6_KR's
+// groups; one thread per super-block. GGUF element e = 128h + 32kq + l: low 4 bits in ql[64h + 32(kq
+// & 1) + l] (kq < 2: low nibble), high 2 bits at bit 2kq of qh[32h + l].
+__global__ void repack_q6_k_kernel(const uint8_t* src, int64_t rows, int64_t k, uint8_t* dst) {
   pdl_wait();
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= blocks) return;
-  const uint8_t* b = src + i * DecQ6_KR::kBlockBytes;
-  uint8_t* o = dst + i * DecQ6_KR::kPaddedBytes;
-  for (int j = 0; j < DecQ6_KR::kBlockBytes; ++j) o[j] = b[j];
-  for (int j = DecQ6_KR::kBlockBytes; j < DecQ6_KR::kPaddedBytes; ++j) o[j] = 0;
+  const int64_t nb = k / 256, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows * nb) return;
+  const int64_t r = i / nb, b = i % nb;
+  const int b4 = int(b % 4);
+  const uint8_t* s = src + i * DecQ6_KR::kBlockBytes;
+  uint8_t* g = dst + r * DecQ6_KR::repacked_row_bytes(k) + (b / 4) * DecQ6_KR::kGroupBytes;
+  const auto lo4 = [&](int e) {
+    const int h = e / 128, kq = (e % 128) / 32, l = e % 32;
+    return (s[64 * h + 32 * (kq & 1) + l] >> (kq < 2 ? 0 : 4)) & 0xF;
+  };
+  const auto hi2 = [&](int e) { return (s[128 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3; };
+  for (int sb = 0; sb < 8; ++sb) {
+    const int t = 8 * b4 + sb, e0 = 32 * sb;
+    for (int j = 0; j < 16; ++j) g[16 * t + j] = uint8_t(lo4(e0 + j) | (lo4(e0 + 16 + j) << 4));
+    for (int half = 0; half < 2; ++half) {
+      for (int byte = 0; byte < 4; ++byte) {
+        int v = 0;
+        for (int w = 0; w < 4; ++w) v |= hi2(e0 + 16 * half + 4 * w + byte) << (2 * w);
+        g[DecQ6_KR::kQhOff + 8 * t + 4 * half + byte] = uint8_t(v);
+      }
+    }
+  }
+  for (int j = 0; j < 16; ++j) g[DecQ6_KR::kScOff + 16 * b4 + j] = s[192 + j];
+  g[DecQ6_KR::kDOff + 2 * b4] = s[208];
+  g[DecQ6_KR::kDOff + 2 * b4 + 1] = s[209];
+}
+
+// GGUF Q4_K rows (144-byte super-blocks) -> DecQ4_KR's groups; one thread per super-block. GGUF
+// keeps element 64cc + j in the low nibble of quant byte 32cc + j and 64cc + 32 + j in the high one.
+__global__ void repack_q4_k_kernel(const uint8_t* src, int64_t rows, int64_t k, uint8_t* dst) {
+  pdl_wait();
+  const int64_t nb = k / 256, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows * nb) return;
+  const int64_t r = i / nb, b = i % nb;
+  const uint8_t* s = src + i * DecQ4_KR::kBlockBytes;
+  uint8_t* g = dst + r * DecQ4_KR::repacked_row_bytes(k) + (b / 4) * DecQ4_KR::kGroupBytes;
+  for (int j = 0; j < 16; ++j) g[16 * (b % 4) + j] = s[j];
+  const auto nib = [&](int e) { return (s[16 + 32 * (e / 64) + e % 32] >> (e % 64 < 32 ? 0 : 4)) & 0xF; };
+  uint8_t* q = g + DecQ4_KR::kQuantOff + 128 * (b % 4);
+  for (int sb = 0; sb < 8; ++sb) {
+    for (int j = 0; j < 16; ++j) q[16 * sb + j] = uint8_t(nib(32 * sb + j) | (nib(32 * sb + 16 + j) << 4));
+  }
 }
 
 }  // namespace
@@ -310,10 +348,17 @@ size_t device_row_bytes(TensorType type, int64_t k) {
 }
 
 cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_t k, void* dst, cudaStream_t stream) {
-  if (type == TensorType::Q6_K) {
+  if (type == TensorType::Q4_K || type == TensorType::Q6_K) {  // groups of 4 super-blocks
+    const bool q4 = type == TensorType::Q4_K;
+    const size_t bytes = (q4 ? DecQ4_KR::repacked_row_bytes(k) : DecQ6_KR::repacked_row_bytes(k)) * size_t(rows);
+    if (!q4 || k % 1024 != 0) {  // padding: Q6_K's 8 bytes a group, a short last group
+      if (const cudaError_t rc = cudaMemsetAsync(dst, 0, bytes, stream); rc != cudaSuccess) return rc;
+    }
     const int64_t total = rows * (k / 256);
-    pad_q6_k_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(static_cast<const uint8_t*>(src), total,
-                                                                 static_cast<uint8_t*>(dst));
+    const auto* in = static_cast<const uint8_t*>(src);
+    auto* out = static_cast<uint8_t*>(dst);
+    if (q4) repack_q4_k_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(in, rows, k, out);
+    else repack_q6_k_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(in, rows, k, out);
     return cudaGetLastError();
   }
   if (type != TensorType::Q8_0) return cudaErrorInvalidValue;

@@ -15,10 +15,12 @@ namespace vellum::cuda {
 // Weight types the kernels decode (dequantization bit-identical to quant/dequantize_row).
 bool kernel_supports(TensorType type);
 
-// Types stored in a different layout on the device (Q8_0: scales apart from quants; Q6_K: blocks
-// padded to 16 bytes; see dequant.cuh): upload the GGUF rows, then launch_repack into
-// device_row_bytes(type, k) * rows.
-inline bool needs_repack(TensorType type) { return type == TensorType::Q8_0 || type == TensorType::Q6_K; }
+// Types stored in a different layout on the device (Q8_0: scales apart from quants; Q4_K and Q6_K:
+// groups of 4 super-blocks, each field of the group contiguous; see dequant.cuh):
+// upload the GGUF rows, then launch_repack into device_row_bytes(type, k) * rows.
+inline bool needs_repack(TensorType type) {
+  return type == TensorType::Q8_0 || type == TensorType::Q6_K || type == TensorType::Q4_K;
+}
 size_t device_row_bytes(TensorType type, int64_t k);
 cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_t k, void* dst, cudaStream_t stream);
 

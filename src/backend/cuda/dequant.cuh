@@ -247,33 +247,35 @@ struct DecQ3_K {
     }
   }
 };
-struct DecQ4_K {
-  static constexpr bool kRepacked = false;
+// Q4_K as the CUDA backend stores it (round 7; repack_q4_k_kernel at upload): super-blocks in
+// groups of 4 (1 024 elements) = their 4 GGUF headers (16 bytes each: d, dmin, 12 bytes of 6-bit
+// scales and minimums), then 4 x 128 quant bytes in which sub-block s (32 elements) is bytes
+// 16s..16s+15, byte j holding element j (low nibble) and j + 16 (high). A GEMV warp's 32 lanes then
+// read one whole sub-block each from 512 contiguous bytes. A row's last group keeps the full
+// 576-byte slot (zero padding) when it holds fewer super-blocks, so every offset is a function of
+// the element index alone; for k a multiple of 1 024 the row is exactly the GGUF size.
+struct DecQ4_KR {
+  static constexpr bool kRepacked = true;
   static constexpr int kChunk = 32, kBlockBytes = 144, kBlockElems = 256;
-  __device__ static void load(const uint8_t* row, int64_t c, float* y) {
-    const uint8_t* b = row + (c / 8) * kBlockBytes;
-    const int s = int(c % 8), cc = s / 2, upper = s % 2;
-    int sc, m;
-    scale_min_k4(s, b + 4, sc, m);
-    const float d1 = mul(ld_f16(b), float(sc)), m1 = mul(ld_f16(b + 2), float(m));
-    uint32_t qs[8];  // blocks are 144 bytes and rows start 16-aligned: two 16-byte loads
-    load32(b + 16 + 32 * cc, qs);
-#pragma unroll
-    for (int l = 0; l < 32; ++l) {
-      const uint32_t v = byte_of(qs, l);
-      y[l] = sub(mul(d1, u2f(upper ? (v >> 4) : (v & 0xF))), m1);
-    }
+  static constexpr int kGroupBytes = 4 * 144, kQuantOff = 4 * 16;
+  __host__ __device__ static constexpr size_t repacked_row_bytes(int64_t k) { return size_t((k / 256 + 3) / 4) * kGroupBytes; }
+  __device__ static const uint8_t* header(const uint8_t* row, int64_t b) { return row + (b / 4) * kGroupBytes + 16 * (b % 4); }
+  __device__ static const uint8_t* quants(const uint8_t* row, int64_t c) {  // sub-block c of the row
+    return row + (c / 32) * kGroupBytes + kQuantOff + 16 * (c % 32);
   }
-  __device__ static void load_i8(const uint8_t* row, int64_t c, uint32_t* q, float& d0, float& d1, float& mn) {
-    const uint8_t* b = row + (c / 8) * kBlockBytes;
-    const int s = int(c % 8), cc = s / 2, upper = s % 2;
+  __device__ static void load(const uint8_t* row, int64_t c, float* y) {
+    const uint8_t* h = header(row, c / 8);
     int sc, m;
-    scale_min_k4(s, b + 4, sc, m);
-    d0 = d1 = mul(ld_f16(b), float(sc));
-    mn = mul(ld_f16(b + 2), float(m));
-    load32(b + 16 + 32 * cc, q);
+    scale_min_k4(int(c % 8), h + 4, sc, m);
+    const float d1 = mul(ld_f16(h), float(sc)), m1 = mul(ld_f16(h + 2), float(m));
+    const uint4 v = *reinterpret_cast<const uint4*>(quants(row, c));
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int i = 0; i < 8; ++i) q[i] = (upper ? q[i] >> 4 : q[i]) & 0x0F0F0F0Fu;
+    for (int l = 0; l < 16; ++l) {
+      const uint32_t b = byte_of(w, l);
+      y[l] = sub(mul(d1, u2f(b & 0xF)), m1);
+      y[l + 16] = sub(mul(d1, u2f(b >> 4)), m1);
+    }
   }
 };
 struct DecQ5_K {
@@ -297,55 +299,47 @@ struct DecQ5_K {
     }
   }
 };
-// Q6_K as the CUDA backend stores it: each 210-byte block padded to 224 bytes, so ql (0..127) and
-// qh (128..191) are 16-byte aligned and a 32-element chunk is four 16-byte loads (6.7% more memory).
+// Q6_K as the CUDA backend stores it (round 7; repack_q6_k_kernel at upload): super-blocks in
+// groups of 4 (1 024 elements, 32 sub-blocks of 32): 512 bytes of low 4 bits (sub-block t at 16t,
+// byte j: element j low nibble, j + 16 high), 256 bytes of high 2 bits (sub-block t at 512 + 8t: two
+// words for elements 0..15 and 16..31; in each, byte i bits 2w..2w+1 = element 4w + i), the 4 x 16
+// int8 scales (GGUF order, at 768), the 4 f16 d (at 832), 8 bytes of padding: 848 bytes, 1% above
+// GGUF's 840 (the round-5 layout padded every block to 224: 6.7%). A GEMV warp's lanes read one
+// sub-block each from contiguous bytes; a short last group keeps the full slot (zero padding).
 struct DecQ6_KR {
   static constexpr bool kRepacked = true;
-  static constexpr int kChunk = 32, kBlockBytes = 210, kBlockElems = 256, kPaddedBytes = 224;
-  __host__ __device__ static size_t repacked_row_bytes(int64_t k) { return size_t(k / 256) * kPaddedBytes; }
+  static constexpr int kChunk = 32, kBlockBytes = 210, kBlockElems = 256;
+  static constexpr int kGroupBytes = 848, kQhOff = 512, kScOff = 768, kDOff = 832;
+  __host__ __device__ static constexpr size_t repacked_row_bytes(int64_t k) { return size_t((k / 256 + 3) / 4) * kGroupBytes; }
+  // Bits 4..5 of each byte: the high 2 bits of elements 4w..4w+3 from a qh word.
+  __device__ static uint32_t hi2(uint32_t qh, int w) { return ((qh >> (2 * w)) & 0x03030303u) << 4; }
   __device__ static void load(const uint8_t* row, int64_t c, float* y) {
-    const uint8_t* b = row + (c / 8) * kPaddedBytes;
-    const int s = int(c % 8), h = s / 4, k = s % 4;
-    const float d = ld_f16(b + 208);
-    const float d0 = mul(d, float(int8_t(b[192 + 2 * s]))), d1 = mul(d, float(int8_t(b[192 + 2 * s + 1])));
-    uint32_t ql[8], qh[8];
-    load32(b + 64 * h + 32 * (k & 1), ql);
-    load32(b + 128 + 32 * h, qh);
+    const uint8_t* g = row + (c / 32) * kGroupBytes;
+    const int t = int(c % 32);
+    const float d = ld_f16(g + kDOff + 2 * (t / 8));
+    const float d0 = mul(d, float(int8_t(g[kScOff + 2 * t]))), d1 = mul(d, float(int8_t(g[kScOff + 2 * t + 1])));
+    const uint4 v = *reinterpret_cast<const uint4*>(g + 16 * t);
+    const uint2 h = *reinterpret_cast<const uint2*>(g + kQhOff + 8 * t);
+    const uint32_t ql[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int l = 0; l < 32; ++l) {
-      const uint32_t v = byte_of(ql, l);
-      const uint32_t lo = k < 2 ? (v & 0xF) : (v >> 4);
-      const uint32_t hi = (byte_of(qh, l) >> (2 * k)) & 3u;
-      // float(q - 32) exactly: 2^23 + q - (2^23 + 32)
-      y[l] = mul(l < 16 ? d0 : d1, __uint_as_float(0x4B000000u | lo | (hi << 4)) - 8388640.0f);
-    }
-  }
-  __device__ static void load_i8(const uint8_t* row, int64_t c, uint32_t* q, float& d0, float& d1, float& mn) {
-    const uint8_t* b = row + (c / 8) * kPaddedBytes;
-    const int s = int(c % 8), h = s / 4, k = s % 4;
-    const float d = ld_f16(b + 208);
-    d0 = mul(d, float(int8_t(b[192 + 2 * s])));
-    d1 = mul(d, float(int8_t(b[192 + 2 * s + 1])));
-    mn = 0.0f;
-    uint32_t qh[8];
-    load32(b + 64 * h + 32 * (k & 1), q);
-    load32(b + 128 + 32 * h, qh);
+    for (int w = 0; w < 4; ++w) {
+      const uint32_t a = (ql[w] & 0x0F0F0F0Fu) | hi2(h.x, w), b = ((ql[w] >> 4) & 0x0F0F0F0Fu) | hi2(h.y, w);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const uint32_t lo = (k < 2 ? q[i] : q[i] >> 4) & 0x0F0F0F0Fu;
-      const uint32_t hi = ((qh[i] >> (2 * k)) & 0x03030303u) << 4;
-      q[i] = __vsub4(lo | hi, 0x20202020u);  // bytes 0..63 -> -32..31, no borrow between bytes
+      for (int i = 0; i < 4; ++i) {
+        // float(q - 32) exactly: 2^23 + q - (2^23 + 32)
+        y[4 * w + i] = mul(d0, __uint_as_float(0x4B000000u | ((a >> (8 * i)) & 0xFFu)) - 8388640.0f);
+        y[16 + 4 * w + i] = mul(d1, __uint_as_float(0x4B000000u | ((b >> (8 * i)) & 0xFFu)) - 8388640.0f);
+      }
     }
   }
 };
 
 // ---- int8 GEMV decoders (batch 1, gemv_kernels.cu) -------------------------------------------------
 // A wider chunk per lane than the f32 decoders, so that every byte a lane loads is used by it: a
-// Q4_K lane takes both nibbles of 32 quant bytes (64 elements) and its block's 16-byte header in
-// one load; a Q6_K lane takes half a super-block (128 elements: 64 ql + 32 qh bytes, 8 scales); a
-// Q8_0 lane two blocks (64 quants, both scales in one word). load() only issues the loads, dot()
-// consumes them against x quantized to int8 per 32 (I8X: kChunk bytes and kChunk/32 (d, d·Σq)),
-// so a warp has every row's loads in flight before the first use.
+// Q8_0 lane takes two blocks (64 quants, both scales in one word); Q4_K and Q6_K have their own
+// kernel (gemv_kernels.cu, round 7). load() only issues the loads, dot() consumes them against x
+// quantized to int8 per 32 (I8X: kChunk bytes and kChunk/32 (d, d·Σq)), so a warp has every row's
+// loads in flight before the first use.
 template <int kChunk>
 struct I8X {
   uint4 q[kChunk / 16];
@@ -393,92 +387,6 @@ struct I8Q8_0 {  // DecQ8_0R's layout; rows of a multiple of 64 elements
   }
 };
 
-struct I8Q4_K {  // 64 elements: sub-blocks 2cc (low nibbles) and 2cc + 1 (high) of super-block c / 4
-  static constexpr int kChunk = 64, kInFlight = 2;
-  using Dec = DecQ4_K;
-  struct Raw {
-    uint4 h;  // d, dmin, 12 bytes of 6-bit scales and minimums
-    uint4 q[2];
-    int cc;
-  };
-  __device__ static void load(const uint8_t* row, int64_t c, Raw& r) {
-    const uint8_t* b = row + (c / 4) * DecQ4_K::kBlockBytes;
-    r.cc = int(c % 4);
-    r.h = *reinterpret_cast<const uint4*>(b);
-    const uint4* q = reinterpret_cast<const uint4*>(b + 16 + 32 * r.cc);
-    r.q[0] = q[0], r.q[1] = q[1];
-  }
-  // scale_min_k4 of sub-block j = 2cc + hi on the header words (no indexing of a register array).
-  __device__ static void scale_min(const uint4& h, int cc, int hi, int& sc, int& m) {
-    const int shift = 8 * ((2 * cc + hi) & 3);
-    const uint32_t b1 = (h.y >> shift) & 0xFFu, b2 = (h.z >> shift) & 0xFFu, b3 = (h.w >> shift) & 0xFFu;
-    if (cc < 2) {
-      sc = int(b1 & 63), m = int(b2 & 63);
-    } else {
-      sc = int((b3 & 0xF) | ((b1 >> 6) << 4)), m = int((b3 >> 4) | ((b2 >> 6) << 4));
-    }
-  }
-  __device__ static float dot(const Raw& r, const I8X<kChunk>& x) {
-    const float d = f16_lo(r.h.x), dmin = f16_hi(r.h.x);
-    float acc = 0.0f;
-#pragma unroll
-    for (int hi = 0; hi < 2; ++hi) {
-      int sc, m;
-      scale_min(r.h, r.cc, hi, sc, m);
-      const int s = dp4a16(nib(r.q[1], 4 * hi), x.q[2 * hi + 1], dp4a16(nib(r.q[0], 4 * hi), x.q[2 * hi], 0));
-      acc += x.s[hi].x * (mul(d, float(sc)) * float(s)) - mul(dmin, float(m)) * x.s[hi].y;
-    }
-    return acc;
-  }
-};
-
-struct I8Q6_K {  // DecQ6_KR's padded blocks; 128 elements: half h = c % 2 of super-block c / 2
-  static constexpr int kChunk = 128, kInFlight = 1;
-  using Dec = DecQ6_KR;
-  struct Raw {
-    uint4 ql[4];  // ql[64h .. 64h + 63]
-    uint4 qh[2];  // qh[32h .. 32h + 31]
-    uint2 sc;     // the 8 int8 scales of this half
-    uint32_t d;   // f16 in the low half
-  };
-  __device__ static void load(const uint8_t* row, int64_t c, Raw& r) {
-    const uint8_t* b = row + (c / 2) * DecQ6_KR::kPaddedBytes;
-    const int h = int(c % 2);
-    const uint4* ql = reinterpret_cast<const uint4*>(b + 64 * h);
-    const uint4* qh = reinterpret_cast<const uint4*>(b + 128 + 32 * h);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) r.ql[i] = ql[i];
-    r.qh[0] = qh[0], r.qh[1] = qh[1];
-    r.sc = *reinterpret_cast<const uint2*>(b + 192 + 8 * h);
-    r.d = *reinterpret_cast<const uint32_t*>(b + 208);
-  }
-  // 16 quants (one uint4 of ql bytes and of qh bytes) of quarter k as int8 values - 32.
-  __device__ static uint4 q6(const uint4& l, const uint4& hb, int k) {
-    const uint4 lo = nib(l, k < 2 ? 0 : 4);
-    const int sh = 2 * k;
-    return make_uint4(__vsub4(lo.x | (((hb.x >> sh) & 0x03030303u) << 4), 0x20202020u),
-                      __vsub4(lo.y | (((hb.y >> sh) & 0x03030303u) << 4), 0x20202020u),
-                      __vsub4(lo.z | (((hb.z >> sh) & 0x03030303u) << 4), 0x20202020u),
-                      __vsub4(lo.w | (((hb.w >> sh) & 0x03030303u) << 4), 0x20202020u));
-  }
-  __device__ static float dot(const Raw& r, const I8X<kChunk>& x) {
-    const float d = f16_lo(r.d);
-    float acc = 0.0f;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {  // elements 32k .. 32k + 31 of the half: as DecQ6_KR::load_i8
-      const uint4& l0 = (k & 1) ? r.ql[2] : r.ql[0];
-      const uint4& l1 = (k & 1) ? r.ql[3] : r.ql[1];
-      const int s0 = dp4a16(q6(l0, r.qh[0], k), x.q[2 * k], 0);
-      const int s1 = dp4a16(q6(l1, r.qh[1], k), x.q[2 * k + 1], 0);
-      const uint32_t sw = k < 2 ? r.sc.x : r.sc.y;
-      const float d0 = mul(d, float(int8_t((sw >> (16 * (k & 1))) & 0xFFu)));
-      const float d1 = mul(d, float(int8_t((sw >> (16 * (k & 1) + 8)) & 0xFFu)));
-      acc += x.s[k].x * (d0 * float(s0) + d1 * float(s1));
-    }
-    return acc;
-  }
-};
-
 // Calls f(Decoder{}) for a weight type; `vec` picks the 8-wide loads of plain types.
 template <class F>
 cudaError_t dispatch(TensorType type, bool vec, F&& f) {
@@ -493,9 +401,9 @@ cudaError_t dispatch(TensorType type, bool vec, F&& f) {
     case TensorType::Q8_0: return f(DecQ8_0R{});  // repacked at upload (repack_weight)
     case TensorType::Q2_K: return f(DecQ2_K{});
     case TensorType::Q3_K: return f(DecQ3_K{});
-    case TensorType::Q4_K: return f(DecQ4_K{});
+    case TensorType::Q4_K: return f(DecQ4_KR{});  // re-laid at upload
     case TensorType::Q5_K: return f(DecQ5_K{});
-    case TensorType::Q6_K: return f(DecQ6_KR{});  // padded at upload
+    case TensorType::Q6_K: return f(DecQ6_KR{});  // re-laid at upload
     default: return cudaErrorInvalidValue;
   }
 }

@@ -1,9 +1,10 @@
 // Batch-1 GEMV kernels (gemv_kernels.h). A warp owns R weight rows and reuses every x chunk it
 // loads for all of them; its lanes (and, with split-K, the warps sharing its rows) take fixed chunks
 // of a row, so a row's reduction order depends only on k. Fewer rows per warp for short outputs, so
-// that they still spread over the SMs. The int8 path has two kernels with the same reduction order:
-// the one-shot gemv_i8_kernel (one row group per warp) and the persistent gemv_i8p_kernel (a warp
-// walks row groups with the next one's loads in flight); persistent_by_default picks (round 6).
+// that they still spread over the SMs. The int8 path of Q8_0 has two kernels with the same reduction
+// order: the one-shot gemv_i8_kernel (one row group per warp) and the persistent gemv_i8p_kernel (a
+// warp walks row groups with the next one's loads in flight); persistent_by_default picks (round 6).
+// Q4_K and Q6_K have their own kernel on their own device layout, gemv_kq_kernel (round 7).
 
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/warp_reduce.cuh"
@@ -31,9 +32,9 @@ unsigned blocks_for(int64_t n, int64_t per) { return static_cast<unsigned>((n + 
 // SwiGLU pair). More warps per row group keep more loads in flight when a launch has few rows
 // (4 096 rows of 4 rows a warp were 8 warps an SM).
 int split_for(int64_t chunks) { return chunks >= 4 * 32 ? 4 : chunks >= 2 * 32 ? 2 : 1; }
-// The int8 kernel splits only for decoders with one chunk per row in flight (Q6_K): on an H200 it
-// made Q6_K 4096x14336 44% -> 51% of copy bandwidth and the 128256-row output layer 69% -> 83%, but
-// Q4_K 14336x4096 42% -> 33% (two chunks in flight already; a split leaves a lane half its slots).
+// The int8 kernel splits only for decoders with one chunk per row in flight (round 5's Q6_K: on an
+// H200 it made Q6_K 4096x14336 44% -> 51% of copy bandwidth and the 128256-row output layer 69% ->
+// 83%, but Q4_K 14336x4096 42% -> 33%); Q8_0, the one type left on this kernel, keeps two in flight.
 template <class D>
 int i8_split(int64_t k) {
   return D::kInFlight == 1 ? split_for(k / D::kChunk) : 1;
@@ -272,6 +273,210 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_
   }
 }
 
+// ---- Q4_K and Q6_K (round 7) ----------------------------------------------------------------------
+// One warp per output (SwiGLU: its gate and up rows; or 2 outputs) on the group layouts of
+// DecQ4_KR / DecQ6_KR: pass p of a row is group p (4 super-blocks, 1 024 elements) and lane l takes
+// sub-block l of it, whose fields lie contiguous across the warp (Q4_K: 16 quant bytes of 512, and
+// its super-block's 16-byte header, 4 addresses a warp; Q6_K: 16 + 8 bytes of 512 + 256, 2 scale
+// bytes of 64, d). P passes of loads are issued before the first is used. A lane adds its passes
+// in order, then the warp sums its lanes: a row's reduction order depends on k only, so a row gives
+// the same bits alone, in a Q/K/V launch or a SwiGLU pair, and at any P or R.
+// Round 6's Q4_K kernel (64 elements a lane, 4 rows a warp, the header re-loaded by 4 lanes) used
+// 168 registers (12 warps an SM) and was latency-bound; these ask for 32 warps an SM.
+
+// Weights are read once: no L1 allocation (x, which every warp re-reads, keeps L1).
+__device__ __forceinline__ uint4 ld_stream(const uint8_t* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+// Σ a_i·b_i over 4 bytes, a unsigned, b signed.
+__device__ __forceinline__ int dp4a_us(uint32_t a, uint32_t b, int c) {
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+// float(v) for |v| < 2^22 without I2F: 1.5·2^23 + v has v in its low mantissa bits.
+__device__ __forceinline__ float i2f_small(int v) { return __int_as_float(0x4B400000 + v) - 12582912.0f; }
+
+struct GemvQ4K {
+  static constexpr int kGroupBytes = DecQ4_KR::kGroupBytes;
+  __host__ __device__ static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
+  struct Raw {
+    uint4 q, h;  // the sub-block's 16 quant bytes, its super-block's header
+  };
+  // scale_min_k4 of sub-block s = lane % 8 on header words 1..3 with lane constants: s < 4: sc = byte
+  // s of h.y & 63, m = byte s of h.z & 63; s >= 4 (j = s - 4): sc = (byte j of h.w & 15) | (byte j of
+  // h.y >> 6) << 4, m = (byte j of h.w >> 4) | (byte j of h.z >> 6) << 4.
+  struct Lane {
+    uint32_t shift, lo_mask, hi_shift, hi_mask;
+    int sb;  // super-block of the group
+    __device__ explicit Lane(int lane) {
+      const int s = lane & 7;
+      shift = 8 * (s & 3);
+      lo_mask = s < 4 ? 0u : 15u;
+      hi_shift = s < 4 ? 0u : 2u;
+      hi_mask = s < 4 ? 63u : 48u;
+      sb = lane / 8;
+    }
+  };
+  __device__ static void load(const uint8_t* g, int lane, const Lane& L, Raw& r) {
+    r.q = ld_stream(g + DecQ4_KR::kQuantOff + 16 * lane);
+    r.h = *reinterpret_cast<const uint4*>(g + 16 * L.sb);
+  }
+  // x elements 0..15 (x0) and 16..31 (x1) of the sub-block, its x scale pair xs = (d, d·Σq).
+  __device__ static float dot(const Raw& r, const uint4& x0, const uint4& x1, const float2& xs, const Lane& L) {
+    constexpr uint32_t kLo = 0x0F0F0F0Fu, kHi = 0xF0F0F0F0u;
+    int lo = __dp4a(int(r.q.x & kLo), int(x0.x), 0);
+    lo = __dp4a(int(r.q.y & kLo), int(x0.y), lo);
+    lo = __dp4a(int(r.q.z & kLo), int(x0.z), lo);
+    lo = __dp4a(int(r.q.w & kLo), int(x0.w), lo);
+    int hi = dp4a_us(r.q.x & kHi, x1.x, 0);  // 16 x the high nibbles' sum: exact, shifted back below
+    hi = dp4a_us(r.q.y & kHi, x1.y, hi);
+    hi = dp4a_us(r.q.z & kHi, x1.z, hi);
+    hi = dp4a_us(r.q.w & kHi, x1.w, hi);
+    const int sum = lo + (hi >> 4);
+    const uint32_t t1 = r.h.y >> L.shift, t2 = r.h.z >> L.shift, t3 = r.h.w >> L.shift;
+    const uint32_t sc = (t3 & L.lo_mask) | ((t1 >> L.hi_shift) & L.hi_mask);
+    const uint32_t m = ((t3 >> 4) & L.lo_mask) | ((t2 >> L.hi_shift) & L.hi_mask);
+    const float dsc = mul(f16_lo(r.h.x), u2f(sc)), dm = mul(f16_hi(r.h.x), u2f(m));
+    // Explicit roundings: the same operations in every instantiation (bit-identical fused launches).
+    return __fmaf_rn(__fmul_rn(xs.x, dsc), i2f_small(sum), -__fmul_rn(dm, xs.y));
+  }
+};
+
+struct GemvQ6K {
+  static constexpr int kGroupBytes = DecQ6_KR::kGroupBytes;
+  __host__ __device__ static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
+  struct Raw {
+    uint4 ql;     // low 4 bits: element j low nibble, j + 16 high
+    uint2 qh;     // high 2 bits of elements 0..15, 16..31
+    uint32_t sd;  // the two int8 scales (low half), the super-block's f16 d (high half)
+  };
+  struct Lane {
+    int sb;
+    __device__ explicit Lane(int lane) : sb(lane / 8) {}
+  };
+  __device__ static void load(const uint8_t* g, int lane, const Lane& L, Raw& r) {
+    r.ql = ld_stream(g + 16 * lane);
+    r.qh = *reinterpret_cast<const uint2*>(g + DecQ6_KR::kQhOff + 8 * lane);
+    const uint32_t sc = *reinterpret_cast<const uint16_t*>(g + DecQ6_KR::kScOff + 2 * lane);
+    const uint32_t d = *reinterpret_cast<const uint16_t*>(g + DecQ6_KR::kDOff + 2 * L.sb);
+    r.sd = sc | (d << 16);
+  }
+  // Σ (q − 32)·x over 16 elements = Σ q·x − 32·Σ x, q = 0..63 (unsigned bytes).
+  __device__ static int half(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t qh, int shift, const uint4& x) {
+    const uint32_t w0 = ((a >> shift) & 0x0F0F0F0Fu) | DecQ6_KR::hi2(qh, 0);
+    const uint32_t w1 = ((b >> shift) & 0x0F0F0F0Fu) | DecQ6_KR::hi2(qh, 1);
+    const uint32_t w2 = ((c >> shift) & 0x0F0F0F0Fu) | DecQ6_KR::hi2(qh, 2);
+    const uint32_t w3 = ((d >> shift) & 0x0F0F0F0Fu) | DecQ6_KR::hi2(qh, 3);
+    int s = dp4a_us(w0, x.x, 0);
+    s = dp4a_us(w1, x.y, s);
+    s = dp4a_us(w2, x.z, s);
+    s = dp4a_us(w3, x.w, s);
+    int sx = __dp4a(0x01010101, int(x.x), 0);
+    sx = __dp4a(0x01010101, int(x.y), sx);
+    sx = __dp4a(0x01010101, int(x.z), sx);
+    sx = __dp4a(0x01010101, int(x.w), sx);
+    return s - 32 * sx;
+  }
+  __device__ static float dot(const Raw& r, const uint4& x0, const uint4& x1, const float2& xs, const Lane&) {
+    const int s0 = half(r.ql.x, r.ql.y, r.ql.z, r.ql.w, r.qh.x, 0, x0);
+    const int s1 = half(r.ql.x, r.ql.y, r.ql.z, r.ql.w, r.qh.y, 4, x1);
+    const int sc0 = int(int8_t(r.sd & 0xFFu)), sc1 = int(int8_t((r.sd >> 8) & 0xFFu));
+    const int sum = sc0 * s0 + sc1 * s1;  // |sum| < 2·128·63·127·16: exact
+    return __fmul_rn(__fmul_rn(xs.x, f16_hi(r.sd)), __int2float_rn(sum));
+  }
+};
+
+// 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
+template <class F, int R, bool kSwiglu, int P>
+__global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
+    gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs) {
+  pdl_wait();
+  using Map = RowMap<R, kSwiglu>;
+  const int lane = threadIdx.x & 31;
+  const int64_t n = Map::total(s);
+  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * Map::kOut;
+  if (o0 >= n) return;  // whole warps; no block-level synchronisation below
+  const uint8_t* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);  // past the end: re-read, dropped
+  const typename F::Lane L(lane);
+  const int64_t nb = k / 256;
+  const int passes = int((nb + 3) / 4), sb = lane / 8;
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  for (int p0 = 0; p0 < passes; p0 += P) {
+    typename F::Raw raw[P][R];
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+      const size_t g = size_t(min(p0 + u, passes - 1)) * F::kGroupBytes;  // past the end: re-read, dropped
+#pragma unroll
+      for (int r = 0; r < R; ++r) F::load(rows[r] + g, lane, L, raw[u][r]);
+    }
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+      const int p = p0 + u;
+      if (p >= passes) break;                   // warp-uniform
+      if (int64_t(p) * 4 + sb >= nb) continue;  // a short last group: this super-block does not exist
+      const int64_t e = int64_t(p) * 1024 + 32 * lane;  // the sub-block's first element
+      const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
+      const uint4 x0 = xp[0], x1 = xp[1];
+      const float2 xsv = xs[e / 32];
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] += F::dot(raw[u][r], x0, x1, xsv, L);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+  Map::store(s, o0, lane, acc, n);
+}
+
+// Q4_K / Q6_K launch: R weight rows and P passes in flight a warp. The bench knob: -1 / 2 / 4 / 8 = 1
+// row, P = 1 / 2 / 4 / 8; 21 / 22 / 24 = 2 rows, P = 1 / 2 / 4 (SwiGLU: P = knob % 10, at most 4).
+// Default (kernel alone on an H200, round 7, docs/cuda.md): >= 6 144 weight rows with k < 8 192
+// (14 336 x 4 096, Q/K/V): 2 rows, 1 pass (Q4_K 68% / 52% of copy bandwidth, Q6_K 75% / 60%);
+// otherwise Q4_K 1 row, 2 passes (4 096 x 14 336 72%, 4 096 x 4 096 48%), Q6_K 1 row, 1 pass (75%,
+// 53%) or 4 at <= 2 048 rows; SwiGLU Q4_K 2 passes (86%), Q6_K 1 (92%). Same bits for every choice.
+template <class F>
+int default_variant(int64_t weight_rows, int64_t k, bool swiglu) {
+  constexpr bool kQ4 = std::is_same_v<F, GemvQ4K>;
+  if (swiglu) return kQ4 ? 2 : -1;
+  if (weight_rows >= 6144 && k < 8192) return 21;
+  return kQ4 ? 2 : weight_rows <= 2048 ? 4 : -1;
+}
+template <class F, bool kSwiglu>
+cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8, int knob, cudaStream_t stream) {
+  const size_t rb = F::row_bytes(k);
+  const int8_t* xq = static_cast<const int8_t*>(q8);
+  const float2* xsc = reinterpret_cast<const float2*>(static_cast<const uint8_t*>(q8) + (k + 15) / 16 * 16);
+  if (knob == 0) knob = default_variant<F>(kSwiglu ? 2 * outs : outs, k, kSwiglu);
+  const int pk = knob < 0 ? 1 : knob % 10;
+  const bool known = knob < 0 || pk == 1 || pk == 2 || pk == 4 || pk == 8;
+  const int p = !known ? (kSwiglu ? 2 : 4) : kSwiglu ? std::min(pk, 4) : (knob > 10 ? std::min(pk, 4) : pk);
+  const bool two = !kSwiglu && knob > 20 && known;
+  const auto go = [&](auto rr, auto pp) {
+    constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
+    constexpr int kOut = RowMap<R, kSwiglu>::kOut;
+    gemv_kq_kernel<F, R, kSwiglu, P><<<blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream>>>(s, rb, k, xq, xsc);
+    return cudaGetLastError();
+  };
+  using I1 = std::integral_constant<int, 1>;
+  using I2 = std::integral_constant<int, 2>;
+  using I4 = std::integral_constant<int, 4>;
+  using I8 = std::integral_constant<int, 8>;
+  if constexpr (kSwiglu) {
+    return p == 1 ? go(I2{}, I1{}) : p == 2 ? go(I2{}, I2{}) : go(I2{}, I4{});
+  } else {
+    if (two) return p == 1 ? go(I2{}, I1{}) : p == 2 ? go(I2{}, I2{}) : go(I2{}, I4{});
+    return p == 1 ? go(I1{}, I1{}) : p == 2 ? go(I1{}, I2{}) : p == 4 ? go(I1{}, I4{}) : go(I1{}, I8{});
+  }
+}
+
 // Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation;
 // with shared memory, the experiment's, at every launch).
 template <class Kernel>
@@ -329,8 +534,6 @@ template <class F>
 cudaError_t dispatch_i8(TensorType type, F&& f) {
   switch (type) {
     case TensorType::Q8_0: return f(I8Q8_0{});
-    case TensorType::Q4_K: return f(I8Q4_K{});
-    case TensorType::Q6_K: return f(I8Q6_K{});
     default: return cudaErrorInvalidValue;
   }
 }
@@ -459,6 +662,8 @@ void set_gemv_i8_variant(int v) { g_i8_variant = v; }
 
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
   if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
+  if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });
 }
 
@@ -469,6 +674,8 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
   s.add(gate, n, out, nullptr);
   s.add(up, n, nullptr, nullptr);
   s.rows[1] = 0;
+  if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, true>(s, n, k, q8, g_i8_variant, stream);
+  if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, true>(s, n, k, q8, g_i8_variant, stream);
   return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), true>(s, 2 * n, k, q8, stream); });
 }
 

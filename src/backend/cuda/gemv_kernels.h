@@ -44,10 +44,11 @@ cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, con
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
                                   const void* q8, float* out, cudaStream_t stream);
 // Bench knob (vellum_cuda_check's GEMV timings, not thread-safe): 0 = the default int8 kernel
-// choice, 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2; Q6_K
-// 1 row), 11 / 12 / 14 = the same with x staged in shared memory (Q8_0 / Q4_K; an experiment),
-// -1 = round 5's one-shot kernel. For Q8_0 and Q4_K every variant gives the same bits. The
-// environment variable VELLUM_CUDA_GEMV_I8_VARIANT sets the initial value (experiments only).
+// choice. Q8_0: 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
+// 11 / 12 / 14 = the same with x staged in shared memory (an experiment), -1 = round 5's one-shot
+// kernel. Q4_K / Q6_K (round 7's kernel): -1 / 2 / 4 / 8 = 1 row a warp with 1 / 2 / 4 / 8 passes of
+// loads in flight, 21 / 22 / 24 = 2 rows a warp with 1 / 2 / 4. Every variant gives the same bits.
+// The environment variable VELLUM_CUDA_GEMV_I8_VARIANT sets the initial value (experiments only).
 void set_gemv_i8_variant(int v);
 
 }  // namespace vellum::cuda

@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -59,12 +60,18 @@ struct MmqQ8_0 {  // DecQ8_0R's group: 8 f16 scales, then 8 × 32 int8
   __device__ static uint32_t word(const uint8_t* r, int s, int wi) { return ld32(r + 16 + 32 * s + 4 * wi); }
   __device__ static float2 scale(const uint8_t* r, int s) { return make_float2(ld_f16(r + 2 * s), 0.0f); }
 };
-struct MmqQ4_K {  // d, dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles (quant/blocks.h)
+struct MmqQ4_K {  // a step staged as GGUF's block order: header (d, dmin, 12 bytes of 6-bit scales/mins),
+                  // then DecQ4_KR's 128 quant bytes (sub-block s: bytes 16s.., elements j and j + 16)
   static constexpr int kRaw = 144, kStride = 144;  // 36 words ≡ 4 (mod 32)
   static constexpr bool kMin = true, kHalves = false;
-  static constexpr size_t row_bytes(int64_t k) { return size_t(k / kStep) * kRaw; }
+  static constexpr size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
+  // Byte offset in the device row of the step's 16-byte piece c (0: header, 1..8: quants).
+  __device__ static int64_t piece(int ks, int c) {
+    const int64_t g = int64_t(ks / 4) * DecQ4_KR::kGroupBytes;
+    return c == 0 ? g + 16 * (ks % 4) : g + DecQ4_KR::kQuantOff + 128 * (ks % 4) + 16 * (c - 1);
+  }
   __device__ static uint32_t word(const uint8_t* r, int s, int wi) {
-    return (ld32(r + 16 + 32 * (s / 2) + 4 * wi) >> (4 * (s & 1))) & 0x0F0F0F0Fu;
+    return (ld32(r + 16 + 16 * s + 4 * (wi & 3)) >> (wi >= 4 ? 4 : 0)) & 0x0F0F0F0Fu;
   }
   __device__ static float2 scale(const uint8_t* r, int s) {
     int sc, m;
@@ -72,20 +79,27 @@ struct MmqQ4_K {  // d, dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibble
     return make_float2(mul(ld_f16(r), float(sc)), mul(ld_f16(r + 2), float(m)));
   }
 };
-struct MmqQ6_K {  // DecQ6_KR's padded block: ql[128], qh[64], int8 scales[16], f16 d, padding
+struct MmqQ6_K {  // a step staged from DecQ6_KR's group: ql[128] (sub-block s at 16s), qh[64] (at 128 +
+                  // 8s), int8 scales[16] (at 192), the group's 4 f16 d (at 208, this step's at 2(ks % 4))
   static constexpr int kRaw = 224, kStride = 240;  // 60 words ≡ 28 (mod 32): conflict-free
   static constexpr bool kMin = false, kHalves = true;
-  static constexpr size_t row_bytes(int64_t k) { return size_t(k / kStep) * kRaw; }
-  __device__ static uint32_t word(const uint8_t* r, int s, int wi) {
-    const int h = s / 4, kq = s % 4;
-    const uint32_t ql = ld32(r + 64 * h + 32 * (kq & 1) + 4 * wi), qh = ld32(r + 128 + 32 * h + 4 * wi);
-    const uint32_t lo = (kq < 2 ? ql : ql >> 4) & 0x0F0F0F0Fu;
-    const uint32_t hi = ((qh >> (2 * kq)) & 0x03030303u) << 4;
-    return __vsub4(lo | hi, 0x20202020u);  // 0..63 -> -32..31 per byte
+  static constexpr size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
+  __device__ static int64_t piece(int ks, int c) {
+    const int64_t g = int64_t(ks / 4) * DecQ6_KR::kGroupBytes;
+    const int b4 = ks % 4;
+    if (c < 8) return g + 128 * b4 + 16 * c;
+    if (c < 12) return g + DecQ6_KR::kQhOff + 64 * b4 + 16 * (c - 8);
+    return c == 12 ? g + DecQ6_KR::kScOff + 16 * b4 : g + DecQ6_KR::kDOff;
   }
-  __device__ static float2 scale(const uint8_t* r, int s) {
+  __device__ static uint32_t word(const uint8_t* r, int s, int wi) {
+    const int w = wi & 3;
+    const uint32_t ql = ld32(r + 16 * s + 4 * w), qh = ld32(r + 128 + 8 * s + 4 * (wi >> 2));
+    const uint32_t lo = (wi < 4 ? ql : ql >> 4) & 0x0F0F0F0Fu;
+    return __vsub4(lo | DecQ6_KR::hi2(qh, w), 0x20202020u);  // 0..63 -> -32..31 per byte
+  }
+  __device__ static float2 scale(const uint8_t* r, int s, int ks) {
     const int lo = int(int8_t(r[192 + 2 * s])), hi = int(int8_t(r[192 + 2 * s + 1]));
-    return make_float2(ld_f16(r + 208), __uint_as_float((uint32_t(lo) & 0xFFFFu) | (uint32_t(hi) << 16)));
+    return make_float2(ld_f16(r + 208 + 2 * (ks % 4)), __uint_as_float((uint32_t(lo) & 0xFFFFu) | (uint32_t(hi) << 16)));
   }
 };
 
@@ -129,6 +143,25 @@ struct MmqQ5_0 {  // per block: f16 d, 32 high bits, 16 bytes of nibbles as Q4_0
   }
   __device__ static float2 scale(const uint8_t* r, int s) { return make_float2(ld_f16(r + 22 * s), 0.0f); }
 };
+
+// Byte offset in a device row of 16-byte piece c of step ks: contiguous steps, except Q4_K's groups.
+template <class T>
+__device__ __forceinline__ int64_t step_piece(int ks, int c) {
+  if constexpr (std::is_same_v<T, MmqQ4_K> || std::is_same_v<T, MmqQ6_K>) {
+    return T::piece(ks, c);
+  } else {
+    return int64_t(ks) * T::kRaw + 16 * c;
+  }
+}
+// Scales of sub-block s of staged step ks (Q6_K's d sits in a piece shared by the group's 4 steps).
+template <class T>
+__device__ __forceinline__ float2 step_scale(const uint8_t* r, int s, int ks) {
+  if constexpr (std::is_same_v<T, MmqQ6_K>) {
+    return T::scale(r, s, ks);
+  } else {
+    return T::scale(r, s);
+  }
+}
 
 // ---- PTX helpers --------------------------------------------------------------------------------
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -187,7 +220,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
       if (i < BM * kWc) {
         const int r = i / kWc, c = i % kWc;
         const int64_t row = min(n0 + r, n - 1);
-        cp_async16(sw + r * T::kStride + 16 * c, w + row * int64_t(row_bytes) + int64_t(ks) * T::kRaw + 16 * c);
+        cp_async16(sw + r * T::kStride + 16 * c, w + row * int64_t(row_bytes) + step_piece<T>(ks, c));
       } else {
         const int j = i - BM * kWc, r = j / kXc, c = j % kXc;
         const int64_t row = min(m0 + r, m - 1);
@@ -217,7 +250,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
     cp_async_commit();
     const uint8_t* sw = smem + (ks % STAGES) * kStageBytes;
     const uint8_t* sx = sw + kStageW;
-    for (int e = tid; e < BM * 8; e += kThreads) wsc[(e / 8) * kScaleStride + e % 8] = T::scale(sw + (e / 8) * T::kStride, e % 8);
+    for (int e = tid; e < BM * 8; e += kThreads) wsc[(e / 8) * kScaleStride + e % 8] = step_scale<T>(sw + (e / 8) * T::kStride, e % 8, ks);
     __syncthreads();
 #pragma unroll 2
     for (int it = 0; it < 8 / WARPS_K; ++it) {
