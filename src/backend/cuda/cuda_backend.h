@@ -76,6 +76,10 @@ class CudaBackend final : public Backend {
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
   void set_deterministic(bool on);
+  // Round 7 (default on; VELLUM_CUDA_BF16_ACT=0 turns it off at construction): at 2+ rows on the
+  // bf16 cuBLAS path, norms and SwiGLU write the bf16 copy the next GEMM reads, gate/up GEMMs write
+  // bf16, and same-shape BF16 pairs (K/V, gate/up) run as one batched GEMM. Off: round 6's path.
+  void set_bf16_activations(bool on);
   // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
   // construction): cuda_graphs.h. Off: every op is launched as it is called.
   void set_cuda_graphs(bool on);
@@ -88,6 +92,8 @@ class CudaBackend final : public Backend {
   GraphStats graph_stats() const;
 
  private:
+  void matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs);
+  void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -21,7 +21,7 @@ constexpr int kNormThreads = 256;
 template <int V>
 __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, const float* delta, const float* gain,
                                                                     int64_t cols, float eps, float* out, int8_t* xq,
-                                                                    float2* xs) {
+                                                                    float2* xs, __nv_bfloat16* xb) {
   __shared__ float partial[kNormThreads / 32];
   const int64_t n4 = cols / 4;
   float4* xr = reinterpret_cast<float4*>(x + int64_t(blockIdx.x) * cols);
@@ -67,6 +67,13 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
       y = make_float4(mul(mul(v[j].x, scale), g.x), mul(mul(v[j].y, scale), g.y), mul(mul(v[j].z, scale), g.z),
                       mul(mul(v[j].w, scale), g.w));
       o4[i] = y;
+      if (xb != nullptr) {  // the bf16 copy a cuBLAS GEMM reads next (the f32_to_bf16 rounding)
+        __nv_bfloat162 lo = __floats2bfloat162_rn(y.x, y.y), hi = __floats2bfloat162_rn(y.z, y.w);
+        uint2 packed;
+        packed.x = *reinterpret_cast<uint32_t*>(&lo);
+        packed.y = *reinterpret_cast<uint32_t*>(&hi);
+        reinterpret_cast<uint2*>(xb + int64_t(blockIdx.x) * cols)[i] = packed;
+      }
     }
     if (xq != nullptr) {  // 8 consecutive threads hold one 32-element block (cols % 32 == 0)
       float amax = fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w)));
@@ -142,17 +149,18 @@ __global__ void rope_store_kv_kernel(float* q, int64_t q_cols, float* k, const f
 }  // namespace
 
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
-                                float* out, void* q8, cudaStream_t stream) {
+                                float* out, void* q8, cudaStream_t stream, void* bf16) {
   if (!fast_norm_supports(cols) || (q8 != nullptr && (rows != 1 || cols % 32 != 0))) return cudaErrorInvalidValue;
+  auto* xb = static_cast<__nv_bfloat16*>(bf16);
   if (rows == 0) return cudaSuccess;
   auto* xq = static_cast<int8_t*>(q8);
   auto* xs = q8 ? reinterpret_cast<float2*>(static_cast<uint8_t*>(q8) + (cols + 15) / 16 * 16) : nullptr;
   const int64_t per = (cols / 4 + kNormThreads - 1) / kNormThreads;  // float4s per thread
   const dim3 grid(static_cast<unsigned>(rows));
-  if (per <= 1) add_rms_norm_kernel<1><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
-  else if (per <= 2) add_rms_norm_kernel<2><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
-  else if (per <= 4) add_rms_norm_kernel<4><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
-  else add_rms_norm_kernel<8><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
+  if (per <= 1) add_rms_norm_kernel<1><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 2) add_rms_norm_kernel<2><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 4) add_rms_norm_kernel<4><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else add_rms_norm_kernel<8><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
   return cudaGetLastError();
 }
 
