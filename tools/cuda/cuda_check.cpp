@@ -556,13 +556,16 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   auto g = p.weight("gate", type, k, n, hg.bytes), u = p.weight("up", type, k, n, hu.bytes);
   auto down = p.weight("down", TensorType::BF16, n, 256, hd.bytes);
   auto x = p.tensor(xv, m, k);
-  auto out = p.output(m, n), up = p.output(m, n), o6 = p.output(m, n), u6 = p.output(m, n);
+  auto out = p.output(m, n), up = p.output(m, n), o6 = p.output(m, n), u6 = p.output(m, n), o7 = p.output(m, n);
   auto d1 = p.output(m, 256), d2 = p.output(m, 256);
   p.gpu.matmul_swiglu(g.g, u.g, x.g, out.g, up.g);
   p.gpu.matmul(down.g, out.g, d1.g, nullptr);  // reads the SwiGLU's bf16 copy
   const auto got = p.get_gpu(out.g);
   auto again = p.tensor(got, m, n);
   p.gpu.matmul(down.g, again.g, d2.g, nullptr);
+  p.gpu.set_lazy_swiglu(false);  // f32 rows written by the SwiGLU kernel itself, not on demand
+  p.gpu.matmul_swiglu(g.g, u.g, x.g, o7.g, up.g);
+  p.gpu.set_lazy_swiglu(true);
   p.gpu.set_bf16_activations(false);  // round 6: f32 gate/up, swiglu kernel
   p.gpu.matmul_swiglu(g.g, u.g, x.g, o6.g, u6.g);
   p.gpu.set_bf16_activations(true);
@@ -574,6 +577,7 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   // the bf16 GEMM bound (1e-2) x3 as at batch 1: gate and up are rounded to bf16 before silu·up
   record(name + " (bf16 gate/up) vs f64", rel_err(got, ref), 3e-2, fmt::format("[round 6 path vs f64: {:.2g}]", rel_err(r6, ref)));
   record(name + " vs round 6 (f32 gate/up)", rel_err(got, r6), 3e-2);
+  record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
   record(name + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(d1.g), p.get_gpu(d2.g)), 0,
          "bit for bit");
 }
@@ -1279,15 +1283,18 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                      engine::Batch::Logits::Last);
       model.forward(b);
     };
-    for (const bool bf16 : {false, true, false, true}) {
-      be.set_bf16_activations(bf16);
+    for (const int v : {0, 1, 2, 0, 1, 2}) {
+      be.set_bf16_activations(v > 0);
+      be.set_lazy_swiglu(v == 1);
       const double ps = time_ms(once, T >= 2048 ? 5 : 10) / 1e3;
       const double tflops = 2.0 * params * T / ps / 1e12;
       bench_line(fmt::format("prefill {} tokens [{}]: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.1f}% of the measured GEMM peak", T,
-                             bf16 ? "bf16 activations" : "round 6 path", T / ps, tflops, 100.0 * tflops / gemm_tflops));
+                             v == 0 ? "round 6 path" : v == 1 ? "bf16 activations" : "bf16 activations, f32 SwiGLU rows written",
+                             T / ps, tflops, 100.0 * tflops / gemm_tflops));
     }
   }
   be.set_bf16_activations(true);
+  be.set_lazy_swiglu(true);
   for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));

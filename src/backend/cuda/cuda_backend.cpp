@@ -167,6 +167,44 @@ struct CudaBackend::Impl {
   const void* bf16_at = nullptr;
   bool bf16_act = true;  // round 7's bf16 producers and paired GEMMs (set_bf16_activations)
   cuda::DeviceBuffer act_bf16, gu_bf16;
+  // The many-row SwiGLU output whose f32 rows are not written yet (round 7): the down projection
+  // reads only its bf16 copy. An op that reads it in f32 (or writes part of it) first materializes
+  // it from the bf16 gate/up still in gu_bf16 (the same kernel and bits); an op that overwrites it
+  // whole, or the end of the step, drops it. Every op declares its tensors through touch().
+  bool lazy_swiglu = true;  // set_lazy_swiglu
+  struct Lazy {
+    float* data = nullptr;
+    int64_t elems = 0;
+    const void *gate = nullptr, *up = nullptr;
+  } lazy;
+  static bool overlaps(const Lazy& l, const Tensor& t) {
+    return l.data != nullptr && t.data < l.data + l.elems && l.data < t.data + int64_t(t.elements());
+  }
+  void materialize() {
+    if (lazy.data == nullptr) return;
+    const Lazy l = lazy;
+    lazy = {};
+    graphs.mix(44, l.data, l.elems, l.gate, l.up);
+    graphs.run([=, this] {
+      launched(cuda::launch_swiglu_bf16(l.gate, l.up, l.data, nullptr, l.elems, stream), "swiglu_bf16 kernel (f32 rows)");
+    });
+  }
+  // An op reads `in` and writes `out` (whole tensors) in f32.
+  void touch(std::initializer_list<Tensor> in, std::initializer_list<Tensor> out = {}) {
+    if (lazy.data == nullptr) return;
+    for (const Tensor& t : in) {
+      if (overlaps(lazy, t)) return materialize();
+    }
+    for (const Tensor& t : out) {
+      if (!overlaps(lazy, t)) continue;
+      if (t.data == lazy.data && int64_t(t.elements()) == lazy.elems) {
+        lazy = {};  // overwritten whole: never needed
+      } else {
+        materialize();
+      }
+      return;
+    }
+  }
   void forget_q8() {
     q8_of = nullptr;
     bf16_of = nullptr;
@@ -203,6 +241,7 @@ struct CudaBackend::Impl {
   const void* bf16_input(const Tensor& x) {
     const int64_t n = x.rows * x.cols;
     if (bf16_at != nullptr && bf16_of == x.data && bf16_elems == n) return bf16_at;
+    touch({x});
     void* xb = grow_bf16(x_bf16, size_t(n) * 2, "matmul activations (bf16)");
     bf16_of = x.data;
     bf16_elems = n;
@@ -264,6 +303,7 @@ struct CudaBackend::Impl {
   // Batch-1 matmul of x by every segment's weight (all of `type`, x.cols columns): one launch of the
   // int8 GEMV (after quantizing x, unless a norm already did) or of the f32 one.
   void gemv_batch1(TensorType type, const cuda::GemvSegs& segs, const Tensor& x) {
+    touch({x});
     const int64_t K = x.cols;
     const float* xd = x.data;
     const bool i8 = int8_for(type, K);
@@ -282,6 +322,7 @@ struct CudaBackend::Impl {
     });
   }
   void wrote(const Tensor& out) {  // an op wrote `out`: a cached copy is stale if they overlap
+    touch({}, {out});
     if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) q8_of = nullptr;
     if (bf16_of != nullptr && out.data < bf16_of + bf16_elems && bf16_of < out.data + out.elements()) bf16_of = nullptr;
   }
@@ -360,8 +401,13 @@ void CudaBackend::set_deterministic(bool on) {
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_bf16_activations(bool on) {
+  impl_->materialize();
   impl_->forget_q8();
   impl_->bf16_act = on;
+}
+void CudaBackend::set_lazy_swiglu(bool on) {
+  impl_->materialize();
+  impl_->lazy_swiglu = on;
 }
 void CudaBackend::set_mmq_max_rows(int64_t rows) { impl_->mmq_max_rows = rows; }
 void CudaBackend::set_attention_tc_rows(int rows) { impl_->attn_tc_rows = rows; }
@@ -422,6 +468,7 @@ Tensor CudaBackend::scratch(int64_t rows, int64_t cols) {
 void CudaBackend::release_scratch() {
   Impl& m = *impl_;
   m.forget_q8();
+  m.lazy = {};  // the scratch tensors are gone
   m.graphs.finish(m.stream);  // a step that read nothing
   if (m.chunks.size() > 1) {  // fold into one chunk that holds a whole step next time
     size_t total = 0;
@@ -481,6 +528,7 @@ std::optional<Backend::MemoryInfo> CudaBackend::memory_info() const {
 
 void CudaBackend::read(const Tensor& t, float* host) {
   Impl& m = *impl_;
+  m.touch({t});
   m.use_device();
   m.graphs.finish(m.stream);
   check(cudaMemcpyAsync(host, t.data, t.elements() * sizeof(float), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (read)");
@@ -489,6 +537,7 @@ void CudaBackend::read(const Tensor& t, float* host) {
 
 void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
   Impl& m = *impl_;
+  m.touch({x});
   if (out.size() != size_t(x.rows)) throw_error("argmax_rows: {} outputs for {} rows", out.size(), x.rows);
   m.use_device();
   if (x.rows == 0) return;
@@ -503,6 +552,7 @@ void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
 
 void CudaBackend::write(Tensor t, const float* host) {
   Impl& m = *impl_;
+  m.touch({}, {t});
   m.forget_q8();
   m.use_device();
   m.graphs.flush();
@@ -511,6 +561,7 @@ void CudaBackend::write(Tensor t, const float* host) {
 }
 
 void CudaBackend::fill(Tensor t, float value) {
+  impl_->touch({}, {t});
   impl_->forget_q8();
   impl_->graphs.flush();
   impl_->launched(cuda::launch_fill(t.data, static_cast<int64_t>(t.elements()), value, impl_->stream), "fill");
@@ -627,6 +678,7 @@ void CudaBackend::begin_step(const StepInfo& step) {
 
 void CudaBackend::embed(const Weight& table, Tensor out) {
   Impl& m = *impl_;
+  m.touch({}, {out});
   m.forget_q8();
   if (out.rows != m.n_tokens || out.cols != table.cols) {
     throw_error("embed: output {} x {}, expected {} x {}", out.rows, out.cols, m.n_tokens, table.cols);
@@ -646,6 +698,7 @@ void CudaBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tenso
     throw_error("rms_norm {}: gain of {} for rows of {}", gain.name, gain.cols, x.cols);
   }
   Impl& m = *impl_;
+  m.touch({x}, {out});
   const float* g = static_cast<const float*>(gain.data);
   const int64_t group = gain.cols;
   if (group == x.cols && cuda::fast_norm_supports(x.cols)) {  // whole rows: the fused kernel, no delta
@@ -688,6 +741,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   // weights (mmq.h), no BF16 dequantization; other types, k not a multiple of 256 and prefill-sized
   // row counts take the GEMV / cuBLAS paths below.
   if (M >= 2 && M <= m.mmq_max_rows && m.mmq && !m.deterministic && cuda::mmq_supports(type, K)) {
+    m.touch({x});
     void* scratch = m.grow(m.x_q8, cuda::mmq_scratch_bytes(M, K), "matmul activations (int8)");
     m.graphs.mix(40, type, wd, N, K, M, x.data, scratch, out.data, out.cols, b);
     m.graphs.run([=, &m] {
@@ -699,6 +753,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   // per-row reduction order depends only on K, so a row's result does not depend on the batch.
   if (m.deterministic || M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
     const bool batch1 = !m.deterministic;
+    m.touch({x});
     m.graphs.mix(4, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b, batch1);
     m.graphs.run([=, &m] {
       for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
@@ -712,6 +767,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   }
   // cuBLAS; workspaces are sized here, before any op is stored.
   if (type == TensorType::F32) {
+    m.touch({x});
     m.graphs.mix(5, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b);
     m.graphs.run([=, &m] {
       const float one = 1.0f, zero = 0.0f;
@@ -735,6 +791,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
 
 void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
   Impl& m = *impl_;
+  m.touch({x}, {x});
   m.forget_q8();
   if (head_dim == 0 || x.cols % head_dim != 0 || rope.dims > head_dim || rope.dims % 2 != 0 || x.rows != m.n_tokens) {
     throw_error("rope: {} columns, head_dim {}, {} rotated dims, {} rows for {} tokens", x.cols, head_dim, rope.dims, x.rows,
@@ -751,6 +808,7 @@ void CudaBackend::rope(Tensor x, uint32_t head_dim, const RopeConfig& rope) {
 
 void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
   Impl& m = *impl_;
+  m.touch({k, v});
   m.forget_q8();
   if (layer >= m.layout.layers.size()) throw_error("store_kv: layer {} of {}", layer, m.layout.layers.size());
   const auto& s = m.layout.layers[layer];
@@ -769,6 +827,7 @@ void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
 
 void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
   Impl& m = *impl_;
+  m.touch({q}, {out});
   m.forget_q8();
   if (layer >= m.layout.layers.size()) throw_error("attention: layer {} of {}", layer, m.layout.layers.size());
   const auto& s = m.layout.layers[layer];
@@ -827,6 +886,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
 void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
   if (gate.elements() != up.elements() || out.elements() != gate.elements()) throw_error("swiglu: shapes differ");
   Impl& m = *impl_;
+  m.touch({gate, up}, {out});
   m.forget_q8();
   const int64_t n = int64_t(gate.elements());
   m.graphs.mix(9, gate.data, up.data, out.data, n);
@@ -836,6 +896,7 @@ void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
   if (a.elements() != b.elements() || out.elements() != a.elements()) throw_error("add: shapes differ");
   Impl& m = *impl_;
+  m.touch({a, b}, {out});
   m.forget_q8();
   const int64_t n = int64_t(a.elements());
   m.graphs.mix(10, a.data, b.data, out.data, n);
@@ -844,6 +905,7 @@ void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor out) {
 
 void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Tensor out) {
   Impl& m = *impl_;
+  m.touch({x}, {out});
   m.forget_q8();
   if (out.rows != int64_t(rows.size()) || out.cols != x.cols) throw_error("gather_rows: output {} x {}", out.rows, out.cols);
   if (rows.size() > size_t(kMaxGridY)) throw_error("gather_rows: {} rows (at most {})", rows.size(), kMaxGridY);
@@ -884,6 +946,7 @@ void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs
 
 void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain, float eps, Tensor out) {
   Impl& m = *impl_;
+  m.touch({x, delta}, {out});
   if (gain.type != TensorType::F32 || gain.cols != x.cols || !cuda::fast_norm_supports(x.cols) || delta.rows != x.rows ||
       delta.cols != x.cols || out.rows != x.rows || out.cols != x.cols) {
     Backend::add_rms_norm(x, delta, gain, eps, out);  // add, then rms_norm (which checks the shapes)
@@ -995,6 +1058,7 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
   const float* xd = x.data;
   float* od = out.data;
   const bool i8 = m.int8_for(type, K);
+  m.touch({x});
   bool quantize = false;
   void* q8 = i8 ? m.q8_input(x, quantize) : nullptr;
   m.wrote(out);
@@ -1015,7 +1079,8 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   Impl& m = *impl_;
   const TensorType type = gate.type;
   const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
-  m.wrote(out);
+  m.wrote(out);        // drops a pending SwiGLU output that this one overwrites
+  m.materialize();     // any other: its gate/up in gu_bf16 are about to be overwritten
   // Workspaces first (a reallocation drops a copy that lived there), then x's bf16 copy.
   auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
@@ -1027,7 +1092,8 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   uint8_t* gout = gu + (gate_first ? 0 : n * 2);
   uint8_t* uout = gu + (gate_first ? n * 2 : 0);
   float* od = out.data;
-  m.graphs.mix(43, type, gw, uw, N, K, M, xb, gu, ob, od, tile, wb);
+  const bool lazy = m.lazy_swiglu;  // f32 rows only when an op reads them (Impl::touch)
+  m.graphs.mix(43, type, gw, uw, N, K, M, xb, gu, ob, od, tile, wb, lazy);
   m.graphs.run([=, &m] {
     if (type == TensorType::BF16) {
       m.gemm_bf16_pair(gate_first ? gw : uw, gate_first ? uw : gw, N, K, xb, M, gu, gu + n * 2, CUDA_R_16BF, N);
@@ -1035,16 +1101,18 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
       m.gemm_bf16(type, gw, N, K, xb, M, gout, CUDA_R_16BF, N, tile, wb);
       m.gemm_bf16(type, uw, N, K, xb, M, uout, CUDA_R_16BF, N, tile, wb);
     }
-    m.launched(cuda::launch_swiglu_bf16(gout, uout, od, ob, n, m.stream), "swiglu_bf16 kernel");
+    m.launched(cuda::launch_swiglu_bf16(gout, uout, lazy ? nullptr : od, ob, n, m.stream), "swiglu_bf16 kernel");
   });
   m.bf16_of = od;
   m.bf16_elems = n;
   m.bf16_at = ob;
+  if (lazy) m.lazy = {od, n, gout, uout};
 }
 
 void CudaBackend::rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim,
                                 const RopeConfig& rc) {
   Impl& m = *impl_;
+  m.touch({q, k, v}, {q, k});
   m.forget_q8();
   const bool fits = layer < m.layout.layers.size() && head_dim > 0 && head_dim % 2 == 0 && rc.dims <= head_dim &&
                     rc.dims % 2 == 0 && q.cols % head_dim == 0 && q.rows == m.n_tokens && m.n_slots == m.n_tokens &&

@@ -80,6 +80,9 @@ class CudaBackend final : public Backend {
   // bf16 cuBLAS path, norms and SwiGLU write the bf16 copy the next GEMM reads, gate/up GEMMs write
   // bf16, and same-shape BF16 pairs (K/V, gate/up) run as one batched GEMM. Off: round 6's path.
   void set_bf16_activations(bool on);
+  // With bf16 activations: the many-row SwiGLU writes its f32 rows only when an op reads them (the
+  // down projection reads the bf16 copy); default on. Off: always written.
+  void set_lazy_swiglu(bool on);
   // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
   // construction): cuda_graphs.h. Off: every op is launched as it is called.
   void set_cuda_graphs(bool on);

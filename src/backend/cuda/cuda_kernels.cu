@@ -235,7 +235,7 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
 }
 
 // swiglu_kernel's expression on bf16 gate/up (cuBLAS outputs), 8 elements a thread (16-byte loads):
-// f32 out (when not null) and its bf16 rounding (the next GEMM's input). n % 8 == 0.
+// f32 out and its bf16 rounding (the next GEMM's input), each when not null. n % 8 == 0.
 __global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* out, uint4* out_bf16, int64_t n8) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n8) return;
@@ -253,6 +253,7 @@ __global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* o
     out[2 * i] = make_float4(y[0], y[1], y[2], y[3]);
     out[2 * i + 1] = make_float4(y[4], y[5], y[6], y[7]);
   }
+  if (out_bf16 == nullptr) return;
   uint4 packed;
   uint32_t* pw = reinterpret_cast<uint32_t*>(&packed);
 #pragma unroll
