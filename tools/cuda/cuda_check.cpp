@@ -528,6 +528,14 @@ std::vector<double> ref_rows(const std::vector<float>& x, const HostWeight& w, i
   return r;
 }
 
+// Whether the backend can put two weights in one strided-batched GEMM (CudaBackend's pair_ok):
+// the check says which path it tested.
+std::string pair_note(const void* a, const void* b) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  const uintptr_t d = x < y ? y - x : x - y;
+  return fmt::format("weights {} MiB apart: {}", d >> 20, d < (uintptr_t(1) << 31) ? "one batched GEMM" : "two GEMMs");
+}
+
 void check_norm_bf16_copy(Pair& p, int64_t m, int64_t k, int64_t n) {
   const auto xv = randn(size_t(m * k)), dv = randn(size_t(m * k));
   std::vector<float> gv = randn(size_t(k));
@@ -575,7 +583,9 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   const std::string name = fmt::format("matmul_swiglu {} {}x{} rows {}", tensor_type_name(type), n, k, m);
   const auto r6 = p.get_gpu(o6.g);
   // the bf16 GEMM bound (1e-2) x3 as at batch 1: gate and up are rounded to bf16 before silu·up
-  record(name + " (bf16 gate/up) vs f64", rel_err(got, ref), 3e-2, fmt::format("[round 6 path vs f64: {:.2g}]", rel_err(r6, ref)));
+  const std::string how = type == TensorType::BF16 && m < 1024 ? pair_note(g.g.data, u.g.data) : "two GEMMs";
+  record(name + " (bf16 gate/up) vs f64", rel_err(got, ref), 3e-2,
+         fmt::format("[round 6 path vs f64: {:.2g}; {}]", rel_err(r6, ref), how));
   record(name + " vs round 6 (f32 gate/up)", rel_err(got, r6), 3e-2);
   record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
   record(name + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(d1.g), p.get_gpu(d2.g)), 0,
@@ -616,7 +626,61 @@ void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_
     diff = std::max(diff, rel_err(got, p.get_gpu(single[i].g)));
   }
   record(name + " vs f64", err, 1e-2);
-  record(name + " vs one matmul each", diff, 1e-2, "batched vs single GEMM: other kernels, same bf16 inputs");
+  record(name + " vs one matmul each", diff, 1e-2, "batched vs single GEMM; " + pair_note(w[1].g.data, w[2].g.data));
+}
+
+// Raw cuBLAS: a strided-batched pair of 1024x1024 BF16 weights (bf16 out, shared x, stride 0) at
+// 264 and 512 rows, the two weights 2 MiB apart, then 5 GiB apart, each against two single GEMMs.
+// Prints as it goes: a fault ends the process (the error is sticky).
+void pair_probe() {
+  cublasHandle_t h;
+  cuda::check(cublasCreate(&h), "cublasCreate");
+  void* ws = cuda::device_alloc(size_t(32) << 20, "probe");
+  cuda::check(cublasSetWorkspace(h, ws, size_t(32) << 20), "cublasSetWorkspace");
+  const int64_t N = 1024, K = 1024, far = int64_t(5) << 30;
+  auto* big = static_cast<uint8_t*>(cuda::device_alloc(size_t(far + N * K * 2), "probe"));
+  std::vector<__nv_bfloat16> a(size_t(2 * N * K)), xh(size_t(K * 512));
+  for (auto& v : a) v = __float2bfloat16(std::normal_distribution<float>(0.0f, 0.05f)(g_rng));
+  for (auto& v : xh) v = __float2bfloat16(std::normal_distribution<float>(0.0f, 1.0f)(g_rng));
+  cuda::check(cudaMemcpy(big, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "h2d");  // near: [A0][A1]
+  cuda::check(cudaMemcpy(big + far, a.data() + N * K, size_t(N * K) * 2, cudaMemcpyHostToDevice), "h2d");  // far A1
+  void* x = cuda::device_alloc(xh.size() * 2, "probe");
+  cuda::check(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice), "h2d");
+  auto* c = static_cast<__nv_bfloat16*>(cuda::device_alloc(size_t(4 * N * 512) * 2, "probe"));
+  const float one = 1, zero = 0;
+  for (const int64_t stride_bytes : {N * K * 2, far}) {
+    for (const int64_t M : {512, 264}) {
+      for (int i = 0; i < 2; ++i) {
+        cuda::check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, big + i * stride_bytes, CUDA_R_16BF,
+                                 int(K), x, CUDA_R_16BF, int(K), &zero, c + i * N * M, CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT),
+                    "gemm");
+      }
+      cuda::check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, big, CUDA_R_16BF, int(K),
+                                             stride_bytes / 2, x, CUDA_R_16BF, int(K), 0, &zero, c + 2 * N * M, CUDA_R_16BF, int(N),
+                                             N * M, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                  "gemm pair");
+      const cudaError_t rc = cudaDeviceSynchronize();
+      if (rc != cudaSuccess) {
+        std::printf("pair probe: weights %lld MiB apart, %lld rows: %s\n", (long long)(stride_bytes >> 20), (long long)M,
+                    cudaGetErrorString(rc));
+        std::fflush(stdout);
+        std::exit(3);
+      }
+      std::vector<uint16_t> r(size_t(4 * N * M));
+      cuda::check(cudaMemcpy(r.data(), c, r.size() * 2, cudaMemcpyDeviceToHost), "d2h");
+      int64_t differ = 0;
+      for (int64_t e = 0; e < 2 * N * M; ++e) differ += r[size_t(e)] != r[size_t(2 * N * M + e)];
+      std::printf("pair probe: weights %lld MiB apart, %lld rows: ok, %lld of %lld outputs differ from two single GEMMs\n",
+                  (long long)(stride_bytes >> 20), (long long)M, (long long)differ, (long long)(2 * N * M));
+      std::fflush(stdout);
+    }
+  }
+  cublasDestroy(h);
+  cudaFree(ws);
+  cudaFree(big);
+  cudaFree(x);
+  cudaFree(c);
 }
 
 void check_bf16_rows(Pair& p) {
@@ -1283,18 +1347,23 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                      engine::Batch::Logits::Last);
       model.forward(b);
     };
-    for (const int v : {0, 1, 2, 0, 1, 2}) {
+    for (const int v : {0, 1, 2, 3, 0, 1, 2, 3}) {
       be.set_bf16_activations(v > 0);
-      be.set_lazy_swiglu(v == 1);
+      be.set_lazy_swiglu(v != 2);
+      be.set_gemm_pairs(v != 3);
       const double ps = time_ms(once, T >= 2048 ? 5 : 10) / 1e3;
       const double tflops = 2.0 * params * T / ps / 1e12;
       bench_line(fmt::format("prefill {} tokens [{}]: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.1f}% of the measured GEMM peak", T,
-                             v == 0 ? "round 6 path" : v == 1 ? "bf16 activations" : "bf16 activations, f32 SwiGLU rows written",
+                             v == 0   ? "round 6 path"
+                             : v == 1 ? "bf16 activations"
+                             : v == 2 ? "bf16 activations, f32 SwiGLU rows written"
+                                      : "bf16 activations, no batched pairs",
                              T / ps, tflops, 100.0 * tflops / gemm_tflops));
     }
   }
   be.set_bf16_activations(true);
   be.set_lazy_swiglu(true);
+  be.set_gemm_pairs(true);
   for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
@@ -1521,11 +1590,19 @@ int run(int argc, char** argv) {
     } else if (a == "--attn-bench") {  // copy bandwidth and the attention timings only
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_attention(bench_copy());
+    } else if (a == "--bf16-rows") {  // round 7's many-row bf16 checks only
+      Pair p;
+      p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
+      p.gpu.set_mmq_max_rows(int64_t(1) << 30);
+      check_bf16_rows(p);
+    } else if (a == "--pair-probe") {
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      pair_probe();
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

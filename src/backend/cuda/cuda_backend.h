@@ -83,6 +83,8 @@ class CudaBackend final : public Backend {
   // With bf16 activations: the many-row SwiGLU writes its f32 rows only when an op reads them (the
   // down projection reads the bf16 copy); default on. Off: always written.
   void set_lazy_swiglu(bool on);
+  // With bf16 activations: same-shape BF16 weight pairs as one strided-batched GEMM (default on).
+  void set_gemm_pairs(bool on);
   // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
   // construction): cuda_graphs.h. Off: every op is launched as it is called.
   void set_cuda_graphs(bool on);
