@@ -558,7 +558,11 @@ void check_norm_bf16_copy(Pair& p, int64_t m, int64_t k, int64_t n) {
          "bit for bit");
 }
 
+// --swiglu-rows: the opt-in many-row SwiGLU path (set_swiglu_rows) in the checks and the benches.
+bool g_swiglu_rows = false;
+
 void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k) {
+  p.gpu.set_swiglu_rows(g_swiglu_rows);
   const std::vector<float> xv = randn(size_t(m * k));
   const HostWeight hg = make_weight(type, n, k), hu = make_weight(type, n, k), hd = make_weight(TensorType::BF16, 256, n);
   auto g = p.weight("gate", type, k, n, hg.bytes), u = p.weight("up", type, k, n, hu.bytes);
@@ -580,16 +584,18 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   const auto rg = ref_rows(xv, hg, m, n, k), ru = ref_rows(xv, hu, m, n, k);
   std::vector<double> ref(rg.size());
   for (size_t i = 0; i < ref.size(); ++i) ref[i] = rg[i] / (1.0 + std::exp(-rg[i])) * ru[i];
-  const std::string name = fmt::format("matmul_swiglu {} {}x{} rows {}", tensor_type_name(type), n, k, m);
+  const std::string name = fmt::format("matmul_swiglu {} {}x{} rows {}{}", tensor_type_name(type), n, k, m,
+                                       g_swiglu_rows ? " (many-row SwiGLU path)" : " (default path)");
   const auto r6 = p.get_gpu(o6.g);
   // the bf16 GEMM bound (1e-2) x3 as at batch 1: gate and up are rounded to bf16 before silu·up
-  const std::string how = type == TensorType::BF16 && m < 1024 ? pair_note(g.g.data, u.g.data) : "two GEMMs";
-  record(name + " (bf16 gate/up) vs f64", rel_err(got, ref), 3e-2,
+  const std::string how = !g_swiglu_rows ? "f32 gate/up" : type == TensorType::BF16 && m < 1024 ? pair_note(g.g.data, u.g.data) : "two GEMMs";
+  record(name + " vs f64", rel_err(got, ref), 3e-2,
          fmt::format("[round 6 path vs f64: {:.2g}; {}]", rel_err(r6, ref), how));
   record(name + " vs round 6 (f32 gate/up)", rel_err(got, r6), 3e-2);
   record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
   record(name + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(d1.g), p.get_gpu(d2.g)), 0,
          "bit for bit");
+  p.gpu.set_swiglu_rows(false);
 }
 
 void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_t k, bool bias, bool reversed) {
@@ -1279,6 +1285,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   CudaBackend be(0);
   be.set_deterministic(g_deterministic);
   be.set_mmq(!g_no_mmq);
+  be.set_swiglu_rows(g_swiglu_rows);
   bench_line(fmt::format("model {}: many-row quantized matmul {}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma"));
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
@@ -1347,21 +1354,26 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                      engine::Batch::Logits::Last);
       model.forward(b);
     };
-    for (const int v : {0, 1, 2, 3, 0, 1, 2, 3}) {
+    // 0: round 6; 1: the default (norm copies, K/V pairs); 2-3: with the opt-in many-row SwiGLU,
+    // its f32 rows on demand / written at once; 4: 2 without batched pairs.
+    for (const int v : {0, 1, 2, 3, 4, 0, 1, 2, 3, 4}) {
       be.set_bf16_activations(v > 0);
-      be.set_lazy_swiglu(v != 2);
-      be.set_gemm_pairs(v != 3);
+      be.set_swiglu_rows(v >= 2);
+      be.set_lazy_swiglu(v != 3);
+      be.set_gemm_pairs(v != 4);
       const double ps = time_ms(once, T >= 2048 ? 5 : 10) / 1e3;
       const double tflops = 2.0 * params * T / ps / 1e12;
       bench_line(fmt::format("prefill {} tokens [{}]: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.1f}% of the measured GEMM peak", T,
                              v == 0   ? "round 6 path"
-                             : v == 1 ? "bf16 activations"
-                             : v == 2 ? "bf16 activations, f32 SwiGLU rows written"
-                                      : "bf16 activations, no batched pairs",
+                             : v == 1 ? "default: bf16 norm copies, K/V pairs"
+                             : v == 2 ? "+ many-row SwiGLU, f32 rows on demand"
+                             : v == 3 ? "+ many-row SwiGLU, f32 rows written"
+                                      : "+ many-row SwiGLU, no batched pairs",
                              T / ps, tflops, 100.0 * tflops / gemm_tflops));
     }
   }
   be.set_bf16_activations(true);
+  be.set_swiglu_rows(g_swiglu_rows);
   be.set_lazy_swiglu(true);
   be.set_gemm_pairs(true);
   for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
@@ -1595,6 +1607,8 @@ int run(int argc, char** argv) {
       p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
       p.gpu.set_mmq_max_rows(int64_t(1) << 30);
       check_bf16_rows(p);
+    } else if (a == "--swiglu-rows") {
+      g_swiglu_rows = true;
     } else if (a == "--pair-probe") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       pair_probe();
@@ -1602,7 +1616,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
