@@ -8,6 +8,8 @@
 #   final: op checks; the many-row bf16 checks alone in a fresh process (under compute-sanitizer if
 #          they fail) and a raw cuBLAS strided-batched probe; greedy, graphs, the bench, ncu of the
 #          eager steps (bf16 activations, then round 6's path), greedy CPU vs GPU.
+# The many-row SwiGLU is opt-in since the second call (docs/cuda.md, round 7): to check it, run
+# `vellum_cuda_check --swiglu-rows --bf16-rows` (the flag first); the bench times it as variants.
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/o}; mkdir -p "$O"
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 V=$D/vellum; C=$D/vellum_cuda_check
