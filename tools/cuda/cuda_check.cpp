@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/attention.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -835,11 +836,53 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     (tc ? tc_ref : split_ref).insert((tc ? tc_ref : split_ref).end(), cpu_out.begin() + a, cpu_out.begin() + b);
   }
   const std::string ref_note = type == TensorType::F32 ? "" : "; CPU f32 on the same rounded K/V";
+  // The default decode kernel (round 7) rounds Q and P to the pool's type: the tensor-core bound.
+  const int default_variant = cuda::attn_decode_variant();
+  const bool default_tc = type != TensorType::F32 && (default_variant == 0 || default_variant == 3);
   record(fmt::format("attention {}q/{}kv x{} split path, {} rows, {} KV", heads, kv_heads, head_dim, split_got.size() / width, tn),
-         rel_err(split_got, split_ref), 1e-5,
+         rel_err(split_got, split_ref), default_tc ? (type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16) : 1e-5,
          (type == TensorType::F32 ? "6 seqs: prefill 37, chunks 16 and 5, decodes at 3k/8k/20k"
                                   : "chunk 5 after 700, decodes at 3k/8k/20k") + ref_note);
   if (type != TensorType::F32) {
+    // Round 7: a span's partial does not depend on which block computes it, so forcing spans per
+    // block (1, 3, 7) gives each staged variant's bits exactly (outputs poisoned before each run);
+    // every decode variant against the CPU: the CUDA-core ones (f32 math) at 1e-5, the tensor-core
+    // ones (Q and P rounded to the pool's type) at the tensor-core prefill's bound.
+    const auto rerun = [&](int variant, int spb) {
+      cuda::set_attn_decode_variant(variant);
+      cuda::set_attn_spans_per_block(spb);
+      p.gpu.fill(out.g, NAN);
+      p.gpu.attention(layer, q.g, shape, out.g);
+      std::vector<float> got = p.get_gpu(out.g);
+      cuda::set_attn_decode_variant(default_variant);
+      cuda::set_attn_spans_per_block(0);
+      return got;
+    };
+    const auto split_only = [&](const std::vector<float>& all) {
+      std::vector<float> v;
+      for (const auto& sq : ss) {
+        if (sq.q_count >= uint32_t(kTcRows)) continue;
+        v.insert(v.end(), all.begin() + size_t(sq.q_begin) * width, all.begin() + size_t(sq.q_begin + sq.q_count) * width);
+      }
+      return v;
+    };
+    const double tc_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
+    for (const int variant : {0, 2, 3, 1}) {
+      const std::vector<float> ref = split_only(rerun(variant, 0));
+      const bool tcv = variant == 0 || variant == 3;
+      const char* what = variant == 0 ? "staged, tensor cores" : variant == 3 ? "staged, tensor cores, 3 stages"
+                                     : variant == 2 ? "staged, CUDA cores" : "round-5 kernel";
+      record(fmt::format("attention {}q/{}kv x{} decode {}, {} KV", heads, kv_heads, head_dim, what, tn), rel_err(ref, split_ref),
+             tcv ? tc_bound : 1e-5, fmt::format("knob {}; split rows vs CPU f32 on the same rounded K/V", variant));
+      if (variant == 1) continue;
+      double differ = 0;
+      for (const int spb : {1, 3, 7}) {
+        const std::vector<float> got = split_only(rerun(variant, spb));
+        for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+      }
+      record(fmt::format("attention {}q/{}kv x{} decode {} spans/block bits, {} KV", heads, kv_heads, head_dim, what, tn), differ, 0,
+             "outputs differing from the auto choice with 1, 3, 7 spans per block");
+    }
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),
            rel_err(tc_got, tc_ref), bound, "prefill 37 and 300, chunk 16 after 33, chunk 129 after 1000" + ref_note);
@@ -928,7 +971,10 @@ double bench_gemm() {
 
 // Time of one attention call of llama3-8b's shape (32q/8kv x 128): `nseq` sequences, each adding
 // `q` rows after `past` tokens, contiguous block tables. tc_rows: set_attention_tc_rows.
-double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q, int tc_rows, int reps) {
+// variants: {decode variant, spans per block} pairs (cuda::set_attn_decode_variant /
+// set_attn_spans_per_block) timed after the default on the same data, into variant_ms.
+double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q, int tc_rows, int reps,
+                    const std::vector<std::pair<int, int>>& variants = {}, std::vector<double>* variant_ms = nullptr) {
   CudaBackend be(0);
   be.set_cuda_graphs(false);
   be.set_attention_tc_rows(tc_rows);
@@ -967,22 +1013,45 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
   Tensor qt = be.scratch(int64_t(nseq) * q, heads * hd), out = be.scratch(int64_t(nseq) * q, heads * hd);
   be.write(qt, randn(size_t(qt.elements())).data());
   const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
-  return time_ms([&] { be.attention(0, qt, shape, out); }, reps);
+  const double ms = time_ms([&] { be.attention(0, qt, shape, out); }, reps);
+  const int default_variant = cuda::attn_decode_variant();
+  for (const auto& [v, spb] : variants) {  // the same call with other decode kernels
+    cuda::set_attn_decode_variant(v);
+    cuda::set_attn_spans_per_block(spb);
+    variant_ms->push_back(time_ms([&] { be.attention(0, qt, shape, out); }, reps));
+  }
+  cuda::set_attn_decode_variant(default_variant);
+  cuda::set_attn_spans_per_block(0);
+  return ms;
 }
 
 // Paged attention per layer: decode (bytes of K and V read / time vs the copy bandwidth), prefill
 // of one sequence on the tensor-core and the split path, and the chunk size where they cross.
 void bench_attention(double bw) {
   const std::vector<std::pair<TensorType, std::vector<std::pair<uint32_t, uint32_t>>>> decode = {
-      {TensorType::F16, {{1024, 1}, {1024, 32}, {8192, 1}, {8192, 8}, {32768, 1}, {32768, 8}}},
+      {TensorType::F16, {{1024, 1}, {1024, 32}, {1024, 128}, {8192, 1}, {8192, 8}, {8192, 64}, {32768, 1}, {32768, 8}}},
+      {TensorType::BF16, {{8192, 8}}},
       {TensorType::F32, {{8192, 1}, {8192, 8}}}};
   for (const auto& [kv_type, cases] : decode) {
     for (const auto& [ctx, nseq] : cases) {
-      const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50);
+      // 16-bit pools: the default (round 7), then round 5's kernel, round 7's staging with CUDA-core math,
+      // 3 stages and (F16) forced spans per block, same call.
+      std::vector<double> vms;
+      std::vector<std::pair<int, int>> vars;
+      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {3, 0}};
+      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{0, 1}, {0, 2}, {0, 4}, {0, 8}});
+      const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
-      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw",
-                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9,
-                             100.0 * bytes / (ms * 1e-3) / 1e9 / bw));
+      const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
+      std::string extra;
+      for (size_t i = 0; i < vms.size(); ++i) {
+        const auto [v, spb] = vars[i];
+        extra += fmt::format("; {} {:.4f} ms = {:.0f}%",
+                             v == 1 ? "round-5 kernel" : v == 2 ? "staged CUDA cores" : v == 3 ? "3 stages" : fmt::format("spb {}", spb),
+                             vms[i], pct(vms[i]));
+      }
+      bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw{}",
+                             ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9, pct(ms), extra));
     }
   }
   for (const TensorType kv_type : {TensorType::F16, TensorType::BF16}) {
@@ -1313,15 +1382,19 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const bool tied = file.find_tensor("output.weight") == nullptr;
   const double bytes = double(be.weight_bytes()) - (tied ? 0.0 : double(file.tensor_data(*embd).size()));
   const double floor_tps = bw / (bytes / 1e9);  // HBM bytes moved per second, as the copy measured them
-  for (const bool graphs : {false, true}) {  // eager, then CUDA graphs (first steps capture)
+  // Eager, then CUDA graphs without and with programmatic dependent launch (first steps capture).
+  for (const int variant : {0, 1, 2}) {
+    const bool graphs = variant > 0;
     be.set_cuda_graphs(graphs);
+    be.set_programmatic_launch(variant == 2);
     run_one();  // a class's first step runs eagerly, its second captures (time_ms's warm-up)
     const int n = 64;
     const double s = time_ms(run_one, n) * n / 1e3;
     bench_line(fmt::format("decode batch 1 {} ({:.2f} GB of weights read per token, loaded in {:.1f} s) [graphs {}]: {:.1f} tok/s; "
                            "bandwidth floor {:.1f} tok/s -> {:.0f}%",
-                           path + (g_deterministic ? " [deterministic]" : ""), bytes / 1e9, load_s, graphs ? "on" : "off", n / s,
-                           floor_tps, 100.0 * (n / s) / floor_tps));
+                           path + (g_deterministic ? " [deterministic]" : ""), bytes / 1e9, load_s,
+                           variant == 0 ? "off" : variant == 1 ? "on, PDL off" : "on", n / s, floor_tps,
+                           100.0 * (n / s) / floor_tps));
   }
   be.set_cuda_graphs(false);  // prefill is eager either way
   if (g_batch1_only) return;
@@ -1403,8 +1476,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       bench_line(fmt::format("decode {} seqs x 1k context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
                              tensor_type_name(g_kv_type), greedy ? "greedy (argmax on the GPU)" : "all logits to the host",
                              graphs ? "on" : "off", ds * 1e3, B / ds,
-                             graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks)", st.captures,
-                                                  st.replays, st.eager_fallbacks)
+                             graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks, {} programmatic edges)",
+                                                  st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges)
                                     : ""));
     }
     be.set_cuda_graphs(false);
@@ -1507,7 +1580,8 @@ void compare_greedy(const std::string& path) {
 
 // CUDA graph replay against the eager path: the same greedy decode (one sequence: an 8-token prompt
 // then 24 single-token steps; then four sequences: 3-token prompts then 12 steps together) with
-// graphs off and on must give bit-identical logits, and the second run must have replayed graphs.
+// graphs off and on must give bit-identical logits, and the second run must have replayed graphs
+// whose kernels launch programmatically (pdl.cuh).
 void check_graphs(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend gpu(0);
@@ -1562,9 +1636,9 @@ void check_graphs(const std::string& path) {
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
   record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 38 steps", tensor_type_name(g_kv_type), eager.size()),
-         same_size && st.replays > 0 ? double(differ) : 1.0, 0,
-         fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks", differ, max_diff, st.captures,
-                     st.replays, st.eager_fallbacks));
+         same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
+         fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
+                     max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));
 }
 
 int run(int argc, char** argv) {

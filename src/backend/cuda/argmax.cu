@@ -1,4 +1,5 @@
 #include "backend/cuda/argmax.h"
+#include "backend/cuda/pdl.cuh"
 
 #include <climits>
 #include <cmath>
@@ -19,6 +20,7 @@ __device__ __forceinline__ void better(float& v, int& i, float ov, int oi) {
 
 // One block per row; each thread scans a strided slice, then warps and the block reduce.
 __global__ void argmax_rows_kernel(const float* __restrict__ x, int64_t cols, int32_t* __restrict__ out) {
+  pdl_wait();
   const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
   float v = -INFINITY;
   int i = INT_MAX;

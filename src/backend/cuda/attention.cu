@@ -3,11 +3,15 @@
 
 #include "backend/cuda/attention.h"
 #include "backend/cuda/warp_reduce.cuh"
+#include "backend/cuda/pdl.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 
 namespace vellum::cuda {
 namespace {
@@ -47,6 +51,7 @@ constexpr int kDimsPerLane = kMaxAttnHeadDim / 32;
 // lane p scores tile position p, then every lane accumulates its head dims d = lane + 32i.
 template <typename T>
 __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   extern __shared__ float smem[];
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int kvh = blockIdx.y, sp = blockIdx.x;
@@ -148,6 +153,7 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 constexpr int kDecHeads = 4;  // query heads per block
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
   __shared__ float red_acc[4][kDecHeads][HD];
@@ -264,53 +270,9 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
   }
 }
 
-// Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
-// sum by a fixed tree over the row's own spans (thread t takes spans t, t + 256, ...); warp w sums
-// spans w, w + 8, ... of its lane's dim, then the 8 warp sums are added by a fixed tree. Every
-// order depends on the row's context only, never on the padded split count or the batch.
-constexpr int kCombineWarps = 8, kCombineThreads = 32 * kCombineWarps;
-__device__ __forceinline__ float tree8(const float* v, bool is_max) {
-  return is_max ? fmaxf(fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3])), fmaxf(fmaxf(v[4], v[5]), fmaxf(v[6], v[7])))
-                : ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
-__device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) {
-    const float u = __shfl_xor_sync(kFull, v, o);
-    v = is_max ? fmaxf(v, u) : v + u;
-  }
-  __syncthreads();  // red is reused
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  return tree8(red, is_max);
-}
-__global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0) {
-  __shared__ float red[kCombineWarps];
-  __shared__ float part[32][kCombineWarps];
-  const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
-  const int h = blockIdx.x, hd = p.kv.head_dim, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-  const int d = blockIdx.z * 32 + lane;
-  const int spans = (p.row_ctx[r] + kAttnSplit - 1) / kAttnSplit;
-  const int64_t base = (rl * p.heads + h) * p.max_splits;
-  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
-  float mx = -INFINITY;
-  for (int s = threadIdx.x; s < spans; s += kCombineThreads) mx = fmaxf(mx, ml[s].x);
-  mx = block_reduce(mx, true, red);
-  float sum = 0.0f;
-  for (int s = threadIdx.x; s < spans; s += kCombineThreads) sum += ml[s].y * expf(ml[s].x - mx);
-  sum = block_reduce(sum, false, red);
-  float o = 0.0f;
-  if (d < hd) {
-#pragma unroll 4
-    for (int s = warp; s < spans; s += kCombineWarps) o += p.part_acc[(base + s) * hd + d] * expf(ml[s].x - mx);
-  }
-  part[lane][warp] = o;
-  __syncthreads();
-  if (warp == 0 && d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = tree8(part[lane], false) / sum;
-}
+// ---- split path, 16-bit pools with 64 or 128 dims, round 7: staged runs of spans ---------------
 
-// ---- tensor-core path ----------------------------------------------------------------------------
-
+// mma.sync helpers (also used by the tensor-core prefill path below).
 __device__ __forceinline__ uint32_t pack2(float a, float b, __half) {
   const __half2 h = __floats2half2_rn(a, b);
   return *reinterpret_cast<const uint32_t*>(&h);
@@ -338,6 +300,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 }
+
+// cp.async helpers (also used by the tensor-core path below).
 // 16 bytes global → shared without registers; src_bytes 0 fills zeros (positions past the context).
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -348,6 +312,370 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
+
+// DPL consecutive floats (4 or 2; 16- or 8-byte aligned) read through L2 (written by other blocks).
+__device__ __forceinline__ void ldcg_vec(float (&a)[4], const float* p) {
+  const float4 v = __ldcg(reinterpret_cast<const float4*>(p));
+  a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
+}
+__device__ __forceinline__ void ldcg_vec(float (&a)[2], const float* p) {
+  const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
+  a[0] = v.x, a[1] = v.y;
+}
+
+template <int HD, int STAGES>
+constexpr size_t dec_smem_bytes() {  // stages × (K, V) × one span × HD × 2 bytes
+  return size_t(STAGES) * 2 * kAttnSplit * HD * 2;
+}
+
+// Element offset of dims [8c, 8c + 8) of span position pos in a staged K or V tile: the 16-byte
+// chunks of a row are XOR-swizzled by pos % 8, so that 8 positions' same chunk (mma fragments,
+// ldmatrix rows) fall in 8 different bank groups without padding the rows.
+template <int HD>
+__device__ __forceinline__ int swz(int pos, int c) {
+  return pos * HD + ((c ^ (pos & 7)) << 3);
+}
+
+// One thread block per (KV head and ≤4-head query group, run of consecutive spans, row).
+// Each span's K and V (64 positions) are copied through the block table into shared memory by
+// cp.async, STAGES deep, so that the next spans' bytes are in flight while one is computed (round
+// 5's kernel had one round trip per block and nothing in flight while it computed). A span's
+// partial is computed the same way whichever block takes it and however many spans a block takes,
+// so the runs are free to follow the grid's waves (spans_per_block). Two span computations:
+// - TC (default): S = Q·Kᵀ and O = P·V on mma.sync m16n8k16, f32 accumulators; warp w owns span
+//   positions 16w..16w+15; the group's ≤4 heads are rows 0-3 of the 16-row A operand (rows 4-15
+//   zero). Q and P are rounded to the pool's type (the tensor-core prefill's bounds). Round 5's
+//   CUDA-core math spent ~1 500 instructions per thread and span (16 lanes per position: 4 heads ×
+//   4 shuffle steps per position pair, every lane recomputing the 4 exps): the SMs, not memory,
+//   were the limit (round 7 v1 measurement, docs/cuda.md).
+// - !TC: round 5's CUDA-core math on the staged tile (f32 on the widened values, bound 1e-5).
+// Rows of ≤ kAttnFuseSpans spans are merged by the last block to finish of their (row, group):
+// an arrival counter (reset by that block), spans in order, no second launch.
+template <typename T, int HD, int STAGES, bool TC>
+__global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
+  constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
+  constexpr int CSTEP = 128 / LG, CPT = kAttnSplit / CSTEP;  // copy: rows per pass, rows per thread
+  constexpr int KK = HD / 16;
+  extern __shared__ uint4 dec_smem[];
+  T* const ks = reinterpret_cast<T*>(dec_smem);  // [STAGES][kAttnSplit][HD], swizzled rows
+  T* const vs = ks + STAGES * kAttnSplit * HD;
+  __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
+  __shared__ __align__(16) float red_acc[4][kDecHeads][HD];
+  __shared__ int last_flag;
+  const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
+  const int ctx = p.row_ctx[r];
+  const int spans = (ctx + kAttnSplit - 1) / kAttnSplit;
+  // The row's own spans over the grid's gridDim.y runs (the grid is sized for the launch's longest,
+  // possibly graph-padded, row): every block of the row gets work, whatever its context.
+  const int per = (spans + gridDim.y - 1) / gridDim.y;
+  const int sp0 = blockIdx.y * per;
+  if (sp0 >= spans) return;
+  const int n = min(per, spans - sp0);
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, sub = lane / LG, part = lane % LG;
+  const int gr = lane >> 2, gc = lane & 3;  // mma fragment row / column group
+  const int32_t* table = p.tables + p.row_table[r];
+  const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
+  const T* pool = static_cast<const T*>(p.kv.pool);
+  const int cch = threadIdx.x % LG, cr0 = threadIdx.x / LG;
+  int blk[CPT];
+  auto fetch = [&](int k) {  // block ids of this thread's copy rows of span k (-1: none)
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+      const int pos = (sp0 + k) * kAttnSplit + cr0 + c * CSTEP;
+      blk[c] = k < n && pos < ctx ? table[pos / p.kv.block_size] : -1;
+    }
+  };
+  auto issue = [&](int k) {  // span k into stage k % STAGES; always one commit group
+    if (k < n) {
+      const int stage = k % STAGES;
+#pragma unroll
+      for (int c = 0; c < CPT; ++c) {
+        const int pr = cr0 + c * CSTEP, pos = (sp0 + k) * kAttnSplit + pr;
+        const bool in = blk[c] >= 0;
+        const T* base = in ? pool + int64_t(blk[c]) * p.kv.block_elems + int64_t(pos % p.kv.block_size) * row_elems +
+                                 int64_t(kvh) * HD + cch * 8
+                           : pool;
+        const int dst = stage * kAttnSplit * HD + swz<HD>(pr, cch);
+        cp_async16(ks + dst, in ? base + p.kv.k_off : pool, in ? 16 : 0);
+        cp_async16(vs + dst, in ? base + p.kv.v_off : pool, in ? 16 : 0);
+      }
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int k = 0; k < STAGES - 1; ++k) {
+    fetch(k);
+    issue(k);
+  }
+  fetch(STAGES - 1);
+  // Q: TC, A-fragment halves a0/a2 of head row gr (zero past the group); else 8 dims of 4 heads.
+  uint32_t qa[TC ? KK : 1][2];
+  float q[TC ? 1 : kDecHeads][8];
+  if constexpr (TC) {
+    const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(gr, ng - 1)) * HD;
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      const float2 a = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2);
+      const float2 b = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2 + 8);
+      qa[kk][0] = gr < ng ? pack2(a.x, a.y, T{}) : 0u;
+      qa[kk][1] = gr < ng ? pack2(b.x, b.y, T{}) : 0u;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kDecHeads; ++j) {
+      const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(j, ng - 1)) * HD + part * 8;
+      const float4 a = *reinterpret_cast<const float4*>(qp), b = *reinterpret_cast<const float4*>(qp + 4);
+      q[j][0] = a.x, q[j][1] = a.y, q[j][2] = a.z, q[j][3] = a.w, q[j][4] = b.x, q[j][5] = b.y, q[j][6] = b.z, q[j][7] = b.w;
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    cp_async_wait<STAGES - 2>();  // this thread's copies of span k landed
+    __syncthreads();              // everyone's; the stage of span k - 1 and red_* are free again
+    issue(k + STAGES - 1);
+    fetch(k + STAGES);
+    const int sp = sp0 + k, p0 = sp * kAttnSplit;
+    const T* kt = ks + (k % STAGES) * kAttnSplit * HD;
+    const T* vt = vs + (k % STAGES) * kAttnSplit * HD;
+    if constexpr (TC) {
+      const int wp0 = warp * 16;
+      float s[2][4];
+#pragma unroll
+      for (int t = 0; t < 2; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < KK; ++kk) {
+        const uint32_t a[4] = {qa[kk][0], 0u, qa[kk][1], 0u};
+#pragma unroll
+        for (int t = 0; t < 2; ++t) {
+          const int pl = wp0 + 8 * t + gr;
+          const uint32_t b0 = *reinterpret_cast<const uint32_t*>(kt + swz<HD>(pl, 2 * kk) + gc * 2);
+          const uint32_t b1 = *reinterpret_cast<const uint32_t*>(kt + swz<HD>(pl, 2 * kk + 1) + gc * 2);
+          mma(s[t], a, b0, b1, T{});
+        }
+      }
+      float mloc = -INFINITY;
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          s[t][e] = p0 + wp0 + 8 * t + gc * 2 + e < ctx ? s[t][e] * p.scale : -INFINITY;
+          mloc = fmaxf(mloc, s[t][e]);
+        }
+      }
+      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 1));
+      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 2));
+      if (gc == 0 && gr < kDecHeads) red_m[warp][gr] = mloc;
+      __syncthreads();
+      // The span's max over the block (warps in order); finite: position p0 < ctx is in warp 0.
+      const int hr = min(gr, kDecHeads - 1);
+      const float mx = fmaxf(fmaxf(red_m[0][hr], red_m[1][hr]), fmaxf(red_m[2][hr], red_m[3][hr]));
+      float pr[2][2];
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) pr[t][e] = gr < ng ? expf(s[t][e] - mx) : 0.0f;  // masked: exp(-inf) = 0
+      }
+      float lsum = (pr[0][0] + pr[0][1]) + (pr[1][0] + pr[1][1]);
+      lsum += __shfl_xor_sync(kFull, lsum, 1);
+      lsum += __shfl_xor_sync(kFull, lsum, 2);
+      // P as the A operand over this warp's 16 positions (k = 8t + 2gc + e), rows 8-15 zero.
+      const uint32_t pa[4] = {pack2(pr[0][0], pr[0][1], T{}), 0u, pack2(pr[1][0], pr[1][1], T{}), 0u};
+      float o[HD / 8][4];
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+      const int vl = wp0 + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+      for (int dn = 0; dn < HD / 16; ++dn) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, vt + swz<HD>(vl, 2 * dn + (lane >> 4)));
+        mma(o[2 * dn], pa, b[0], b[1], T{});
+        mma(o[2 * dn + 1], pa, b[2], b[3], T{});
+      }
+      if (gr < ng) {
+#pragma unroll
+        for (int d = 0; d < HD / 8; ++d) {
+          *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(o[d][0], o[d][1]);
+        }
+      }
+      if (gc == 0 && gr < kDecHeads) red_l[warp][gr] = lsum;
+    } else {
+      float s[IT][kDecHeads], mx[kDecHeads];
+#pragma unroll
+      for (int j = 0; j < kDecHeads; ++j) mx[j] = -INFINITY;
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        const int pl = warp * PW + it * PPI + sub;
+        const uint4 kr = *reinterpret_cast<const uint4*>(kt + swz<HD>(pl, part));
+        float kf[8];
+        const uint32_t w[4] = {kr.x, kr.y, kr.z, kr.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = pair_to_f2(w[e], T{});
+          kf[2 * e] = f.x, kf[2 * e + 1] = f.y;
+        }
+        const bool valid = p0 + pl < ctx;
+#pragma unroll
+        for (int j = 0; j < kDecHeads; ++j) {
+          float dot = 0.0f;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) dot += q[j][e] * kf[e];
+#pragma unroll
+          for (int o = LG / 2; o > 0; o /= 2) dot += __shfl_xor_sync(kFull, dot, o);
+          s[it][j] = valid ? dot * p.scale : -INFINITY;
+          mx[j] = fmaxf(mx[j], s[it][j]);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kDecHeads; ++j) {
+#pragma unroll
+        for (int o = 16; o >= LG; o /= 2) mx[j] = fmaxf(mx[j], __shfl_xor_sync(kFull, mx[j], o));
+        if (lane == 0) red_m[warp][j] = mx[j];
+      }
+      __syncthreads();
+      float acc[kDecHeads][8], l[kDecHeads];
+#pragma unroll
+      for (int j = 0; j < kDecHeads; ++j) {
+        mx[j] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
+        l[j] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[j][e] = 0.0f;
+      }
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        const int pl = warp * PW + it * PPI + sub;
+        const uint4 vr = *reinterpret_cast<const uint4*>(vt + swz<HD>(pl, part));
+        float v[8];
+        const uint32_t w[4] = {vr.x, vr.y, vr.z, vr.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = pair_to_f2(w[e], T{});
+          v[2 * e] = f.x, v[2 * e + 1] = f.y;
+        }
+#pragma unroll
+        for (int j = 0; j < kDecHeads; ++j) {
+          const float pe = expf(s[it][j] - mx[j]);  // 0 for masked positions (-inf; their V is zero-filled)
+          l[j] += pe;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[j][e] += pe * v[e];
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kDecHeads; ++j) {
+#pragma unroll
+        for (int o = 16; o >= LG; o /= 2) {
+          l[j] += __shfl_xor_sync(kFull, l[j], o);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[j][e] += __shfl_xor_sync(kFull, acc[j][e], o);
+        }
+        if (lane < LG) {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) red_acc[warp][j][part * 8 + e] = acc[j][e];
+          if (lane == 0) red_l[warp][j] = l[j];
+        }
+      }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < ng * HD; i += 128) {
+      const int j = i / HD, d = i % HD;
+      const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + j) * p.max_splits + sp;
+      p.part_acc[idx * HD + d] = ((red_acc[0][j][d] + red_acc[1][j][d]) + red_acc[2][j][d]) + red_acc[3][j][d];
+      if (d == 0) {  // the span's max again from red_m (a register array at a run-time j would go to local memory)
+        p.part_ml[2 * idx] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
+        p.part_ml[2 * idx + 1] = ((red_l[0][j] + red_l[1][j]) + red_l[2][j]) + red_l[3][j];
+      }
+    }
+  }
+  if (spans > kAttnFuseSpans) return;  // the combine kernel merges long rows
+  // Fused merge: publish this block's partials, count them in; the block completing the row merges.
+  __threadfence();
+  __syncthreads();
+  int32_t* cnt = p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups;
+  if (threadIdx.x == 0) {
+    const int before = atomicAdd(cnt, n);
+    last_flag = before + n == spans;
+    if (before + n == spans) *cnt = 0;  // every block of this (row, group) has arrived
+  }
+  __syncthreads();
+  if (!last_flag) return;
+  __threadfence();
+  // Warp j merges head g0 + j; lane takes HD/32 dims. Max exact; sums in span order.
+  constexpr int DPL = HD / 32;
+  const int j = warp;
+  if (j >= ng) return;
+  const int64_t base = (rl * p.heads + int64_t(kvh) * G + g0 + j) * p.max_splits;
+  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
+  float m = -INFINITY;
+  for (int s2 = 0; s2 < spans; ++s2) m = fmaxf(m, __ldcg(&ml[s2].x));
+  float sum = 0.0f, o[DPL];
+#pragma unroll
+  for (int e = 0; e < DPL; ++e) o[e] = 0.0f;
+  const float* acc = p.part_acc + base * HD + lane * DPL;
+#pragma unroll 4
+  for (int s2 = 0; s2 < spans; ++s2) {
+    const float2 v = __ldcg(&ml[s2]);
+    const float w = expf(v.x - m);
+    sum += v.y * w;
+    float a[DPL];
+    ldcg_vec(a, acc + int64_t(s2) * HD);
+#pragma unroll
+    for (int e = 0; e < DPL; ++e) o[e] += a[e] * w;
+  }
+  float* out = p.out + r * p.ldo + int64_t(kvh * G + g0 + j) * HD + lane * DPL;
+#pragma unroll
+  for (int e = 0; e < DPL; ++e) out[e] = o[e] / sum;
+}
+
+// Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
+// sum by a fixed tree over the row's own spans (thread t takes spans t, t + 256, ...); warp w sums
+// spans w, w + 8, ... of its lane's dim, then the 8 warp sums are added by a fixed tree. Every
+// order depends on the row's context only, never on the padded split count or the batch.
+constexpr int kCombineWarps = 8, kCombineThreads = 32 * kCombineWarps;
+__device__ __forceinline__ float tree8(const float* v, bool is_max) {
+  return is_max ? fmaxf(fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3])), fmaxf(fmaxf(v[4], v[5]), fmaxf(v[6], v[7])))
+                : ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+__device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) {
+    const float u = __shfl_xor_sync(kFull, v, o);
+    v = is_max ? fmaxf(v, u) : v + u;
+  }
+  __syncthreads();  // red is reused
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = v;
+  __syncthreads();
+  return tree8(red, is_max);
+}
+// fused_spans: rows of at most this many spans were merged by the decode kernel (0: none).
+__global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0, int fused_spans) {
+  pdl_wait();
+  __shared__ float red[kCombineWarps];
+  __shared__ float part[32][kCombineWarps];
+  const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
+  const int h = blockIdx.x, hd = p.kv.head_dim, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int d = blockIdx.z * 32 + lane;
+  const int spans = (p.row_ctx[r] + kAttnSplit - 1) / kAttnSplit;
+  if (spans <= fused_spans) return;
+  const int64_t base = (rl * p.heads + h) * p.max_splits;
+  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
+  float mx = -INFINITY;
+  for (int s = threadIdx.x; s < spans; s += kCombineThreads) mx = fmaxf(mx, ml[s].x);
+  mx = block_reduce(mx, true, red);
+  float sum = 0.0f;
+  for (int s = threadIdx.x; s < spans; s += kCombineThreads) sum += ml[s].y * expf(ml[s].x - mx);
+  sum = block_reduce(sum, false, red);
+  float o = 0.0f;
+  if (d < hd) {
+#pragma unroll 4
+    for (int s = warp; s < spans; s += kCombineWarps) o += p.part_acc[(base + s) * hd + d] * expf(ml[s].x - mx);
+  }
+  part[lane][warp] = o;
+  __syncthreads();
+  if (warp == 0 && d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = tree8(part[lane], false) / sum;
+}
+
+// ---- tensor-core path ----------------------------------------------------------------------------
 
 constexpr int kTcCols = 64, kTcThreads = 128;
 template <int HD, int STAGES>
@@ -362,6 +690,7 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
 template <typename T, int HD, int STAGES>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
+  pdl_wait();
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
   extern __shared__ uint4 tc_smem[];
   T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]
@@ -543,14 +872,82 @@ void launch_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t
   attn_decode_kernel<T, HD><<<grid, 128, 0, stream>>>(p, row0);
 }
 
-template <typename T>
-bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
-  if (!rows_aligned8(p.kv)) return false;
-  switch (p.kv.head_dim) {
-    case 64: launch_decode<T, 64>(p, row0, rows, stream); return true;
-    case 128: launch_decode<T, 128>(p, row0, rows, stream); return true;
-    default: return false;
+int g_decode_variant = -1;  // -1: not read from the environment yet
+int g_spans_per_block = -1;
+int decode_variant() {
+  if (g_decode_variant < 0) {
+    const char* e = std::getenv("VELLUM_CUDA_ATTN_DECODE");
+    g_decode_variant = e != nullptr ? std::atoi(e) : 0;
   }
+  return g_decode_variant;
+}
+int forced_spans_per_block() {
+  if (g_spans_per_block < 0) {
+    const char* e = std::getenv("VELLUM_CUDA_ATTN_SPB");
+    g_spans_per_block = e != nullptr ? std::max(0, std::atoi(e)) : 0;
+  }
+  return g_spans_per_block;
+}
+
+// Spans per block: the grid's blocks over the SM slots (resident blocks) in whole waves, each block
+// costing its spans plus about one span of pipeline fill: min over s of ceil(blocks(s) / slots) ×
+// (s + 1). Depends only on the launch shape (rows, heads, padded split count), never on contexts,
+// so a captured graph stays valid; the grid gets ceil(max_splits / s) runs per (row, group) and
+// each row spreads its own spans over them (the kernel), so a graph-padded split count does not
+// leave half the runs idle. Any choice gives the same bits.
+int spans_per_block(int64_t pairs, int max_splits, int slots) {
+  if (const int f = forced_spans_per_block(); f > 0) return std::min(f, max_splits);
+  int best = 1;
+  int64_t best_cost = INT64_MAX;
+  for (int sp = 1; sp <= max_splits; ++sp) {
+    const int64_t blocks = pairs * ((max_splits + sp - 1) / sp);
+    const int64_t cost = (blocks + slots - 1) / slots * (sp + 1);
+    if (cost < best_cost) best_cost = cost, best = sp;
+  }
+  return best;
+}
+
+template <typename T, int HD, int STAGES, bool TC>
+cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
+  constexpr size_t smem = dec_smem_bytes<HD, STAGES>();
+  static int slots = 0;  // resident blocks on the device (once per instantiation)
+  if (slots == 0) {
+    cudaError_t rc = cudaFuncSetAttribute(attn_decode2_kernel<T, HD, STAGES, TC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem));
+    int dev = 0, sms = 0, per_sm = 0;
+    if (rc == cudaSuccess) rc = cudaGetDevice(&dev);
+    if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode2_kernel<T, HD, STAGES, TC>, 128, smem);
+    if (rc != cudaSuccess) return rc;
+    slots = std::max(1, sms * per_sm);
+  }
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int64_t pairs = rows * p.kv.kv_heads * groups;
+  const int spb = spans_per_block(pairs, p.max_splits, slots);
+  const dim3 grid(p.kv.kv_heads * groups, (p.max_splits + spb - 1) / spb, static_cast<unsigned>(rows));
+  attn_decode2_kernel<T, HD, STAGES, TC><<<grid, 128, smem, stream>>>(p, row0);
+  return cudaGetLastError();
+}
+
+// The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic
+// kernel. fused: whether rows of ≤ kAttnFuseSpans spans are already merged.
+template <typename T>
+bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused) {
+  if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
+  const int v = decode_variant();
+  const bool hd128 = p.kv.head_dim == 128;
+  fused = v != 1 && p.counters != nullptr;
+  if (!fused) {
+    hd128 ? launch_decode<T, 128>(p, row0, rows, stream) : launch_decode<T, 64>(p, row0, rows, stream);
+    rc = cudaGetLastError();
+  } else if (v == 2) {
+    rc = hd128 ? launch_decode2<T, 128, 2, false>(p, row0, rows, stream) : launch_decode2<T, 64, 2, false>(p, row0, rows, stream);
+  } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
+    rc = hd128 ? launch_decode2<T, 128, 3, true>(p, row0, rows, stream) : launch_decode2<T, 64, 3, true>(p, row0, rows, stream);
+  } else {
+    rc = hd128 ? launch_decode2<T, 128, 2, true>(p, row0, rows, stream) : launch_decode2<T, 64, 2, true>(p, row0, rows, stream);
+  }
+  return true;
 }
 
 template <typename T, int HD, int STAGES>
@@ -579,16 +976,18 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   if (rows == 0) return cudaSuccess;
   const int G = p.heads / p.kv.kv_heads, hd = p.kv.head_dim;
   if (G > kMaxAttnGroup || hd > kMaxAttnHeadDim) return cudaErrorInvalidValue;
-  bool done = false;
-  if (p.kv.type == TensorType::F16) done = try_decode<__half>(p, row0, rows, stream);
-  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(p, row0, rows, stream);
+  bool done = false, fused = false;
+  cudaError_t rc = cudaSuccess;
+  if (p.kv.type == TensorType::F16) done = try_decode<__half>(p, row0, rows, stream, rc, fused);
+  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(p, row0, rows, stream, rc, fused);
+  if (rc != cudaSuccess) return rc;
   if (!done) {
     const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
     // The largest shape needs more than the default 48 KiB (once per instantiation).
     const size_t max_smem =
         sizeof(float) * (size_t(kMaxAttnGroup) * kMaxAttnHeadDim + 2 * size_t(kAttnTile) * (kMaxAttnHeadDim + 1));
     const dim3 grid(p.max_splits, p.kv.kv_heads, static_cast<unsigned>(rows));
-    cudaError_t rc = cudaErrorInvalidValue;
+    rc = cudaErrorInvalidValue;
     switch (p.kv.type) {
       case TensorType::F32: rc = launch_split<float>(p, row0, grid, smem, max_smem, stream); break;
       case TensorType::F16: rc = launch_split<__half>(p, row0, grid, smem, max_smem, stream); break;
@@ -597,11 +996,21 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
     }
     if (rc != cudaSuccess) return rc;
   }
-  const cudaError_t rc = cudaGetLastError();
+  rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
-  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(p, row0);
+  // Every row has at most max_splits spans: when the decode kernel merged them all, no combine.
+  if (fused && p.max_splits <= kAttnFuseSpans) return cudaSuccess;
+  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
+      p, row0, fused ? kAttnFuseSpans : 0);
   return cudaGetLastError();
 }
+
+int64_t attn_counters(int heads, int kv_heads, int64_t rows) {
+  return rows * kv_heads * ((heads / kv_heads + kDecHeads - 1) / kDecHeads);
+}
+void set_attn_decode_variant(int variant) { g_decode_variant = variant; }
+int attn_decode_variant() { return decode_variant(); }
+void set_attn_spans_per_block(int spans) { g_spans_per_block = std::max(0, spans); }
 
 bool attn_tc_supported(const KvPoolView& kv) {
   return (kv.type == TensorType::F16 || kv.type == TensorType::BF16) && (kv.head_dim == 64 || kv.head_dim == 128) &&

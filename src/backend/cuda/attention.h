@@ -3,8 +3,12 @@
 // Two paths, both reading K/V through the block tables in the kernel:
 // - split path (decode and short chunks): each query row r attends to positions [0, row_ctx[r]) of
 //   its sequence (tables + row_table[r]). Contexts are split into fixed spans of kAttnSplit
-//   positions (one thread block per span, KV head and ≤4-head query group); a second kernel merges
-//   the spans in span order. The split depends on positions only, never on the batch.
+//   positions; each span's partial (max, weight sum, weighted V sum) is computed the same way
+//   whichever thread block takes it (16-bit pools: a block walks a run of spans of one KV head and
+//   ≤4-head query group, K/V staged through shared memory by cp.async, scores and weighted sums on
+//   tensor cores; round 7), then the spans
+//   are merged in a fixed order: by the row's last block when it has ≤ kAttnFuseSpans spans, else
+//   by a second kernel. The split depends on positions only, never on the batch.
 // - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
 //   rows of one sequence chunk × one query head per thread block, mma.sync m16n8k16 with f32
 //   accumulation, Q and P rounded to the pool's 16-bit type, online softmax in f32.
@@ -20,6 +24,9 @@ inline constexpr int kAttnSplit = 64;
 inline constexpr int kMaxAttnGroup = 16;  // query heads per KV head
 inline constexpr int kMaxAttnHeadDim = 256;
 inline constexpr int kAttnTileRows = 64;  // query rows per tensor-core tile
+// Rows with at most this many spans are merged by the decode kernel's last block of each (row, KV
+// head group); longer rows by the combine kernel (one merging block per row would be a serial tail).
+inline constexpr int kAttnFuseSpans = 32;
 
 struct AttnParams {
   const float* q = nullptr;
@@ -37,7 +44,23 @@ struct AttnParams {
   int max_splits = 0;
   float* part_acc = nullptr;  // [rows][heads][max_splits][head_dim]
   float* part_ml = nullptr;   // [rows][heads][max_splits][2]
+  // Arrival counters of the fused merge, [rows][kv_heads][groups of 4 query heads]: zero before a
+  // launch, and the kernel leaves them zero (16-bit pools with 64/128 dims; may be null otherwise).
+  int32_t* counters = nullptr;
 };
+
+// Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).
+int64_t attn_counters(int heads, int kv_heads, int64_t rows);
+
+// Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
+// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = round 7 (staged spans,
+// tensor cores, fused merge; Q and P rounded to the pool's type), 1 = round 5 (one span per block,
+// registers, CUDA cores, separate combine), 2 = round 7's staging and merge with round 5's
+// CUDA-core math (f32 on the stored values), 3 = variant 0 with 3 stages; spans per block N: the
+// grid gets ceil(max_splits / N) runs per (row, group) (0 = chosen per launch from the waves).
+void set_attn_decode_variant(int variant);
+int attn_decode_variant();
+void set_attn_spans_per_block(int spans);
 
 // Split path over split rows [row0, row0 + rows) (indices into split_rows, or step rows).
 cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);

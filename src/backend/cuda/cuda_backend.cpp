@@ -132,7 +132,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, x_bf16, w_bf16, repack_tmp, x_q8, argmax_buf;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, w_bf16, repack_tmp, x_q8, argmax_buf;
   int64_t n_tokens = 0;
   int32_t* d_tokens = nullptr;
   int32_t* d_positions = nullptr;
@@ -370,6 +370,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   check(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
   m.graphs.enabled = graphs == nullptr || std::string(graphs) != "0";
+  const char* pdl = std::getenv("VELLUM_CUDA_PDL");
+  m.graphs.programmatic = prop.major >= 9 && (pdl == nullptr || std::string(pdl) != "0");
   // VELLUM_CUDA_ATTN_TC_ROWS=N: set_attention_tc_rows(N) for whole programs (0 turns it off).
   if (const char* tc = std::getenv("VELLUM_CUDA_ATTN_TC_ROWS"); tc != nullptr) m.attn_tc_rows = std::atoi(tc);
   // VELLUM_CUDA_BF16_ACT=0 / _LAZY_SWIGLU=0 / _GEMM_PAIRS=0: the setters below for whole programs.
@@ -435,8 +437,10 @@ void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
 }
+void CudaBackend::set_programmatic_launch(bool on) { impl_->graphs.set_programmatic(on); }
 CudaBackend::GraphStats CudaBackend::graph_stats() const {
-  return {impl_->graphs.captures, impl_->graphs.replays, impl_->graphs.eager_fallbacks};
+  const auto& g = impl_->graphs;
+  return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges};
 }
 
 // ---- memory -------------------------------------------------------------------------------------
@@ -891,10 +895,18 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
     auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
     p.part_acc = ws;
     p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
+    // The fused merge's arrival counters: zeroed once when (re)allocated; kernels leave them zero.
+    const size_t cnt_bytes = size_t(cuda::attn_counters(p.heads, p.kv.kv_heads, launch_rows)) * sizeof(int32_t);
+    const void* old_cnt = m.attn_cnt.get();
+    const size_t old_size = m.attn_cnt.size();
+    p.counters = static_cast<int32_t*>(m.grow(m.attn_cnt, cnt_bytes, "attention counters"));
+    if (p.counters != old_cnt || m.attn_cnt.size() != old_size) {
+      check(cudaMemsetAsync(p.counters, 0, m.attn_cnt.size(), m.stream), "attention counters");
+    }
   }
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-               p.part_ml, rows, launch_rows, p.split_rows, tiles, n_tiles);
+               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles);
   m.graphs.run([=, &m] {
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
     for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {

@@ -94,8 +94,11 @@ class CudaBackend final : public Backend {
   // Sequences that add at least this many query rows in a step (prefill, verify) take the
   // tensor-core attention kernel when the pool is F16/BF16 (docs/cuda.md, round 5); 0: never.
   void set_attention_tc_rows(int rows);
+  // Programmatic dependent launch between the kernels of a decode graph (default on on sm_90;
+  // VELLUM_CUDA_PDL=0 turns it off at construction): backend/cuda/pdl.cuh.
+  void set_programmatic_launch(bool on);
   struct GraphStats {
-    int64_t captures = 0, replays = 0, eager_fallbacks = 0;
+    int64_t captures = 0, replays = 0, eager_fallbacks = 0, programmatic_edges = 0;
   };
   GraphStats graph_stats() const;
 

@@ -1,6 +1,7 @@
 #include "backend/cuda/cuda_graphs.h"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 
 #include "backend/cuda/cuda_util.h"
@@ -8,6 +9,23 @@
 namespace vellum::cuda {
 
 namespace {
+// This backend's kernels (namespace vellum::cuda) all call pdl_wait() first (pdl.cuh); cuBLAS's do
+// not, so an edge into one of them stays a full dependency.
+bool waits_programmatically(cudaGraphNode_t node) {
+  cudaGraphNodeType type{};
+  if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) return false;
+  cudaKernelNodeParams params{};
+  const char* name = nullptr;
+  if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess || params.func == nullptr) return false;
+  if (cudaFuncGetName(&name, params.func) != cudaSuccess || name == nullptr) return false;
+  return std::strstr(name, "vellum") != nullptr;
+}
+
+bool is_kernel(cudaGraphNode_t node) {
+  cudaGraphNodeType type{};
+  return cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel;
+}
+
 uint64_t splitmix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -23,6 +41,14 @@ void StepGraphs::clear() {
     if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
   }
   graphs_.clear();
+}
+
+void StepGraphs::set_programmatic(bool on) {
+  flush();
+  if (on == programmatic) return;
+  programmatic = on;
+  clear();
+  warm_.clear();
 }
 
 void StepGraphs::mix_u64(uint64_t v) { fp_ = splitmix(fp_ ^ v); }
@@ -64,11 +90,34 @@ cudaGraphExec_t StepGraphs::capture(cudaStream_t stream) {
   }
   cudaGraph_t graph = nullptr;
   ok = cudaStreamEndCapture(stream, &graph) == cudaSuccess && ok && graph != nullptr;
+  if (ok && programmatic) ok = make_edges_programmatic(graph);
   cudaGraphExec_t exec = nullptr;
   if (ok && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
   if (graph != nullptr) (void)cudaGraphDestroy(graph);
   (void)cudaGetLastError();  // a refused capture's error must not surface in a later check()
   return exec;
+}
+
+// Every kernel -> kernel edge whose downstream kernel is ours starts that kernel once all blocks of
+// the upstream one have started (the launch-completion port); the kernel's pdl_wait() then holds
+// it until the upstream grid has finished and its writes are visible.
+bool StepGraphs::make_edges_programmatic(cudaGraph_t graph) {
+  size_t n = 0;
+  if (cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &n) != cudaSuccess) return false;
+  std::vector<cudaGraphNode_t> from(n), to(n);
+  std::vector<cudaGraphEdgeData> data(n);
+  if (n != 0 && cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &n) != cudaSuccess) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i].type != cudaGraphDependencyTypeDefault || data[i].from_port != cudaGraphKernelNodePortDefault) continue;
+    if (!is_kernel(from[i]) || !waits_programmatically(to[i])) continue;
+    cudaGraphEdgeData pdl{};
+    pdl.from_port = cudaGraphKernelNodePortLaunchCompletion;
+    pdl.type = cudaGraphDependencyTypeProgrammatic;
+    if (cudaGraphRemoveDependencies(graph, &from[i], &to[i], &data[i], 1) != cudaSuccess) return false;
+    if (cudaGraphAddDependencies(graph, &from[i], &to[i], &pdl, 1) != cudaSuccess) return false;
+    ++programmatic_edges;
+  }
+  return true;
 }
 
 void StepGraphs::finish(cudaStream_t stream) {

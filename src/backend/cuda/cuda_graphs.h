@@ -28,6 +28,10 @@ class StepGraphs {
   StepGraphs& operator=(const StepGraphs&) = delete;
 
   bool enabled = true;  // VELLUM_CUDA_GRAPHS=0 / CudaBackend::set_cuda_graphs(false): always eager
+  // Kernel-to-kernel edges of a captured graph become programmatic (pdl.cuh) when the next kernel is
+  // this backend's: VELLUM_CUDA_PDL=0 / CudaBackend::set_programmatic_launch(false) turns it off.
+  bool programmatic = true;
+  void set_programmatic(bool on);  // drops the graphs captured the other way
 
   // Starts a decode step of class `cls` (batch size and attention splits). The first step of a class
   // runs eagerly (it sizes every workspace, so no capture allocates); later ones are recorded.
@@ -55,6 +59,7 @@ class StepGraphs {
   void flush();
 
   int64_t captures = 0, replays = 0, eager_fallbacks = 0;  // for the check and the benchmark
+  int64_t programmatic_edges = 0;                         // edges made programmatic, all captures
 
  private:
   template <class T>
@@ -71,6 +76,7 @@ class StepGraphs {
   }
   void mix_u64(uint64_t v);
   cudaGraphExec_t capture(cudaStream_t stream);
+  bool make_edges_programmatic(cudaGraph_t graph);
   void clear();
 
   static constexpr size_t kMaxGraphs = 64;  // then all are dropped and captured again

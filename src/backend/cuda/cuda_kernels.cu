@@ -11,6 +11,7 @@
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -26,6 +27,7 @@ size_t row_bytes_of(int64_t k) {
 
 // Original Q8_0 rows (34-byte blocks) -> DecQ8_0R's layout; one thread per block.
 __global__ void repack_q8_0_kernel(const uint8_t* src, int64_t rows, int64_t k, uint8_t* dst) {
+  pdl_wait();
   const int64_t blocks = k / 32;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= rows * blocks) return;
@@ -44,6 +46,7 @@ template <class D>
 __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_bytes, int64_t n, int64_t k,
                                                    const float* x, int64_t ldx, int nb, float* out, int64_t ldo,
                                                    const float* bias) {
+  pdl_wait();
   const int lane = threadIdx.x & 31;
   const int64_t o = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (o >= n) return;
@@ -97,6 +100,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
 template <class D>
 __global__ void dequant_bf16_kernel(const uint8_t* w, size_t row_bytes, int64_t row0, int64_t rows, int64_t k,
                                     __nv_bfloat16* dst) {
+  pdl_wait();
   const int64_t chunks = k / D::kChunk;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= rows * chunks) return;
@@ -123,12 +127,14 @@ __global__ void dequant_bf16_kernel(const uint8_t* w, size_t row_bytes, int64_t 
 }
 
 __global__ void f32_to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t n) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) dst[i] = __float2bfloat16_rn(src[i]);
 }
 
 // 4 elements a thread (16-byte loads, 8-byte stores); n % 4 == 0, both pointers aligned.
 __global__ void f32_to_bf16_x4_kernel(const float4* src, uint2* dst, int64_t n4) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n4) return;
   const float4 v = src[i];
@@ -137,6 +143,7 @@ __global__ void f32_to_bf16_x4_kernel(const float4* src, uint2* dst, int64_t n4)
 }
 
 __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < rows * cols) out[(i / cols) * ldo + i % cols] += bias[i % cols];
 }
@@ -146,6 +153,7 @@ __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t 
 template <class D>
 __global__ void embed_kernel(const uint8_t* table, size_t row_bytes, int64_t cols, const int32_t* tokens, int64_t n,
                              float* out, int64_t ldo) {
+  pdl_wait();
   const int64_t chunks = cols / D::kChunk;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n * chunks) return;
@@ -159,6 +167,7 @@ __global__ void embed_kernel(const uint8_t* table, size_t row_bytes, int64_t col
 // One warp per (row, group).
 __global__ void rms_norm_kernel(const float* x, const float* gain, int64_t rows, int64_t cols, int64_t group, float eps,
                                 float* out) {
+  pdl_wait();
   const int64_t groups = cols / group;
   const int64_t gi = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (gi >= rows * groups) return;
@@ -175,6 +184,7 @@ __global__ void rms_norm_kernel(const float* x, const float* gain, int64_t rows,
 // latency bound (tens of microseconds per call at batch 1).
 __global__ void __launch_bounds__(256) rms_norm_block_kernel(const float* x, const float* gain, int64_t cols,
                                                              int64_t group, float eps, float* out) {
+  pdl_wait();
   __shared__ float partial[8];
   const int64_t groups = cols / group;
   const int64_t base = (int64_t(blockIdx.x) / groups) * cols + (int64_t(blockIdx.x) % groups) * group;
@@ -191,6 +201,7 @@ __global__ void __launch_bounds__(256) rms_norm_block_kernel(const float* x, con
 }
 
 __global__ void rope_kernel(float* x, int64_t cols, int head_dim, const int32_t* positions, RopeParams p) {
+  pdl_wait();
   const int64_t r = blockIdx.y;
   const int heads = static_cast<int>(cols / head_dim);
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -215,6 +226,7 @@ __device__ __forceinline__ void kv_put(__nv_bfloat16* p, float x) { *p = __float
 
 template <typename T>
 __global__ void store_kv_kernel(KvPoolView kv, const float* k, const float* v, const int64_t* slots) {
+  pdl_wait();
   const int64_t row = int64_t(kv.kv_heads) * kv.head_dim;
   const int64_t t = blockIdx.y;
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -228,6 +240,7 @@ __global__ void store_kv_kernel(KvPoolView kv, const float* k, const float* v, c
 // ---- element-wise -------------------------------------------------------------------------------
 
 __global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t n) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float g = gate[i];
@@ -237,6 +250,7 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
 // swiglu_kernel's expression on bf16 gate/up (cuBLAS outputs), 8 elements a thread (16-byte loads):
 // f32 out and its bf16 rounding (the next GEMM's input), each when not null. n % 8 == 0.
 __global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* out, uint4* out_bf16, int64_t n8) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n8) return;
   const uint4 g8 = gate[i], u8 = up[i];
@@ -265,23 +279,27 @@ __global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* o
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a[i] + b[i];
 }
 
 __global__ void gather_rows_kernel(const float* x, int64_t cols, const int32_t* rows, float* out) {
+  pdl_wait();
   const int64_t j = blockIdx.y;
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c < cols) out[j * cols + c] = x[int64_t(rows[j]) * cols + c];
 }
 
 __global__ void fill_kernel(float* p, int64_t n, float value) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) p[i] = value;
 }
 
 // Q6_K blocks (210 bytes, rows back to back) -> 224-byte slots; one thread per block.
 __global__ void pad_q6_k_kernel(const uint8_t* src, int64_t blocks, uint8_t* dst) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= blocks) return;
   const uint8_t* b = src + i * DecQ6_KR::kBlockBytes;

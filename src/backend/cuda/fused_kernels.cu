@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -23,6 +24,7 @@ template <int V>
 __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, const float* delta, const float* gain,
                                                                     int64_t cols, float eps, float* out, int8_t* xq,
                                                                     float2* xs, __nv_bfloat16* xb) {
+  pdl_wait();
   __shared__ float partial[kNormThreads / 32];
   const int64_t n4 = cols / 4;
   float4* xr = reinterpret_cast<float4*>(x + int64_t(blockIdx.x) * cols);
@@ -108,6 +110,7 @@ __device__ __forceinline__ void kv_put(__nv_bfloat16* p, float x) { *p = __float
 template <typename T>
 __global__ void rope_store_kv_kernel(float* q, int64_t q_cols, float* k, const float* v, int head_dim,
                                      const int32_t* positions, RopeParams p, KvPoolView kv, const int64_t* slots) {
+  pdl_wait();
   const int64_t r = blockIdx.x;
   const int hp = head_dim / 2;
   const int i = int(threadIdx.x) % hp, step = int(blockDim.x) / hp;

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -107,6 +108,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
   const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  pdl_wait();
   const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
@@ -145,6 +147,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
 
 // x quantized per 32 elements: xq[k] int8, then xs[k / 32] = (d, d·Σq) (the K-quant minimums).
 __global__ void quantize_q8_kernel(const float* x, int64_t k, int8_t* xq, float2* xs) {
+  pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= k) return;  // k % 32 == 0: whole warps leave together
   const float v = x[i];
@@ -165,6 +168,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
   const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  pdl_wait();
   const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
@@ -211,6 +215,7 @@ template <class D, int R, bool kSwiglu, bool kSmemX = false>
 __global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
                                                               const float2* xs) {
   using Map = RowMap<R, kSwiglu>;
+  pdl_wait();
   if constexpr (kSmemX) {
     extern __shared__ uint4 x_smem[];
     const int64_t words = (k + k / 4) / 16;  // k int8 + k/32 float2 (k % 64 == 0: whole 16-byte words)

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -31,6 +32,7 @@ constexpr int kMaxSmem = 227 * 1024;      // sm_90 opt-in shared memory per bloc
 // ---- x: int8 per 32 elements, stored per (row, step) as the kernel stages it --------------------
 // Same rounding as quantize_x_q8_kernel (cuda_kernels.cu): scale amax/127, round to nearest.
 __global__ void mmq_quantize_x_kernel(const float* x, int64_t k, uint8_t* xq) {
+  pdl_wait();
   const int64_t row = blockIdx.y, col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (col >= k) return;  // k is a multiple of 256: whole warps leave together
   const float v = x[row * k + col];
@@ -162,6 +164,7 @@ template <class T, int WARPS_M, int WARPS_N, int WARPS_K, int MT, int NT, int ST
 __global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
     mmq_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int64_t k, const uint8_t* __restrict__ xq,
                int64_t m, float* __restrict__ out, int64_t ldo, const float* __restrict__ bias) {
+  pdl_wait();
   constexpr int kThreads = WARPS_M * WARPS_N * WARPS_K * 32;
   constexpr int BM = WARPS_M * MT * 16, BN = WARPS_N * NT * 8;
   constexpr int kStageW = BM * T::kStride, kStageBytes = kStageW + BN * kXStride;

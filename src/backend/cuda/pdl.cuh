@@ -1,0 +1,27 @@
+#pragma once
+// Programmatic dependent launch (sm_90). Inside a captured decode graph, StepGraphs turns the edge
+// between two kernels into a programmatic one (cuda_graphs.cpp): the next kernel's blocks start as
+// soon as every block of the previous kernel has started, instead of after it has finished and its
+// memory has been flushed. Many decode kernels (norms, RoPE, attention at short context, 4 096-row
+// GEMVs) are one round trip long, so the launch gap between them is a large part of a step.
+//
+// The contract that makes this safe: EVERY kernel of this backend calls pdl_wait() before it reads
+// or writes anything another kernel touches, in every thread, and nothing after a kernel's last
+// instruction may be skipped. griddepcontrol.wait blocks until all prerequisite grids have
+// completed with their memory visible; since each kernel waits on its predecessor before it can
+// finish, completion stays transitive along the chain. Outside a programmatic launch (eager steps,
+// non-Hopper) the instruction returns at once. tests/py/test_cuda_pdl_contract.py checks that every
+// __global__ kernel here calls it.
+//
+// Before the wait a kernel may only compute from its parameters. (Prefetching the weights into L2
+// there was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
+
+namespace vellum::cuda {
+
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+}  // namespace vellum::cuda
