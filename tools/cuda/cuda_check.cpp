@@ -20,6 +20,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -507,6 +508,201 @@ void check_fused(Pair& p) {
   rc.order = backend::RopeOrder::Halves;
   rc.dims = 32;
   for (T kt : {T::F32, T::BF16}) check_rope_store_kv(p, rc, "halves partial 32 of 64", 14, 2, 64, kt);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+}
+
+// ---- bf16 activations at many rows (round 7) -----------------------------------------------------
+// On the bf16 cuBLAS path (2+ rows) the norms and the many-row SwiGLU write the bf16 copy the next
+// GEMM reads, gate/up GEMMs write bf16 and same-shape BF16 pairs (K/V, gate/up) run as one batched
+// GEMM. Each output against the f64 reference, each copy against the conversion of the same f32
+// values by a matmul (bit for bit), and each path against round 6's (set_bf16_activations(false)).
+
+std::vector<double> ref_rows(const std::vector<float>& x, const HostWeight& w, int64_t m, int64_t n, int64_t k,
+                             const std::vector<float>* bias = nullptr) {
+  std::vector<double> r;
+  r.reserve(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    const std::vector<float> row(x.begin() + i * k, x.begin() + (i + 1) * k);
+    const auto o = ref_matmul(row, w, n, k, bias);
+    r.insert(r.end(), o.begin(), o.end());
+  }
+  return r;
+}
+
+// Whether the backend can put two weights in one strided-batched GEMM (CudaBackend's pair_ok):
+// the check says which path it tested.
+std::string pair_note(const void* a, const void* b) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  const uintptr_t d = x < y ? y - x : x - y;
+  return fmt::format("weights {} MiB apart: {}", d >> 20, d < (uintptr_t(1) << 31) ? "one batched GEMM" : "two GEMMs");
+}
+
+void check_norm_bf16_copy(Pair& p, int64_t m, int64_t k, int64_t n) {
+  const auto xv = randn(size_t(m * k)), dv = randn(size_t(m * k));
+  std::vector<float> gv = randn(size_t(k));
+  std::vector<uint8_t> gb(gv.size() * 4);
+  std::memcpy(gb.data(), gv.data(), gb.size());
+  auto g = p.weight("gain", TensorType::F32, k, 1, gb);
+  const HostWeight hw = make_weight(TensorType::BF16, n, k);
+  auto w = p.weight("w", TensorType::BF16, k, n, hw.bytes);
+  auto x = p.tensor(xv, m, k), d = p.tensor(dv, m, k);
+  auto out = p.output(m, k), o1 = p.output(m, n), o2 = p.output(m, n);  // outputs first: fill() drops copies
+  p.cpu.add_rms_norm(x.c, d.c, g.c, 1e-5f, out.c);
+  p.gpu.add_rms_norm(x.g, d.g, g.g, 1e-5f, out.g);
+  p.gpu.matmul(w.g, out.g, o1.g, nullptr);  // reads the norm's bf16 copy
+  const auto normed = p.get_gpu(out.g);
+  auto again = p.tensor(normed, m, k);
+  p.gpu.matmul(w.g, again.g, o2.g, nullptr);  // converts the same values itself
+  const std::string what = fmt::format("add_rms_norm {}x{}", m, k);
+  record(what + " (normed, with its bf16 copy)", rel_err(normed, p.get_cpu(out.c)), 1e-5);
+  record(what + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(o1.g), p.get_gpu(o2.g)), 0,
+         "bit for bit");
+}
+
+// --swiglu-rows: the opt-in many-row SwiGLU path (set_swiglu_rows) in the checks and the benches.
+bool g_swiglu_rows = false;
+
+void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k) {
+  p.gpu.set_swiglu_rows(g_swiglu_rows);
+  const std::vector<float> xv = randn(size_t(m * k));
+  const HostWeight hg = make_weight(type, n, k), hu = make_weight(type, n, k), hd = make_weight(TensorType::BF16, 256, n);
+  auto g = p.weight("gate", type, k, n, hg.bytes), u = p.weight("up", type, k, n, hu.bytes);
+  auto down = p.weight("down", TensorType::BF16, n, 256, hd.bytes);
+  auto x = p.tensor(xv, m, k);
+  auto out = p.output(m, n), up = p.output(m, n), o6 = p.output(m, n), u6 = p.output(m, n), o7 = p.output(m, n);
+  auto d1 = p.output(m, 256), d2 = p.output(m, 256);
+  p.gpu.matmul_swiglu(g.g, u.g, x.g, out.g, up.g);
+  p.gpu.matmul(down.g, out.g, d1.g, nullptr);  // reads the SwiGLU's bf16 copy
+  const auto got = p.get_gpu(out.g);
+  auto again = p.tensor(got, m, n);
+  p.gpu.matmul(down.g, again.g, d2.g, nullptr);
+  p.gpu.set_lazy_swiglu(false);  // f32 rows written by the SwiGLU kernel itself, not on demand
+  p.gpu.matmul_swiglu(g.g, u.g, x.g, o7.g, up.g);
+  p.gpu.set_lazy_swiglu(true);
+  p.gpu.set_bf16_activations(false);  // round 6: f32 gate/up, swiglu kernel
+  p.gpu.matmul_swiglu(g.g, u.g, x.g, o6.g, u6.g);
+  p.gpu.set_bf16_activations(true);
+  const auto rg = ref_rows(xv, hg, m, n, k), ru = ref_rows(xv, hu, m, n, k);
+  std::vector<double> ref(rg.size());
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = rg[i] / (1.0 + std::exp(-rg[i])) * ru[i];
+  const std::string name = fmt::format("matmul_swiglu {} {}x{} rows {}{}", tensor_type_name(type), n, k, m,
+                                       g_swiglu_rows ? " (many-row SwiGLU path)" : " (default path)");
+  const auto r6 = p.get_gpu(o6.g);
+  // the bf16 GEMM bound (1e-2) x3 as at batch 1: gate and up are rounded to bf16 before silu·up
+  const std::string how = !g_swiglu_rows ? "f32 gate/up" : type == TensorType::BF16 && m < 1024 ? pair_note(g.g.data, u.g.data) : "two GEMMs";
+  record(name + " vs f64", rel_err(got, ref), 3e-2,
+         fmt::format("[round 6 path vs f64: {:.2g}; {}]", rel_err(r6, ref), how));
+  record(name + " vs round 6 (f32 gate/up)", rel_err(got, r6), 3e-2);
+  record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
+  record(name + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(d1.g), p.get_gpu(d2.g)), 0,
+         "bit for bit");
+  p.gpu.set_swiglu_rows(false);
+}
+
+void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_t k, bool bias, bool reversed) {
+  const std::vector<float> xv = randn(size_t(m * k));
+  auto x = p.tensor(xv, m, k);
+  std::vector<HostWeight> hw;
+  std::vector<Pair::W2> w, b;
+  std::vector<std::vector<float>> bv;
+  std::vector<std::vector<uint8_t>> bb(ns.size());
+  std::vector<Pair::T2> fused, single;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    hw.push_back(make_weight(TensorType::BF16, ns[i], k));
+    w.push_back(p.weight("w", TensorType::BF16, k, ns[i], hw[i].bytes));
+    bv.push_back(randn(size_t(ns[i])));
+    bb[i].resize(bv[i].size() * 4);
+    std::memcpy(bb[i].data(), bv[i].data(), bb[i].size());
+    b.push_back(p.weight("b", TensorType::F32, ns[i], 1, bb[i]));
+  }
+  for (size_t i = 0; i < ns.size(); ++i) fused.push_back(p.output(m, ns[i]));
+  for (size_t i = 0; i < ns.size(); ++i) single.push_back(p.output(m, ns[i]));
+  std::vector<backend::Backend::MatmulOut> og;
+  for (size_t i = 0; i < ns.size(); ++i) og.push_back({&w[i].g, fused[i].g, bias ? &b[i].g : nullptr});
+  if (reversed) std::reverse(og.begin(), og.end());  // the pair found in either order
+  p.gpu.matmul_multi(x.g, og);
+  for (size_t i = 0; i < ns.size(); ++i) p.gpu.matmul(w[i].g, x.g, single[i].g, bias ? &b[i].g : nullptr);
+  std::string name = fmt::format("matmul_multi rows {}", m);
+  for (size_t i = 0; i < ns.size(); ++i) name += fmt::format(" BF16 {}x{}", ns[i], k);
+  if (bias) name += " +bias";
+  if (reversed) name += " (reversed)";
+  double err = 0, diff = 0;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const auto got = p.get_gpu(fused[i].g);
+    err = std::max(err, rel_err(got, ref_rows(xv, hw[i], m, ns[i], k, bias ? &bv[i] : nullptr)));
+    diff = std::max(diff, rel_err(got, p.get_gpu(single[i].g)));
+  }
+  record(name + " vs f64", err, 1e-2);
+  record(name + " vs one matmul each", diff, 1e-2, "batched vs single GEMM; " + pair_note(w[1].g.data, w[2].g.data));
+}
+
+// Raw cuBLAS: a strided-batched pair of 1024x1024 BF16 weights (bf16 out, shared x, stride 0) at
+// 264 and 512 rows, the two weights 2 MiB apart, then 5 GiB apart, each against two single GEMMs.
+// Prints as it goes: a fault ends the process (the error is sticky).
+void pair_probe() {
+  cublasHandle_t h;
+  cuda::check(cublasCreate(&h), "cublasCreate");
+  void* ws = cuda::device_alloc(size_t(32) << 20, "probe");
+  cuda::check(cublasSetWorkspace(h, ws, size_t(32) << 20), "cublasSetWorkspace");
+  const int64_t N = 1024, K = 1024, far = int64_t(5) << 30;
+  auto* big = static_cast<uint8_t*>(cuda::device_alloc(size_t(far + N * K * 2), "probe"));
+  std::vector<__nv_bfloat16> a(size_t(2 * N * K)), xh(size_t(K * 512));
+  for (auto& v : a) v = __float2bfloat16(std::normal_distribution<float>(0.0f, 0.05f)(g_rng));
+  for (auto& v : xh) v = __float2bfloat16(std::normal_distribution<float>(0.0f, 1.0f)(g_rng));
+  cuda::check(cudaMemcpy(big, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "h2d");  // near: [A0][A1]
+  cuda::check(cudaMemcpy(big + far, a.data() + N * K, size_t(N * K) * 2, cudaMemcpyHostToDevice), "h2d");  // far A1
+  void* x = cuda::device_alloc(xh.size() * 2, "probe");
+  cuda::check(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice), "h2d");
+  auto* c = static_cast<__nv_bfloat16*>(cuda::device_alloc(size_t(4 * N * 512) * 2, "probe"));
+  const float one = 1, zero = 0;
+  for (const int64_t stride_bytes : {N * K * 2, far}) {
+    for (const int64_t M : {512, 264}) {
+      for (int i = 0; i < 2; ++i) {
+        cuda::check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, big + i * stride_bytes, CUDA_R_16BF,
+                                 int(K), x, CUDA_R_16BF, int(K), &zero, c + i * N * M, CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT),
+                    "gemm");
+      }
+      cuda::check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, big, CUDA_R_16BF, int(K),
+                                             stride_bytes / 2, x, CUDA_R_16BF, int(K), 0, &zero, c + 2 * N * M, CUDA_R_16BF, int(N),
+                                             N * M, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                  "gemm pair");
+      const cudaError_t rc = cudaDeviceSynchronize();
+      if (rc != cudaSuccess) {
+        std::printf("pair probe: weights %lld MiB apart, %lld rows: %s\n", (long long)(stride_bytes >> 20), (long long)M,
+                    cudaGetErrorString(rc));
+        std::fflush(stdout);
+        std::exit(3);
+      }
+      std::vector<uint16_t> r(size_t(4 * N * M));
+      cuda::check(cudaMemcpy(r.data(), c, r.size() * 2, cudaMemcpyDeviceToHost), "d2h");
+      int64_t differ = 0;
+      for (int64_t e = 0; e < 2 * N * M; ++e) differ += r[size_t(e)] != r[size_t(2 * N * M + e)];
+      std::printf("pair probe: weights %lld MiB apart, %lld rows: ok, %lld of %lld outputs differ from two single GEMMs\n",
+                  (long long)(stride_bytes >> 20), (long long)M, (long long)differ, (long long)(2 * N * M));
+      std::fflush(stdout);
+    }
+  }
+  cublasDestroy(h);
+  cudaFree(ws);
+  cudaFree(big);
+  cudaFree(x);
+  cudaFree(c);
+}
+
+void check_bf16_rows(Pair& p) {
+  check_norm_bf16_copy(p, 264, 4096, 512);
+  check_norm_bf16_copy(p, 9, 2048, 256);  // a decode-sized batch
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  check_swiglu_rows(p, TensorType::BF16, 264, 1024, 1024);
+  check_swiglu_rows(p, TensorType::F16, 264, 1024, 1024);  // dequantized weight tiles, two GEMMs
+  check_swiglu_rows(p, TensorType::BF16, 9, 2048, 512);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  check_multi_rows(p, 264, {1024, 256, 256}, 1024, false, false);
+  check_multi_rows(p, 40, {1024, 256, 256}, 1024, true, true);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
 }
@@ -1092,6 +1288,73 @@ void bench_mmq(double bw, double gemm_tflops) {
   }
 }
 
+// The GEMMs of a llama3-8b prefill layer as the backend issues them (round 7): gate/up and K/V as
+// two calls with f32 out (round 6), gate/up with bf16 out, and as one strided-batched call;
+// TFLOP/s against the measured peak. Random bf16 data (zeros run faster), 32 MiB workspace.
+void bench_prefill_gemms(double gemm_tflops) {
+  cublasHandle_t h;
+  cuda::check(cublasCreate(&h), "cublasCreate");
+  void* ws = cuda::device_alloc(size_t(32) << 20, "bench");
+  cuda::check(cublasSetWorkspace(h, ws, size_t(32) << 20), "cublasSetWorkspace");
+  const int64_t wmax = 2 * 14336 * 4096, xmax = 2048 * 14336;
+  std::vector<__nv_bfloat16> host(size_t(1) << 20);
+  for (auto& v : host) v = __float2bfloat16(std::normal_distribution<float>(0.0f, 0.05f)(g_rng));
+  const auto fill = [&](void* d, int64_t n) {
+    for (int64_t o = 0; o < n; o += int64_t(host.size())) {
+      const int64_t c = std::min<int64_t>(int64_t(host.size()), n - o);
+      cuda::check(cudaMemcpy(static_cast<__nv_bfloat16*>(d) + o, host.data(), size_t(c) * 2, cudaMemcpyHostToDevice), "h2d");
+    }
+  };
+  void* w = cuda::device_alloc(size_t(wmax) * 2, "bench");
+  void* x = cuda::device_alloc(size_t(xmax) * 2, "bench");
+  void* c = cuda::device_alloc(size_t(2 * xmax) * 4, "bench");
+  fill(w, wmax);
+  fill(x, xmax);
+  const float one = 1, zero = 0;
+  const auto gemm = [&](int64_t n, int64_t k, int64_t m, const void* a, void* out, cudaDataType_t ot) {
+    cuda::check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, a, CUDA_R_16BF, int(k), x, CUDA_R_16BF,
+                             int(k), &zero, out, ot, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                "gemm");
+  };
+  const auto pair = [&](int64_t n, int64_t k, int64_t m, cudaDataType_t ot) {
+    cuda::check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, w, CUDA_R_16BF, int(k),
+                                           n * k, x, CUDA_R_16BF, int(k), 0, &zero, c, ot, int(n), n * m, 2,
+                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                "gemm pair");
+  };
+  for (int64_t m : {512, 2048}) {
+    const auto line = [&](const std::string& what, double flop, const std::function<void()>& f) {
+      const double ms = time_ms(f, 20);
+      const double tf = flop / (ms * 1e-3) / 1e12;
+      bench_line(fmt::format("prefill GEMM rows {} {}: {:.1f} us, {:.0f} TFLOP/s = {:.0f}% of the GEMM peak", m, what, ms * 1e3, tf,
+                             100.0 * tf / gemm_tflops));
+    };
+    auto* w8 = static_cast<uint8_t*>(w);
+    auto* c8 = static_cast<uint8_t*>(c);
+    for (auto [n, k, what] : {std::tuple<int64_t, int64_t, const char*>{14336, 4096, "gate+up 2x14336x4096"},
+                              {1024, 4096, "k+v 2x1024x4096"}}) {
+      const double flop = 2.0 * 2 * n * k * m;
+      line(fmt::format("{} two calls f32 out", what), flop, [&] {
+        gemm(n, k, m, w8, c8, CUDA_R_32F);
+        gemm(n, k, m, w8 + n * k * 2, c8 + n * m * 4, CUDA_R_32F);
+      });
+      line(fmt::format("{} two calls bf16 out", what), flop, [&] {
+        gemm(n, k, m, w8, c8, CUDA_R_16BF);
+        gemm(n, k, m, w8 + n * k * 2, c8 + n * m * 2, CUDA_R_16BF);
+      });
+      line(fmt::format("{} batched f32 out", what), flop, [&] { pair(n, k, m, CUDA_R_32F); });
+      line(fmt::format("{} batched bf16 out", what), flop, [&] { pair(n, k, m, CUDA_R_16BF); });
+    }
+    line("q 4096x4096 f32 out", 2.0 * 4096 * 4096 * m, [&] { gemm(4096, 4096, m, w, c, CUDA_R_32F); });
+    line("down 4096x14336 f32 out", 2.0 * 4096 * 14336 * m, [&] { gemm(4096, 14336, m, w, c, CUDA_R_32F); });
+  }
+  cublasDestroy(h);
+  cudaFree(w);
+  cudaFree(x);
+  cudaFree(c);
+  cudaFree(ws);
+}
+
 bool g_no_mmq = false;  // --no-mmq: model timings with the dequantize + cuBLAS path (before round 5)
 
 void bench_model(const std::string& path, double bw, double gemm_tflops) {
@@ -1099,6 +1362,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   CudaBackend be(0);
   be.set_deterministic(g_deterministic);
   be.set_mmq(!g_no_mmq);
+  be.set_swiglu_rows(g_swiglu_rows);
   bench_line(fmt::format("model {}: many-row quantized matmul {}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma"));
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
@@ -1160,6 +1424,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
     if (t.shape.size() != 2 || (t.name == "token_embd.weight" && !tied)) continue;
     params += double(t.shape[0]) * double(t.shape[1]);
   }
+  // Prefill: round 6's path (f32 producers, conversions) and round 7's (bf16 producers, paired
+  // GEMMs) in the same process, each timed twice (the spread says what is noise).
   for (uint32_t T : {512u, 2048u}) {
     if ((T + bs - 1) / bs > blocks) continue;
     const auto once = [&] {
@@ -1169,11 +1435,28 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                      engine::Batch::Logits::Last);
       model.forward(b);
     };
-    const double ps = time_ms(once, 3) / 1e3;
-    const double tflops = 2.0 * params * T / ps / 1e12;
-    bench_line(fmt::format("prefill {} tokens: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.0f}% of the measured GEMM peak", T,
-                           T / ps, tflops, 100.0 * tflops / gemm_tflops));
+    // 0: round 6; 1: the default (norm copies, K/V pairs); 2-3: with the opt-in many-row SwiGLU,
+    // its f32 rows on demand / written at once; 4: 2 without batched pairs.
+    for (const int v : {0, 1, 2, 3, 4, 0, 1, 2, 3, 4}) {
+      be.set_bf16_activations(v > 0);
+      be.set_swiglu_rows(v >= 2);
+      be.set_lazy_swiglu(v != 3);
+      be.set_gemm_pairs(v != 4);
+      const double ps = time_ms(once, T >= 2048 ? 5 : 10) / 1e3;
+      const double tflops = 2.0 * params * T / ps / 1e12;
+      bench_line(fmt::format("prefill {} tokens [{}]: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.1f}% of the measured GEMM peak", T,
+                             v == 0   ? "round 6 path"
+                             : v == 1 ? "default: bf16 norm copies, K/V pairs"
+                             : v == 2 ? "+ many-row SwiGLU, f32 rows on demand"
+                             : v == 3 ? "+ many-row SwiGLU, f32 rows written"
+                                      : "+ many-row SwiGLU, no batched pairs",
+                             T / ps, tflops, 100.0 * tflops / gemm_tflops));
+    }
   }
+  be.set_bf16_activations(true);
+  be.set_swiglu_rows(g_swiglu_rows);
+  be.set_lazy_swiglu(true);
+  be.set_gemm_pairs(true);
   for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
@@ -1401,11 +1684,21 @@ int run(int argc, char** argv) {
     } else if (a == "--attn-bench") {  // copy bandwidth and the attention timings only
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_attention(bench_copy());
+    } else if (a == "--bf16-rows") {  // round 7's many-row bf16 checks only
+      Pair p;
+      p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
+      p.gpu.set_mmq_max_rows(int64_t(1) << 30);
+      check_bf16_rows(p);
+    } else if (a == "--swiglu-rows") {
+      g_swiglu_rows = true;
+    } else if (a == "--pair-probe") {
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      pair_probe();
     } else if (a == "--only-bench") {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -1486,6 +1779,7 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);
+    check_bf16_rows(p);
     check_attention(p, 32, 8, 128);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
@@ -1506,6 +1800,7 @@ int run(int argc, char** argv) {
     if (ops && !g_gemv_only) bench_attention(bw);
     if (ops) bench_gemv(bw);
     if (g_mmq_bench) bench_mmq(bw, tflops);
+    if (!g_batch1_only && !g_gemv_only && !models.empty()) bench_prefill_gemms(tflops);
     for (const auto& m : models) bench_model(m, bw, tflops);
   }
   int failed = 0;

@@ -76,6 +76,18 @@ class CudaBackend final : public Backend {
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
   void set_deterministic(bool on);
+  // Round 7 (default on; VELLUM_CUDA_BF16_ACT=0 turns it off at construction): at 2+ rows on the
+  // bf16 cuBLAS path the norms write the bf16 copy the next GEMM reads, and same-shape BF16 weight
+  // pairs (K/V) run as one strided-batched GEMM. Off: round 6's path.
+  void set_bf16_activations(bool on);
+  // With bf16 activations: same-shape BF16 weight pairs as one batched GEMM (default on).
+  void set_gemm_pairs(bool on);
+  // With bf16 activations, opt-in (default off, VELLUM_CUDA_SWIGLU_ROWS=1; docs/cuda.md round 7 says
+  // why): the many-row SwiGLU on bf16 gate/up GEMM outputs, writing the bf16 copy the down
+  // projection reads; gate/up as one batched GEMM below 1 024 rows.
+  void set_swiglu_rows(bool on);
+  // With the many-row SwiGLU: its f32 rows written only when an op reads them (default on).
+  void set_lazy_swiglu(bool on);
   // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
   // construction): cuda_graphs.h. Off: every op is launched as it is called.
   void set_cuda_graphs(bool on);
@@ -91,6 +103,8 @@ class CudaBackend final : public Backend {
   GraphStats graph_stats() const;
 
  private:
+  void matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs);
+  void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

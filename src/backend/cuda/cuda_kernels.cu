@@ -132,6 +132,16 @@ __global__ void f32_to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t
   if (i < n) dst[i] = __float2bfloat16_rn(src[i]);
 }
 
+// 4 elements a thread (16-byte loads, 8-byte stores); n % 4 == 0, both pointers aligned.
+__global__ void f32_to_bf16_x4_kernel(const float4* src, uint2* dst, int64_t n4) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n4) return;
+  const float4 v = src[i];
+  __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+  dst[i] = make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
+}
+
 __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -235,6 +245,37 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
   if (i >= n) return;
   const float g = gate[i];
   out[i] = mul(g / (1.0f + expf(-g)), up[i]);
+}
+
+// swiglu_kernel's expression on bf16 gate/up (cuBLAS outputs), 8 elements a thread (16-byte loads):
+// f32 out and its bf16 rounding (the next GEMM's input), each when not null. n % 8 == 0.
+__global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* out, uint4* out_bf16, int64_t n8) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n8) return;
+  const uint4 g8 = gate[i], u8 = up[i];
+  const auto* g = reinterpret_cast<const __nv_bfloat162*>(&g8);
+  const auto* u = reinterpret_cast<const __nv_bfloat162*>(&u8);
+  float y[8];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 gf = __bfloat1622float2(g[j]), uf = __bfloat1622float2(u[j]);
+    y[2 * j] = mul(gf.x / (1.0f + expf(-gf.x)), uf.x);
+    y[2 * j + 1] = mul(gf.y / (1.0f + expf(-gf.y)), uf.y);
+  }
+  if (out != nullptr) {
+    out[2 * i] = make_float4(y[0], y[1], y[2], y[3]);
+    out[2 * i + 1] = make_float4(y[4], y[5], y[6], y[7]);
+  }
+  if (out_bf16 == nullptr) return;
+  uint4 packed;
+  uint32_t* pw = reinterpret_cast<uint32_t*>(&packed);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    __nv_bfloat162 b = __floats2bfloat162_rn(y[2 * j], y[2 * j + 1]);
+    pw[j] = *reinterpret_cast<uint32_t*>(&b);
+  }
+  out_bf16[i] = packed;
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
@@ -369,6 +410,12 @@ cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_
 }
 
 cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (n % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
+    f32_to_bf16_x4_kernel<<<blocks_for(n / 4, 256), 256, 0, stream>>>(reinterpret_cast<const float4*>(src),
+                                                                       static_cast<uint2*>(dst), n / 4);
+    return cudaGetLastError();
+  }
   f32_to_bf16_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(src, static_cast<__nv_bfloat16*>(dst), n);
   return cudaGetLastError();
 }
@@ -427,6 +474,15 @@ cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v
 cudaError_t launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   swiglu_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(gate, up, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_swiglu_bf16(const void* gate, const void* up, float* out, void* out_bf16, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  if (n % 8 != 0 || !aligned(gate) || !aligned(up) || !aligned(out) || !aligned(out_bf16)) return cudaErrorInvalidValue;
+  swiglu_bf16_kernel<<<blocks_for(n / 8, 256), 256, 0, stream>>>(static_cast<const uint4*>(gate), static_cast<const uint4*>(up),
+                                                                 reinterpret_cast<float4*>(out), static_cast<uint4*>(out_bf16), n / 8);
   return cudaGetLastError();
 }
 

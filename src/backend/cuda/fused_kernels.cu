@@ -6,6 +6,7 @@
 #include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_bf16.h>
+#include <algorithm>
 #include <cuda_fp16.h>
 
 #include "backend/cuda/dequant.cuh"
@@ -22,7 +23,7 @@ constexpr int kNormThreads = 256;
 template <int V>
 __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, const float* delta, const float* gain,
                                                                     int64_t cols, float eps, float* out, int8_t* xq,
-                                                                    float2* xs) {
+                                                                    float2* xs, __nv_bfloat16* xb) {
   pdl_wait();
   __shared__ float partial[kNormThreads / 32];
   const int64_t n4 = cols / 4;
@@ -69,6 +70,13 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
       y = make_float4(mul(mul(v[j].x, scale), g.x), mul(mul(v[j].y, scale), g.y), mul(mul(v[j].z, scale), g.z),
                       mul(mul(v[j].w, scale), g.w));
       o4[i] = y;
+      if (xb != nullptr) {  // the bf16 copy a cuBLAS GEMM reads next (the f32_to_bf16 rounding)
+        __nv_bfloat162 lo = __floats2bfloat162_rn(y.x, y.y), hi = __floats2bfloat162_rn(y.z, y.w);
+        uint2 packed;
+        packed.x = *reinterpret_cast<uint32_t*>(&lo);
+        packed.y = *reinterpret_cast<uint32_t*>(&hi);
+        reinterpret_cast<uint2*>(xb + int64_t(blockIdx.x) * cols)[i] = packed;
+      }
     }
     if (xq != nullptr) {  // 8 consecutive threads hold one 32-element block (cols % 32 == 0)
       float amax = fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w)));
@@ -94,83 +102,93 @@ __device__ __forceinline__ void kv_put(float* p, float x) { *p = x; }
 __device__ __forceinline__ void kv_put(__half* p, float x) { *p = __float2half_rn(x); }
 __device__ __forceinline__ void kv_put(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
 
-// Thread u of row blockIdx.y: a rotated pair of q, then a pair of k (rotated and stored, or, past the
-// rotated dims, stored), then a pair of v (stored).
+// Blocks (row, y) (round 7). Thread t owns pair index i = t % hp of head slots t / hp + y·s,
+// + s·gridDim.y, ... (s = blockDim / hp): q heads (rotated), k heads (rotated and stored; pairs past a partial
+// rotary dimension stored as they are), v heads (stored). blockDim is a multiple of hp, so a
+// thread's cos/sin (double, as rope_kernel) are computed once per row, not once per head: round 5's
+// thread per pair spent most of its time in double sincos (19.8 us per 512-row layer).
 template <typename T>
 __global__ void rope_store_kv_kernel(float* q, int64_t q_cols, float* k, const float* v, int head_dim,
                                      const int32_t* positions, RopeParams p, KvPoolView kv, const int64_t* slots) {
   pdl_wait();
-  const int64_t r = blockIdx.y;
+  const int64_t r = blockIdx.x;
   const int hp = head_dim / 2;
-  const int64_t q_units = (q_cols / head_dim) * p.half, kv_units = int64_t(kv.kv_heads) * hp;
-  int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (u >= q_units + 2 * kv_units) return;
+  const int i = int(threadIdx.x) % hp, step = int(blockDim.x) / hp;
+  const int q_heads = int(q_cols / head_dim), slots_n = q_heads + 2 * kv.kv_heads;
   const int64_t row = int64_t(kv.kv_heads) * kv.head_dim;
   const int64_t slot = slots[r];
   T* base = static_cast<T*>(kv.pool) + (slot / kv.block_size) * kv.block_elems + (slot % kv.block_size) * row;
-  const auto rotate = [&](float* h, int i) {  // as rope_kernel
+  float cf = 0.0f, sf = 0.0f;
+  if (i < p.half) {  // as rope_kernel
     double s, c;
     sincos(double(positions[r]) * p.inv_freq[i], &s, &c);
-    const float cf = static_cast<float>(c * p.magnitude), sf = static_cast<float>(s * p.magnitude);
-    const int a = p.interleaved ? 2 * i : i, b = p.interleaved ? 2 * i + 1 : i + p.half;
+    cf = static_cast<float>(c * p.magnitude);
+    sf = static_cast<float>(s * p.magnitude);
+  }
+  const int a = p.interleaved ? 2 * i : i, b = p.interleaved ? 2 * i + 1 : i + p.half;
+  const auto rotate = [&](float* h) {
     const float x0 = h[a], x1 = h[b];
     h[a] = sub(mul(x0, cf), mul(x1, sf));
     h[b] = add(mul(x0, sf), mul(x1, cf));
-    return make_int2(a, b);
   };
-  if (u < q_units) {
-    rotate(q + r * q_cols + (u / p.half) * head_dim, int(u % p.half));
-    return;
-  }
-  u -= q_units;
-  if (u < kv_units) {
-    const int64_t off = (u / hp) * head_dim;
-    const int i = int(u % hp);
-    float* h = k + r * row + off;
-    int2 e;
-    if (i < p.half) {
-      e = rotate(h, i);
+  for (int hs = int(threadIdx.x) / hp + int(blockIdx.y) * step; hs < slots_n; hs += step * int(gridDim.y)) {
+    if (hs < q_heads) {
+      if (i < p.half) rotate(q + r * q_cols + int64_t(hs) * head_dim);
+    } else if (hs < q_heads + kv.kv_heads) {
+      const int64_t off = int64_t(hs - q_heads) * head_dim;
+      float* h = k + r * row + off;
+      int e0 = a, e1 = b;
+      if (i < p.half) {
+        rotate(h);
+      } else {
+        e0 = 2 * p.half + 2 * (i - p.half), e1 = e0 + 1;
+      }
+      kv_put(base + kv.k_off + off + e0, h[e0]);
+      kv_put(base + kv.k_off + off + e1, h[e1]);
     } else {
-      e = make_int2(2 * p.half + 2 * (i - p.half), 2 * p.half + 2 * (i - p.half) + 1);
+      const int64_t e = int64_t(hs - q_heads - kv.kv_heads) * head_dim + 2 * i;
+      kv_put(base + kv.v_off + e, v[r * row + e]);
+      kv_put(base + kv.v_off + e + 1, v[r * row + e + 1]);
     }
-    kv_put(base + kv.k_off + off + e.x, h[e.x]);
-    kv_put(base + kv.k_off + off + e.y, h[e.y]);
-    return;
   }
-  u -= kv_units;
-  kv_put(base + kv.v_off + 2 * u, v[r * row + 2 * u]);
-  kv_put(base + kv.v_off + 2 * u + 1, v[r * row + 2 * u + 1]);
 }
 
 }  // namespace
 
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
-                                float* out, void* q8, cudaStream_t stream) {
+                                float* out, void* q8, cudaStream_t stream, void* bf16) {
   if (!fast_norm_supports(cols) || (q8 != nullptr && (rows != 1 || cols % 32 != 0))) return cudaErrorInvalidValue;
+  auto* xb = static_cast<__nv_bfloat16*>(bf16);
   if (rows == 0) return cudaSuccess;
   auto* xq = static_cast<int8_t*>(q8);
   auto* xs = q8 ? reinterpret_cast<float2*>(static_cast<uint8_t*>(q8) + (cols + 15) / 16 * 16) : nullptr;
   const int64_t per = (cols / 4 + kNormThreads - 1) / kNormThreads;  // float4s per thread
   const dim3 grid(static_cast<unsigned>(rows));
-  if (per <= 1) add_rms_norm_kernel<1><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
-  else if (per <= 2) add_rms_norm_kernel<2><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
-  else if (per <= 4) add_rms_norm_kernel<4><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
-  else add_rms_norm_kernel<8><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs);
+  if (per <= 1) add_rms_norm_kernel<1><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 2) add_rms_norm_kernel<2><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 4) add_rms_norm_kernel<4><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else add_rms_norm_kernel<8><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
   return cudaGetLastError();
 }
 
 cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float* v, int64_t rows, int head_dim,
                                  const int32_t* positions, const RopeParams& p, const KvPoolView& kv,
                                  const int64_t* slots, cudaStream_t stream) {
-  if (head_dim % 2 != 0 || kv.head_dim != head_dim || q_cols % head_dim != 0) return cudaErrorInvalidValue;
+  if (head_dim <= 0 || head_dim % 2 != 0 || kv.head_dim != head_dim || q_cols % head_dim != 0) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
-  const int64_t units = (q_cols / head_dim) * p.half + 2 * int64_t(kv.kv_heads) * (head_dim / 2);
-  const dim3 grid(static_cast<unsigned>((units + 127) / 128), static_cast<unsigned>(rows));
+  const int hp = head_dim / 2;
+  if (hp > 1024) return cudaErrorInvalidValue;
+  const unsigned threads = unsigned(hp * std::max(1, 256 / hp));  // a multiple of hp
+  // Few rows (decode): the head slots spread over up to ~132 blocks, so that a batch-1 step does not
+  // wait on one block; many rows: one block a row.
+  const int step = int(threads) / hp, rounds = int((q_cols / head_dim + 2 * kv.kv_heads + step - 1) / step);
+  const int split = int(std::clamp<int64_t>(132 / rows, 1, rounds));
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(split)), block(threads);
   switch (kv.type) {
-    case TensorType::F32: rope_store_kv_kernel<float><<<grid, 128, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
-    case TensorType::F16: rope_store_kv_kernel<__half><<<grid, 128, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
+    case TensorType::F32: rope_store_kv_kernel<float><<<grid, block, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
+    case TensorType::F16: rope_store_kv_kernel<__half><<<grid, block, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
     case TensorType::BF16:
-      rope_store_kv_kernel<__nv_bfloat16><<<grid, 128, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots);
+      rope_store_kv_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots);
       break;
     default: return cudaErrorInvalidValue;
   }
