@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <type_traits>
+#include <unordered_map>
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -546,8 +548,9 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
   }
 }
 
-// Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation;
-// with shared memory, the experiment's, at every launch).
+// Blocks of a persistent kernel resident on the device at once (queried once per kernel; with
+// shared memory, the experiment's, at every launch). Keyed by the kernel's address: instantiations
+// with the same signature share the function's type, and their register counts differ.
 template <class Kernel>
 unsigned resident_blocks_now(Kernel kernel, size_t smem) {
   int dev = 0, sms = 0, per_sm = 0;
@@ -559,8 +562,12 @@ unsigned resident_blocks_now(Kernel kernel, size_t smem) {
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel, size_t smem = 0) {
   if (smem != 0) return resident_blocks_now(kernel, smem);
-  static const unsigned blocks = resident_blocks_now(kernel, 0);
-  return blocks;
+  static std::mutex mu;
+  static std::unordered_map<const void*, unsigned> blocks;
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto it = blocks.find(reinterpret_cast<const void*>(kernel));
+  if (it != blocks.end()) return it->second;
+  return blocks[reinterpret_cast<const void*>(kernel)] = resident_blocks_now(kernel, 0);
 }
 
 // set_gemv_i8_variant; the first launch takes VELLUM_CUDA_GEMV_I8_VARIANT (experiments) if set.
@@ -626,10 +633,9 @@ cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const 
     constexpr int R = decltype(r)::value;
     constexpr bool S = decltype(sw)::value;
     const auto go = [&](auto u) {
-      constexpr auto kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
-      static const unsigned resident = resident_blocks_now(kernel, 0);  // one per instantiation
+      auto* kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
       const int64_t groups = (outs + RowMap<R, S>::kOut - 1) / RowMap<R, S>::kOut;
-      kernel<<<std::min<unsigned>(blocks_for(groups, kWarps), resident), kWarps * 32, 0, stream>>>(s, rb, k, x);
+      kernel<<<std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel)), kWarps * 32, 0, stream>>>(s, rb, k, x);
     };
     if (g_gemv16_variant == 4) go(std::integral_constant<int, 4>{});
     else go(std::integral_constant<int, 2>{});
