@@ -624,7 +624,10 @@ template <class D>
 constexpr bool kSixteenBit = std::is_same_v<D, DecBF16x8> || std::is_same_v<D, DecF16x8>;
 
 // gemv16p_kernel: R = 4 / 2 / 1 rows a warp by the launch's weight rows (as by_rows), U = 2 chunks
-// a lane per item (variant 4: U = 4), as many blocks as are resident at once.
+// a lane per item (variant 4: U = 4), as many blocks as are resident at once. By default only the
+// SwiGLU pair takes it: on an H200 (docs/cuda.md round 7) it lifted 2 x 14336x4096 from 85% to 91%
+// of copy bandwidth but lost elsewhere (4096x14336 87% -> 52%: 1 024 row groups are too few warps
+// without split-K; 14336x4096 79% -> 74%).
 template <class D, bool kSwiglu>
 cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const float* x, cudaStream_t stream) {
   const size_t rb = row_stride<D>(k);
@@ -655,7 +658,7 @@ cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const
     using D = decltype(dec);
     const size_t rb = row_stride<D>(k);
     if constexpr (kSixteenBit<D>) {
-      if (g_gemv16_variant >= 0) return launch_16p<D, false>(segs, n, k, x, stream);
+      if (g_gemv16_variant >= 1) return launch_16p<D, false>(segs, n, k, x, stream);
     }
     return by_rows<false>(n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
