@@ -1179,7 +1179,7 @@ void bench_gemv(double bw) {
   for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
     if (only != nullptr && std::string(only).find(tensor_type_name(t)) == std::string::npos) continue;
     std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}};
-    if (t == TensorType::Q6_K || t == TensorType::Q8_0) shapes.push_back({128256, 4096});  // llama3's output layer
+    if (t != TensorType::Q4_K) shapes.push_back({128256, 4096});  // llama3's output layer
     for (auto [n, k] : shapes) {
       const auto [ws, bytes] = upload(t, n, k);
       Tensor x = be.scratch(1, k), out = be.scratch(1, n);

@@ -65,8 +65,8 @@ struct DecF32x8 {
 struct DecF16x8 {
   static constexpr bool kRepacked = false;
   static constexpr int kChunk = 8, kBlockBytes = 16, kBlockElems = 8;
-  __device__ static void load(const uint8_t* row, int64_t c, float* y) {
-    const uint4 v = reinterpret_cast<const uint4*>(row)[c];
+  __device__ static void load(const uint8_t* row, int64_t c, float* y) { unpack(reinterpret_cast<const uint4*>(row)[c], y); }
+  __device__ static void unpack(const uint4& v, float* y) {
     const __half2* h = reinterpret_cast<const __half2*>(&v);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -78,8 +78,8 @@ struct DecF16x8 {
 struct DecBF16x8 {
   static constexpr bool kRepacked = false;
   static constexpr int kChunk = 8, kBlockBytes = 16, kBlockElems = 8;
-  __device__ static void load(const uint8_t* row, int64_t c, float* y) {
-    const uint4 v = reinterpret_cast<const uint4*>(row)[c];
+  __device__ static void load(const uint8_t* row, int64_t c, float* y) { unpack(reinterpret_cast<const uint4*>(row)[c], y); }
+  __device__ static void unpack(const uint4& v, float* y) {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <type_traits>
+#include <unordered_map>
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -144,6 +146,75 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
+}
+
+// Persistent f32-x GEMV for 16-bit weights (round 7): the grid holds only the warps resident at
+// once; a warp walks work items (row group g, pass p: lane l takes chunks 32(Up + u) + l, u < U, of
+// the group's R rows) and issues item i + 1's weight loads before it uses item i, as
+// gemv_i8p_kernel does for int8 x. A lane adds its chunks l, l + 32, ... in order, then the warp sums
+// its lanes: a function of k only, so a row gives the same bits alone, in Q/K/V or a SwiGLU pair.
+template <class D, int R, bool kSwiglu, int U>
+__global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t rb, int64_t k, const float* x) {
+  static_assert(D::kChunk == 8, "16-byte chunks of 8 weights");
+  using Map = RowMap<R, kSwiglu>;
+  pdl_wait();
+  struct Buf {
+    uint4 raw[U][R];
+  };
+  const int lane = threadIdx.x & 31;
+  const int64_t n = Map::total(s);
+  const int64_t groups = (n + Map::kOut - 1) / Map::kOut, chunks = k / D::kChunk;
+  const int passes = int((chunks + 32 * U - 1) / (32 * U));
+  const int64_t nw = int64_t(gridDim.x) * kWarps, w0 = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+  if (w0 >= groups) return;  // whole warps
+  const int64_t items = ((groups - 1 - w0) / nw + 1) * passes;
+  const auto load = [&](int64_t i, Buf& b) {
+    const int64_t o0 = (w0 + (i / passes) * nw) * Map::kOut;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = min((int64_t(i % passes) * U + u) * 32 + lane, chunks - 1);  // past the end: dropped
+#pragma unroll
+      for (int r = 0; r < R; ++r) b.raw[u][r] = reinterpret_cast<const uint4*>(Map::row(s, rb, o0, r, n))[c];
+    }
+  };
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  const auto use = [&](int64_t i, const Buf& b) {
+    const int p = int(i % passes);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = (int64_t(p) * U + u) * 32 + lane;
+      if (c >= chunks) break;
+      const float4 x0 = reinterpret_cast<const float4*>(x)[2 * c], x1 = reinterpret_cast<const float4*>(x)[2 * c + 1];
+      const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float wv[8];
+        D::unpack(b.raw[u][r], wv);
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) sum += wv[j] * xv[j];
+        acc[r] += sum;
+      }
+    }
+    if (p == passes - 1) {  // warp-uniform
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+      Map::store(s, (w0 + (i / passes) * nw) * Map::kOut, lane, acc, n);
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    }
+  };
+  Buf a, b;  // item i in one buffer while item i + 1 loads into the other
+  load(0, a);
+  for (int64_t i = 0; i < items; i += 2) {
+    if (i + 1 < items) load(i + 1, b);
+    use(i, a);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) load(i + 2, a);
+    use(i + 1, b);
+  }
 }
 
 // x quantized per 32 elements: xq[k] int8, then xs[k / 32] = (d, d·Σq) (the K-quant minimums).
@@ -477,8 +548,9 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
   }
 }
 
-// Blocks of gemv_i8p_kernel<...> resident on the device at once (queried once per instantiation;
-// with shared memory, the experiment's, at every launch).
+// Blocks of a persistent kernel resident on the device at once (queried once per kernel; with
+// shared memory, the experiment's, at every launch). Keyed by the kernel's address: instantiations
+// with the same signature share the function's type, and their register counts differ.
 template <class Kernel>
 unsigned resident_blocks_now(Kernel kernel, size_t smem) {
   int dev = 0, sms = 0, per_sm = 0;
@@ -490,8 +562,12 @@ unsigned resident_blocks_now(Kernel kernel, size_t smem) {
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel, size_t smem = 0) {
   if (smem != 0) return resident_blocks_now(kernel, smem);
-  static const unsigned blocks = resident_blocks_now(kernel, 0);
-  return blocks;
+  static std::mutex mu;
+  static std::unordered_map<const void*, unsigned> blocks;
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto it = blocks.find(reinterpret_cast<const void*>(kernel));
+  if (it != blocks.end()) return it->second;
+  return blocks[reinterpret_cast<const void*>(kernel)] = resident_blocks_now(kernel, 0);
 }
 
 // set_gemv_i8_variant; the first launch takes VELLUM_CUDA_GEMV_I8_VARIANT (experiments) if set.
@@ -538,7 +614,40 @@ cudaError_t dispatch_i8(TensorType type, F&& f) {
   }
 }
 
+// set_gemv16_variant; VELLUM_CUDA_GEMV16 sets the initial value (experiments).
+int g_gemv16_variant = [] {
+  const char* e = std::getenv("VELLUM_CUDA_GEMV16");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
+
+template <class D>
+constexpr bool kSixteenBit = std::is_same_v<D, DecBF16x8> || std::is_same_v<D, DecF16x8>;
+
+// gemv16p_kernel: R = 4 / 2 / 1 rows a warp by the launch's weight rows (as by_rows), U = 2 chunks
+// a lane per item (variant 4: U = 4), as many blocks as are resident at once. By default only the
+// SwiGLU pair takes it: on an H200 (docs/cuda.md round 7) it lifted 2 x 14336x4096 from 85% to 91%
+// of copy bandwidth but lost elsewhere (4096x14336 87% -> 52%: 1 024 row groups are too few warps
+// without split-K; 14336x4096 79% -> 74%).
+template <class D, bool kSwiglu>
+cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const float* x, cudaStream_t stream) {
+  const size_t rb = row_stride<D>(k);
+  const int64_t outs = kSwiglu ? weight_rows / 2 : weight_rows;
+  return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
+    constexpr int R = decltype(r)::value;
+    constexpr bool S = decltype(sw)::value;
+    const auto go = [&](auto u) {
+      auto* kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
+      const int64_t groups = (outs + RowMap<R, S>::kOut - 1) / RowMap<R, S>::kOut;
+      kernel<<<std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel)), kWarps * 32, 0, stream>>>(s, rb, k, x);
+    };
+    if (g_gemv16_variant == 4) go(std::integral_constant<int, 4>{});
+    else go(std::integral_constant<int, 2>{});
+  });
+}
+
 }  // namespace
+
+void set_gemv16_variant(int v) { g_gemv16_variant = v; }
 
 cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const float* x, cudaStream_t stream) {
   if (!segs_ok(segs)) return cudaErrorInvalidValue;
@@ -548,6 +657,9 @@ cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const
   return dispatch(type, vec, [&](auto dec) {
     using D = decltype(dec);
     const size_t rb = row_stride<D>(k);
+    if constexpr (kSixteenBit<D>) {
+      if (g_gemv16_variant >= 1) return launch_16p<D, false>(segs, n, k, x, stream);
+    }
     return by_rows<false>(n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
@@ -567,6 +679,9 @@ cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* u
   return dispatch(type, vec_ok(gate, k) && vec_ok(up, k), [&](auto dec) {
     using D = decltype(dec);
     const size_t rb = row_stride<D>(k);
+    if constexpr (kSixteenBit<D>) {
+      if (g_gemv16_variant >= 0) return launch_16p<D, true>(s, 2 * n, k, x, stream);
+    }
     return by_rows<true>(2 * n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;

@@ -50,5 +50,9 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
 // loads in flight, 21 / 22 / 24 = 2 rows a warp with 1 / 2 / 4. Every variant gives the same bits.
 // The environment variable VELLUM_CUDA_GEMV_I8_VARIANT sets the initial value (experiments only).
 void set_gemv_i8_variant(int v);
+// Bench knob for F16/BF16 weights with f32 x: 0 = the persistent kernel (round 7) for SwiGLU pairs
+// only, 1 = for every launch, 4 = every launch with four chunks a lane in flight instead of two,
+// -1 = round 5's one-shot kernel everywhere. VELLUM_CUDA_GEMV16 sets the initial value.
+void set_gemv16_variant(int v);
 
 }  // namespace vellum::cuda
