@@ -1,16 +1,29 @@
 #include "backend/cuda/cuda_graphs.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <string>
+#include <unordered_set>
 
 #include "backend/cuda/cuda_util.h"
 
 namespace vellum::cuda {
 
 namespace {
+std::mutex g_full_mu;
+std::unordered_set<const void*> g_full;  // keep_full_dependency
+// VELLUM_CUDA_PDL=2 (measurement): programmatic edges into those kernels too.
+const bool g_pdl_into_persistent = [] {
+  const char* e = std::getenv("VELLUM_CUDA_PDL");
+  return e != nullptr && std::string(e) == "2";
+}();
+
 // This backend's kernels (namespace vellum::cuda) all call pdl_wait() first (pdl.cuh); cuBLAS's do
-// not, so an edge into one of them stays a full dependency.
+// not, so an edge into one of them stays a full dependency, as does one into a kernel registered
+// with keep_full_dependency.
 bool waits_programmatically(cudaGraphNode_t node) {
   cudaGraphNodeType type{};
   if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) return false;
@@ -18,7 +31,9 @@ bool waits_programmatically(cudaGraphNode_t node) {
   const char* name = nullptr;
   if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess || params.func == nullptr) return false;
   if (cudaFuncGetName(&name, params.func) != cudaSuccess || name == nullptr) return false;
-  return std::strstr(name, "vellum") != nullptr;
+  if (std::strstr(name, "vellum") == nullptr) return false;
+  const std::lock_guard<std::mutex> lock(g_full_mu);
+  return g_pdl_into_persistent || g_full.count(params.func) == 0;
 }
 
 bool is_kernel(cudaGraphNode_t node) {
@@ -33,6 +48,11 @@ uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 }  // namespace
+
+void keep_full_dependency(const void* kernel) {
+  const std::lock_guard<std::mutex> lock(g_full_mu);
+  g_full.insert(kernel);
+}
 
 StepGraphs::~StepGraphs() { clear(); }
 

@@ -637,6 +637,7 @@ cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const 
     constexpr bool S = decltype(sw)::value;
     const auto go = [&](auto u) {
       auto* kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
+      keep_full_dependency(reinterpret_cast<const void*>(kernel));
       const int64_t groups = (outs + RowMap<R, S>::kOut - 1) / RowMap<R, S>::kOut;
       kernel<<<std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel)), kWarps * 32, 0, stream>>>(s, rb, k, x);
     };
@@ -749,12 +750,14 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
     if constexpr (D::kInFlight > 1) {
       if (smem_x) {
         auto* kernel = gemv_i8p_kernel<D, R, kSwiglu, true>;
+        keep_full_dependency(reinterpret_cast<const void*>(kernel));
         const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel, smem));
         kernel<<<blocks, kWarps * 32, smem, stream>>>(s, rb, k, xq, xs);
         return cudaGetLastError();
       }
     }
     auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
+    keep_full_dependency(reinterpret_cast<const void*>(kernel));
     const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel));
     kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, xq, xs);
     return cudaGetLastError();

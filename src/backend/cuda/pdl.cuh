@@ -13,10 +13,18 @@
 // non-Hopper) the instruction returns at once. tests/py/test_cuda_pdl_contract.py checks that every
 // __global__ kernel here calls it.
 //
+// Kernels whose grid is sized to the blocks resident at once and whose blocks split the work
+// statically (the persistent GEMVs) keep a full dependency on their predecessor: launched early,
+// some of their blocks would only become resident once the previous kernel's blocks leave, and
+// those blocks would then do a whole share of the work alone. Their launchers call
+// keep_full_dependency (host, cuda_graphs.cpp) with the kernel's address.
+//
 // Before the wait a kernel may only compute from its parameters. (Prefetching the weights into L2
 // there was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
 
 namespace vellum::cuda {
+
+void keep_full_dependency(const void* kernel);
 
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
