@@ -934,7 +934,7 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
 template <typename T>
 bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
-  const int v = decode_variant();
+  const int v = decode_variant() == 0 && rows <= p.small_rows ? 1 : decode_variant();
   const bool hd128 = p.kv.head_dim == 128;
   fused = v != 1 && p.counters != nullptr;
   if (!fused) {

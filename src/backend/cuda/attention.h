@@ -47,6 +47,10 @@ struct AttnParams {
   // Arrival counters of the fused merge, [rows][kv_heads][groups of 4 query heads]: zero before a
   // launch, and the kernel leaves them zero (16-bit pools with 64/128 dims; may be null otherwise).
   int32_t* counters = nullptr;
+  // Launches of at most this many split rows take round 5's f32 decode kernel instead of round 7's
+  // (0: never): at 1-8 rows it measured 1-3% faster end to end with programmatic launch (H200,
+  // docs/cuda.md round 7). The deterministic mode sets 0 so a row's kernel never depends on the batch.
+  int64_t small_rows = 0;
 };
 
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).

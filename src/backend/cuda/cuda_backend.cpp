@@ -47,6 +47,8 @@ constexpr int32_t kMinGraphSplits = 1024 / cuda::kAttnSplit;
 // Default of set_attention_tc_rows: sequences adding at least this many rows in a step take the
 // tensor-core attention (measured crossover, docs/cuda.md round 5).
 constexpr int kAttnTcRows = 8;
+// AttnParams::small_rows: decode launches of up to this many rows keep round 5's kernel.
+constexpr int64_t kAttnSmallRows = 8;
 
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -882,6 +884,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   p.heads = int(shape.heads);
   p.scale = shape.scale;
   p.max_splits = m.attn_splits;
+  p.small_rows = m.deterministic ? 0 : kAttnSmallRows;
   // Long chunks on tensor cores when this layer's shape allows; the other rows on the split path.
   const bool tc = m.n_attn_tiles > 0 && cuda::attn_tc_supported(p.kv);
   const cuda::AttnTile* tiles = tc ? m.d_attn_tiles : nullptr;
@@ -906,7 +909,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   }
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles);
+               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows);
   m.graphs.run([=, &m] {
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
     for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {

@@ -148,11 +148,12 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
 }
 
-// Persistent f32-x GEMV for 16-bit weights (round 7): the grid holds only the warps resident at
-// once; a warp walks work items (row group g, pass p: lane l takes chunks 32(Up + u) + l, u < U, of
-// the group's R rows) and issues item i + 1's weight loads before it uses item i, as
-// gemv_i8p_kernel does for int8 x. A lane adds its chunks l, l + 32, ... in order, then the warp sums
-// its lanes: a function of k only, so a row gives the same bits alone, in Q/K/V or a SwiGLU pair.
+// Persistent f32-x GEMV for 16-bit weights (round 7), the same arithmetic as gemv1_kernel with
+// split-K 4: the grid holds only the blocks resident at once; a block walks row groups (R rows a
+// group) with its 4 warps as the 4 parts of the split (warp w takes chunk runs w, w + 4, ...), and
+// each warp issues item i + 1's weight loads (U runs of its part) before it uses item i. A row is
+// summed exactly as in gemv1_kernel (lane order, warp sums, parts 0..3 in order), so a launch
+// through either kernel gives the same bits (alone, in Q/K/V, in a SwiGLU pair).
 template <class D, int R, bool kSwiglu, int U>
 __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t rb, int64_t k, const float* x) {
   static_assert(D::kChunk == 8, "16-byte chunks of 8 weights");
@@ -161,18 +162,22 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
   struct Buf {
     uint4 raw[U][R];
   };
-  const int lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
   const int64_t groups = (n + Map::kOut - 1) / Map::kOut, chunks = k / D::kChunk;
-  const int passes = int((chunks + 32 * U - 1) / (32 * U));
-  const int64_t nw = int64_t(gridDim.x) * kWarps, w0 = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
-  if (w0 >= groups) return;  // whole warps
-  const int64_t items = ((groups - 1 - w0) / nw + 1) * passes;
+  // Passes of the warp with the most runs (warp 0), so that every warp meets the same barriers;
+  // a run past the row's end is skipped (c >= chunks).
+  const int64_t runs = ((chunks + 31) / 32 + kWarps - 1) / kWarps;
+  const int passes = int((runs + U - 1) / U);
+  if (int64_t(blockIdx.x) >= groups) return;  // whole blocks
+  const int64_t items = ((groups - 1 - blockIdx.x) / gridDim.x + 1) * passes;
+  const auto group_of = [&](int64_t i) { return (blockIdx.x + (i / passes) * int64_t(gridDim.x)) * Map::kOut; };
+  const auto chunk = [&](int64_t i, int u) { return ((int64_t(i % passes) * U + u) * kWarps + warp) * 32 + lane; };
   const auto load = [&](int64_t i, Buf& b) {
-    const int64_t o0 = (w0 + (i / passes) * nw) * Map::kOut;
+    const int64_t o0 = group_of(i);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t c = min((int64_t(i % passes) * U + u) * 32 + lane, chunks - 1);  // past the end: dropped
+      const int64_t c = min(chunk(i, u), chunks - 1);  // past the end: re-read, dropped
 #pragma unroll
       for (int r = 0; r < R; ++r) b.raw[u][r] = reinterpret_cast<const uint4*>(Map::row(s, rb, o0, r, n))[c];
     }
@@ -181,10 +186,9 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
   const auto use = [&](int64_t i, const Buf& b) {
-    const int p = int(i % passes);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t c = (int64_t(p) * U + u) * 32 + lane;
+      const int64_t c = chunk(i, u);
       if (c >= chunks) break;
       const float4 x0 = reinterpret_cast<const float4*>(x)[2 * c], x1 = reinterpret_cast<const float4*>(x)[2 * c + 1];
       const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
@@ -198,10 +202,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
         acc[r] += sum;
       }
     }
-    if (p == passes - 1) {  // warp-uniform
+    if (i % passes == passes - 1) {  // block-uniform: every warp has the same passes
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-      Map::store(s, (w0 + (i / passes) * nw) * Map::kOut, lane, acc, n);
+      if (combine_parts<R>(acc, kWarps, true)) Map::store(s, group_of(i), lane, acc, n);
+      __syncthreads();  // the parts are read before the next group writes them
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[r] = 0.0f;
     }
@@ -623,14 +628,15 @@ int g_gemv16_variant = [] {
 template <class D>
 constexpr bool kSixteenBit = std::is_same_v<D, DecBF16x8> || std::is_same_v<D, DecF16x8>;
 
-// gemv16p_kernel: R = 4 / 2 / 1 rows a warp by the launch's weight rows (as by_rows), U = 2 chunks
-// a lane per item (variant 4: U = 4), as many blocks as are resident at once. By default only the
-// SwiGLU pair takes it: on an H200 (docs/cuda.md round 7) it lifted 2 x 14336x4096 from 85% to 91%
-// of copy bandwidth but lost elsewhere (4096x14336 87% -> 52%: 1 024 row groups are too few warps
-// without split-K; 14336x4096 79% -> 74%).
+// gemv16p_kernel: R = 4 / 2 / 1 rows a group by the launch's weight rows (as by_rows), U = 2 runs a
+// warp per item (variant 4: U = 4), as many blocks as are resident at once; rows of k >= 1 024 only
+// (gemv1_kernel's split-K 4). By default only the SwiGLU pair takes it: on an H200 (docs/cuda.md
+// round 7) a first version without split-K lifted 2 x 14336x4096 from 85% to 91% of copy bandwidth
+// and lost elsewhere (4096x14336 87% -> 52%: 1 024 row groups are too few warps without split-K).
 template <class D, bool kSwiglu>
 cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const float* x, cudaStream_t stream) {
   const size_t rb = row_stride<D>(k);
+  if (split_for(k / D::kChunk) != kWarps) return cudaErrorNotSupported;  // gemv1_kernel's split must be 4
   const int64_t outs = kSwiglu ? weight_rows / 2 : weight_rows;
   return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
     constexpr int R = decltype(r)::value;
@@ -639,7 +645,8 @@ cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const 
       auto* kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
       keep_full_dependency(reinterpret_cast<const void*>(kernel));
       const int64_t groups = (outs + RowMap<R, S>::kOut - 1) / RowMap<R, S>::kOut;
-      kernel<<<std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel)), kWarps * 32, 0, stream>>>(s, rb, k, x);
+      const unsigned blocks = unsigned(std::min<int64_t>(groups, resident_blocks(kernel)));  // a block per group at a time
+      kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, x);
     };
     if (g_gemv16_variant == 4) go(std::integral_constant<int, 4>{});
     else go(std::integral_constant<int, 2>{});
@@ -659,7 +666,7 @@ cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const
     using D = decltype(dec);
     const size_t rb = row_stride<D>(k);
     if constexpr (kSixteenBit<D>) {
-      if (g_gemv16_variant >= 1) return launch_16p<D, false>(segs, n, k, x, stream);
+      if (g_gemv16_variant >= 1 && split_for(k / D::kChunk) == kWarps) return launch_16p<D, false>(segs, n, k, x, stream);
     }
     return by_rows<false>(n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
@@ -681,7 +688,7 @@ cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* u
     using D = decltype(dec);
     const size_t rb = row_stride<D>(k);
     if constexpr (kSixteenBit<D>) {
-      if (g_gemv16_variant >= 0) return launch_16p<D, true>(s, 2 * n, k, x, stream);
+      if (g_gemv16_variant >= 0 && split_for(k / D::kChunk) == kWarps) return launch_16p<D, true>(s, 2 * n, k, x, stream);
     }
     return by_rows<true>(2 * n, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;
