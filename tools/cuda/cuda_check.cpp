@@ -560,8 +560,9 @@ void check_norm_bf16_copy(Pair& p, int64_t m, int64_t k, int64_t n) {
          "bit for bit");
 }
 
-// --swiglu-rows: the opt-in many-row SwiGLU path (set_swiglu_rows) in the checks and the benches.
-bool g_swiglu_rows = false;
+// The many-row SwiGLU path (set_swiglu_rows, default on since round 7) in the checks and the
+// benches; --no-swiglu-rows: round 6's f32 gate/up instead.
+bool g_swiglu_rows = true;
 
 void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k) {
   p.gpu.set_swiglu_rows(g_swiglu_rows);
@@ -587,7 +588,7 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   std::vector<double> ref(rg.size());
   for (size_t i = 0; i < ref.size(); ++i) ref[i] = rg[i] / (1.0 + std::exp(-rg[i])) * ru[i];
   const std::string name = fmt::format("matmul_swiglu {} {}x{} rows {}{}", tensor_type_name(type), n, k, m,
-                                       g_swiglu_rows ? " (many-row SwiGLU path)" : " (default path)");
+                                       g_swiglu_rows ? " (many-row SwiGLU path)" : " (f32 gate/up path)");
   const auto r6 = p.get_gpu(o6.g);
   // the bf16 GEMM bound (1e-2) x3 as at batch 1: gate and up are rounded to bf16 before silu·up
   const std::string how = !g_swiglu_rows ? "f32 gate/up" : type == TensorType::BF16 && m < 1024 ? pair_note(g.g.data, u.g.data) : "two GEMMs";
@@ -597,7 +598,7 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
   record(name + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(d1.g), p.get_gpu(d2.g)), 0,
          "bit for bit");
-  p.gpu.set_swiglu_rows(false);
+  p.gpu.set_swiglu_rows(true);
 }
 
 void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_t k, bool bias, bool reversed) {
@@ -1435,8 +1436,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                      engine::Batch::Logits::Last);
       model.forward(b);
     };
-    // 0: round 6; 1: the default (norm copies, K/V pairs); 2-3: with the opt-in many-row SwiGLU,
-    // its f32 rows on demand / written at once; 4: 2 without batched pairs.
+    // 0: round 6; 1: norm copies, K/V pairs; 2: the default (1 + the many-row SwiGLU, its f32 rows
+    // on demand); 3: 2 with its f32 rows written at once; 4: 2 without batched pairs.
     for (const int v : {0, 1, 2, 3, 4, 0, 1, 2, 3, 4}) {
       be.set_bf16_activations(v > 0);
       be.set_swiglu_rows(v >= 2);
@@ -1446,8 +1447,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       const double tflops = 2.0 * params * T / ps / 1e12;
       bench_line(fmt::format("prefill {} tokens [{}]: {:.0f} tok/s, {:.0f} matmul TFLOP/s = {:.1f}% of the measured GEMM peak", T,
                              v == 0   ? "round 6 path"
-                             : v == 1 ? "default: bf16 norm copies, K/V pairs"
-                             : v == 2 ? "+ many-row SwiGLU, f32 rows on demand"
+                             : v == 1 ? "bf16 norm copies, K/V pairs"
+                             : v == 2 ? "default: + many-row SwiGLU, f32 rows on demand"
                              : v == 3 ? "+ many-row SwiGLU, f32 rows written"
                                       : "+ many-row SwiGLU, no batched pairs",
                              T / ps, tflops, 100.0 * tflops / gemm_tflops));
@@ -1689,8 +1690,10 @@ int run(int argc, char** argv) {
       p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
       p.gpu.set_mmq_max_rows(int64_t(1) << 30);
       check_bf16_rows(p);
-    } else if (a == "--swiglu-rows") {
+    } else if (a == "--swiglu-rows") {  // the default; kept for the round-7 scripts
       g_swiglu_rows = true;
+    } else if (a == "--no-swiglu-rows") {
+      g_swiglu_rows = false;
     } else if (a == "--pair-probe") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       pair_probe();
@@ -1698,7 +1701,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

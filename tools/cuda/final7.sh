@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Round 7 final device run on main, short table last. Copy beside vellum, vellum_cuda_check, lib/,
 # fixtures/, run5.sh and stories_greedy.py; run on the GPU machine as: bash DIR/final7.sh PHASE...
-#   check    run5.sh checks, then the op checks again with the many-row SwiGLU (--swiglu-rows)
+#   check    run5.sh checks, then the op checks again without the many-row SwiGLU (--no-swiglu-rows)
 #   dec:T    synth llama3-8b T; batch-1 decode as committed and with the F16/BF16 GEMV knob at 1 / -1
 #   bench:T  synth llama3-8b T; the whole model bench (graphs check, copy bw, GEMM peak, attention,
-#            GEMVs, decode batch 1, prefill per path, aggregate decode) with --swiglu-rows
+#            GEMVs, decode batch 1, prefill per path, aggregate decode)
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/o}; mkdir -p "$O"
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 V=$D/vellum; C=$D/vellum_cuda_check
@@ -17,9 +17,9 @@ for P in "$@"; do
   check)
     OUT=$O bash "$D/run5.sh" checks > "$O/checks.txt" 2>&1
     grep -E "op check exit|FAIL|checks,|greedy|graphs|match|differ" "$O/checks.txt" | cut -c1-200 >> "$SUM"
-    timeout 200 "$C" --swiglu-rows 2>"$O/check-swiglu-rows.log" > "$O/check_table-swiglu-rows.txt"
-    echo "op checks with --swiglu-rows: exit $?" >> "$SUM"
-    grep -E "FAIL|checks," "$O/check_table-swiglu-rows.txt" | cut -c1-200 >> "$SUM" ;;
+    timeout 200 "$C" --no-swiglu-rows 2>"$O/check-no-swiglu-rows.log" > "$O/check_table-no-swiglu-rows.txt"
+    echo "op checks with --no-swiglu-rows: exit $?" >> "$SUM"
+    grep -E "FAIL|checks," "$O/check_table-no-swiglu-rows.txt" | cut -c1-200 >> "$SUM" ;;
   dec:*)
     T=${P#dec:}; synth "$T"; M=/tmp/l8b-$T.gguf
     for X in default VELLUM_CUDA_GEMV16=1 VELLUM_CUDA_GEMV16=-1; do
@@ -29,7 +29,7 @@ for P in "$@"; do
     done ;;
   bench:*)
     T=${P#bench:}; synth "$T"; M=/tmp/l8b-$T.gguf
-    timeout 400 "$C" --swiglu-rows --graphs "$M" --only-bench --model "$M" 2>"$O/bench-$T.log" > "$O/bench-$T.txt"
+    timeout 400 "$C" --graphs "$M" --only-bench --model "$M" 2>"$O/bench-$T.log" > "$O/bench-$T.txt"
     echo "bench $T exit $?" >> "$SUM"
     grep -E "cuda graphs vs eager|checks," "$O/bench-$T.txt" | cut -c1-200 >> "$SUM"
     grep -E "^(device copy|cuBLAS BF16 GEMM|decode batch 1|prefill [0-9]+ tokens|decode [0-9]+ seqs|paged decode attention)" "$O/bench-$T.log" \

@@ -174,10 +174,11 @@ struct CudaBackend::Impl {
   // it from the bf16 gate/up still in gu_bf16 (the same kernel and bits); an op that overwrites it
   // whole, or the end of the step, drops it. Every op declares its tensors through touch().
   bool lazy_swiglu = true;   // set_lazy_swiglu
-  // The many-row SwiGLU path (matmul_swiglu_rows): off by default, since its check in
-  // vellum_cuda_check (--bf16-rows) hit an illegal address on the H200 that is not explained yet
-  // (docs/cuda.md, round 7); set_swiglu_rows / VELLUM_CUDA_SWIGLU_ROWS=1 turn it on.
-  bool swiglu_rows = false;
+  // The many-row SwiGLU path (matmul_swiglu_rows), on by default: BF16 prefill 59% -> 63-65% of
+  // the GEMM peak (H200, docs/cuda.md round 7). Its check crashed twice on the round's branch (an
+  // illegal address never explained) but ran clean on main, under compute-sanitizer and in two full
+  // check runs; set_swiglu_rows(false) / VELLUM_CUDA_SWIGLU_ROWS=0 turn it off.
+  bool swiglu_rows = true;
   bool gemm_pairs = true;   // set_gemm_pairs; VELLUM_CUDA_GEMM_PAIRS=0
   // Two weights can share a strided-batched call when the second is less than 2 GiB past the first
   // (a model's K/V and gate/up are a few hundred MiB apart; vellum_cuda_check --pair-probe found
@@ -380,7 +381,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* b = std::getenv("VELLUM_CUDA_BF16_ACT"); b != nullptr) m.bf16_act = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_LAZY_SWIGLU"); b != nullptr) m.lazy_swiglu = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_GEMM_PAIRS"); b != nullptr) m.gemm_pairs = std::string(b) != "0";
-  if (const char* b = std::getenv("VELLUM_CUDA_SWIGLU_ROWS"); b != nullptr) m.swiglu_rows = std::string(b) == "1";
+  if (const char* b = std::getenv("VELLUM_CUDA_SWIGLU_ROWS"); b != nullptr) m.swiglu_rows = std::string(b) != "0";
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)

@@ -82,9 +82,9 @@ class CudaBackend final : public Backend {
   void set_bf16_activations(bool on);
   // With bf16 activations: same-shape BF16 weight pairs as one batched GEMM (default on).
   void set_gemm_pairs(bool on);
-  // With bf16 activations, opt-in (default off, VELLUM_CUDA_SWIGLU_ROWS=1; docs/cuda.md round 7 says
-  // why): the many-row SwiGLU on bf16 gate/up GEMM outputs, writing the bf16 copy the down
-  // projection reads; gate/up as one batched GEMM below 1 024 rows.
+  // With bf16 activations (default on, VELLUM_CUDA_SWIGLU_ROWS=0 turns it off; docs/cuda.md round 7):
+  // the many-row SwiGLU on bf16 gate/up GEMM outputs, writing the bf16 copy the down projection
+  // reads; gate/up as one batched GEMM below 1 024 rows.
   void set_swiglu_rows(bool on);
   // With the many-row SwiGLU: its f32 rows written only when an op reads them (default on).
   void set_lazy_swiglu(bool on);
