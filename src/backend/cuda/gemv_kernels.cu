@@ -60,6 +60,21 @@ __device__ __forceinline__ bool combine_parts(float* acc, int split, bool active
   return true;
 }
 
+// The persistent kernels' loop over their work items: two register buffers, item i in one while
+// item i + 1's loads are issued into the other.
+template <class Buf, class Load, class Use>
+__device__ __forceinline__ void double_buffered(int64_t items, const Load& load, const Use& use) {
+  Buf a, b;
+  load(0, a);
+  for (int64_t i = 0; i < items; i += 2) {
+    if (i + 1 < items) load(i + 1, b);
+    use(i, a);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) load(i + 2, a);
+    use(i + 1, b);
+  }
+}
+
 // Which weight rows a warp reads and where its results go. SwiGLU: a warp owns R/2 outputs and
 // reads their gate rows (w[0]) then their up rows (w[1]).
 template <int R, bool kSwiglu>
@@ -211,15 +226,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
       for (int r = 0; r < R; ++r) acc[r] = 0.0f;
     }
   };
-  Buf a, b;  // item i in one buffer while item i + 1 loads into the other
-  load(0, a);
-  for (int64_t i = 0; i < items; i += 2) {
-    if (i + 1 < items) load(i + 1, b);
-    use(i, a);
-    if (i + 1 >= items) break;
-    if (i + 2 < items) load(i + 2, a);
-    use(i + 1, b);
-  }
+  double_buffered<Buf>(items, load, use);
 }
 
 // x quantized per 32 elements: xq[k] int8, then xs[k / 32] = (d, d·Σq) (the K-quant minimums).
@@ -338,15 +345,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8p_kernel(GemvSegs s, size_
       for (int r = 0; r < R; ++r) acc[r] = 0.0f;
     }
   };
-  Buf a, b;  // two register buffers: item i in one while item i + 1 loads into the other
-  load(0, a);
-  for (int64_t i = 0; i < items; i += 2) {
-    if (i + 1 < items) load(i + 1, b);
-    use(i, a);
-    if (i + 1 >= items) break;
-    if (i + 2 < items) load(i + 2, a);
-    use(i + 1, b);
-  }
+  double_buffered<Buf>(items, load, use);
 }
 
 // ---- Q4_K and Q6_K (round 7) ----------------------------------------------------------------------
