@@ -840,7 +840,7 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   const std::string ref_note = type == TensorType::F32 ? "" : "; CPU f32 on the same rounded K/V";
   // The default decode kernel (round 7) rounds Q and P to the pool's type: the tensor-core bound.
   const int default_variant = cuda::attn_decode_variant();
-  const bool default_tc = type != TensorType::F32 && (default_variant == 0 || default_variant == 3);
+  const bool default_tc = type != TensorType::F32 && default_variant != 1;
   record(fmt::format("attention {}q/{}kv x{} split path, {} rows, {} KV", heads, kv_heads, head_dim, split_got.size() / width, tn),
          rel_err(split_got, split_ref), default_tc ? (type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16) : 1e-5,
          (type == TensorType::F32 ? "6 seqs: prefill 37, chunks 16 and 5, decodes at 3k/8k/20k"
@@ -869,11 +869,10 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       return v;
     };
     const double tc_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
-    for (const int variant : {0, 2, 3, 1}) {
+    for (const int variant : {2, 3, 1}) {  // each kernel, whatever the default picks for these rows
       const std::vector<float> ref = split_only(rerun(variant, 0));
-      const bool tcv = variant == 0 || variant == 3;
-      const char* what = variant == 0 ? "staged, tensor cores" : variant == 3 ? "staged, tensor cores, 3 stages"
-                                     : variant == 2 ? "staged, CUDA cores" : "round-5 kernel";
+      const bool tcv = variant == 2 || variant == 3;
+      const char* what = variant == 2 ? "staged, tensor cores" : variant == 3 ? "staged, tensor cores, 3 stages" : "round-5 kernel";
       record(fmt::format("attention {}q/{}kv x{} decode {}, {} KV", heads, kv_heads, head_dim, what, tn), rel_err(ref, split_ref),
              tcv ? tc_bound : 1e-5, fmt::format("knob {}; split rows vs CPU f32 on the same rounded K/V", variant));
       if (variant == 1) continue;
@@ -1036,12 +1035,12 @@ void bench_attention(double bw) {
       {TensorType::F32, {{8192, 1}, {8192, 8}}}};
   for (const auto& [kv_type, cases] : decode) {
     for (const auto& [ctx, nseq] : cases) {
-      // 16-bit pools: the default (round 7), then round 5's kernel, round 7's staging with CUDA-core math,
-      // 3 stages and (F16) forced spans per block, same call.
+      // 16-bit pools: the default (round 5's kernel up to 8 rows, round 7's above), then round 5's
+      // and round 7's kernels, round 7's with 3 stages and (F16) with forced spans per block.
       std::vector<double> vms;
       std::vector<std::pair<int, int>> vars;
       if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {3, 0}};
-      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{0, 1}, {0, 2}, {0, 4}, {0, 8}});
+      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{2, 1}, {2, 2}, {2, 4}, {2, 8}});
       const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
       const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
@@ -1049,7 +1048,7 @@ void bench_attention(double bw) {
       for (size_t i = 0; i < vms.size(); ++i) {
         const auto [v, spb] = vars[i];
         extra += fmt::format("; {} {:.4f} ms = {:.0f}%",
-                             v == 1 ? "round-5 kernel" : v == 2 ? "staged CUDA cores" : v == 3 ? "3 stages" : fmt::format("spb {}", spb),
+                             v == 1 ? "round-5 kernel" : v == 3 ? "round-7 kernel, 3 stages" : spb == 0 ? "round-7 kernel" : fmt::format("round 7, spb {}", spb),
                              vms[i], pct(vms[i]));
       }
       bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw{}",

@@ -341,20 +341,20 @@ __device__ __forceinline__ int swz(int pos, int c) {
 // cp.async, STAGES deep, so that the next spans' bytes are in flight while one is computed (round
 // 5's kernel had one round trip per block and nothing in flight while it computed). A span's
 // partial is computed the same way whichever block takes it and however many spans a block takes,
-// so the runs are free to follow the grid's waves (spans_per_block). Two span computations:
-// - TC (default): S = Q·Kᵀ and O = P·V on mma.sync m16n8k16, f32 accumulators; warp w owns span
+// so the runs are free to follow the grid's waves (spans_per_block).
+// The span's math: S = Q·Kᵀ and O = P·V on mma.sync m16n8k16, f32 accumulators; warp w owns span
 //   positions 16w..16w+15; the group's ≤4 heads are rows 0-3 of the 16-row A operand (rows 4-15
 //   zero). Q and P are rounded to the pool's type (the tensor-core prefill's bounds). Round 5's
 //   CUDA-core math spent ~1 500 instructions per thread and span (16 lanes per position: 4 heads ×
 //   4 shuffle steps per position pair, every lane recomputing the 4 exps): the SMs, not memory,
-//   were the limit (round 7 v1 measurement, docs/cuda.md).
-// - !TC: round 5's CUDA-core math on the staged tile (f32 on the widened values, bound 1e-5).
+//   were the limit (round 7 v1 measurement, docs/cuda.md; that math on the staged tile, measured as
+//   variant 2, lost to round 5's kernel and was removed).
 // Rows of ≤ kAttnFuseSpans spans are merged by the last block to finish of their (row, group):
 // an arrival counter (reset by that block), spans in order, no second launch.
-template <typename T, int HD, int STAGES, bool TC>
+template <typename T, int HD, int STAGES>
 __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int64_t row0) {
   pdl_wait();
-  constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
+  constexpr int LG = HD / 8;
   constexpr int CSTEP = 128 / LG, CPT = kAttnSplit / CSTEP;  // copy: rows per pass, rows per thread
   constexpr int KK = HD / 16;
   extern __shared__ uint4 dec_smem[];
@@ -374,7 +374,7 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   const int n = min(per, spans - sp0);
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, sub = lane / LG, part = lane % LG;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   const int gr = lane >> 2, gc = lane & 3;  // mma fragment row / column group
   const int32_t* table = p.tables + p.row_table[r];
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
@@ -411,10 +411,9 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
     issue(k);
   }
   fetch(STAGES - 1);
-  // Q: TC, A-fragment halves a0/a2 of head row gr (zero past the group); else 8 dims of 4 heads.
-  uint32_t qa[TC ? KK : 1][2];
-  float q[TC ? 1 : kDecHeads][8];
-  if constexpr (TC) {
+  // Q: A-fragment halves a0/a2 of head row gr (zero past the group).
+  uint32_t qa[KK][2];
+  {
     const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(gr, ng - 1)) * HD;
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk) {
@@ -422,13 +421,6 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
       const float2 b = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2 + 8);
       qa[kk][0] = gr < ng ? pack2(a.x, a.y, T{}) : 0u;
       qa[kk][1] = gr < ng ? pack2(b.x, b.y, T{}) : 0u;
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kDecHeads; ++j) {
-      const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(j, ng - 1)) * HD + part * 8;
-      const float4 a = *reinterpret_cast<const float4*>(qp), b = *reinterpret_cast<const float4*>(qp + 4);
-      q[j][0] = a.x, q[j][1] = a.y, q[j][2] = a.z, q[j][3] = a.w, q[j][4] = b.x, q[j][5] = b.y, q[j][6] = b.z, q[j][7] = b.w;
     }
   }
   for (int k = 0; k < n; ++k) {
@@ -439,7 +431,7 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
     const int sp = sp0 + k, p0 = sp * kAttnSplit;
     const T* kt = ks + (k % STAGES) * kAttnSplit * HD;
     const T* vt = vs + (k % STAGES) * kAttnSplit * HD;
-    if constexpr (TC) {
+    {
       const int wp0 = warp * 16;
       float s[2][4];
 #pragma unroll
@@ -500,81 +492,6 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
         }
       }
       if (gc == 0 && gr < kDecHeads) red_l[warp][gr] = lsum;
-    } else {
-      float s[IT][kDecHeads], mx[kDecHeads];
-#pragma unroll
-      for (int j = 0; j < kDecHeads; ++j) mx[j] = -INFINITY;
-#pragma unroll
-      for (int it = 0; it < IT; ++it) {
-        const int pl = warp * PW + it * PPI + sub;
-        const uint4 kr = *reinterpret_cast<const uint4*>(kt + swz<HD>(pl, part));
-        float kf[8];
-        const uint32_t w[4] = {kr.x, kr.y, kr.z, kr.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 f = pair_to_f2(w[e], T{});
-          kf[2 * e] = f.x, kf[2 * e + 1] = f.y;
-        }
-        const bool valid = p0 + pl < ctx;
-#pragma unroll
-        for (int j = 0; j < kDecHeads; ++j) {
-          float dot = 0.0f;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) dot += q[j][e] * kf[e];
-#pragma unroll
-          for (int o = LG / 2; o > 0; o /= 2) dot += __shfl_xor_sync(kFull, dot, o);
-          s[it][j] = valid ? dot * p.scale : -INFINITY;
-          mx[j] = fmaxf(mx[j], s[it][j]);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kDecHeads; ++j) {
-#pragma unroll
-        for (int o = 16; o >= LG; o /= 2) mx[j] = fmaxf(mx[j], __shfl_xor_sync(kFull, mx[j], o));
-        if (lane == 0) red_m[warp][j] = mx[j];
-      }
-      __syncthreads();
-      float acc[kDecHeads][8], l[kDecHeads];
-#pragma unroll
-      for (int j = 0; j < kDecHeads; ++j) {
-        mx[j] = fmaxf(fmaxf(red_m[0][j], red_m[1][j]), fmaxf(red_m[2][j], red_m[3][j]));
-        l[j] = 0.0f;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[j][e] = 0.0f;
-      }
-#pragma unroll
-      for (int it = 0; it < IT; ++it) {
-        const int pl = warp * PW + it * PPI + sub;
-        const uint4 vr = *reinterpret_cast<const uint4*>(vt + swz<HD>(pl, part));
-        float v[8];
-        const uint32_t w[4] = {vr.x, vr.y, vr.z, vr.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 f = pair_to_f2(w[e], T{});
-          v[2 * e] = f.x, v[2 * e + 1] = f.y;
-        }
-#pragma unroll
-        for (int j = 0; j < kDecHeads; ++j) {
-          const float pe = expf(s[it][j] - mx[j]);  // 0 for masked positions (-inf; their V is zero-filled)
-          l[j] += pe;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) acc[j][e] += pe * v[e];
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kDecHeads; ++j) {
-#pragma unroll
-        for (int o = 16; o >= LG; o /= 2) {
-          l[j] += __shfl_xor_sync(kFull, l[j], o);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) acc[j][e] += __shfl_xor_sync(kFull, acc[j][e], o);
-        }
-        if (lane < LG) {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) red_acc[warp][j][part * 8 + e] = acc[j][e];
-          if (lane == 0) red_l[warp][j] = l[j];
-        }
-      }
     }
     __syncthreads();
     for (int i = threadIdx.x; i < ng * HD; i += 128) {
@@ -907,17 +824,17 @@ int spans_per_block(int64_t pairs, int max_splits, int slots) {
   return best;
 }
 
-template <typename T, int HD, int STAGES, bool TC>
+template <typename T, int HD, int STAGES>
 cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
   constexpr size_t smem = dec_smem_bytes<HD, STAGES>();
   static int slots = 0;  // resident blocks on the device (once per instantiation)
   if (slots == 0) {
-    cudaError_t rc = cudaFuncSetAttribute(attn_decode2_kernel<T, HD, STAGES, TC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t rc = cudaFuncSetAttribute(attn_decode2_kernel<T, HD, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem));
     int dev = 0, sms = 0, per_sm = 0;
     if (rc == cudaSuccess) rc = cudaGetDevice(&dev);
     if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode2_kernel<T, HD, STAGES, TC>, 128, smem);
+    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode2_kernel<T, HD, STAGES>, 128, smem);
     if (rc != cudaSuccess) return rc;
     slots = std::max(1, sms * per_sm);
   }
@@ -925,7 +842,7 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
   const int64_t pairs = rows * p.kv.kv_heads * groups;
   const int spb = spans_per_block(pairs, p.max_splits, slots);
   const dim3 grid(p.kv.kv_heads * groups, (p.max_splits + spb - 1) / spb, static_cast<unsigned>(rows));
-  attn_decode2_kernel<T, HD, STAGES, TC><<<grid, 128, smem, stream>>>(p, row0);
+  attn_decode2_kernel<T, HD, STAGES><<<grid, 128, smem, stream>>>(p, row0);
   return cudaGetLastError();
 }
 
@@ -934,18 +851,17 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
 template <typename T>
 bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
-  const int v = decode_variant() == 0 && rows <= p.small_rows ? 1 : decode_variant();
+  const int knob = decode_variant();
+  const int v = knob == 0 ? (rows <= p.small_rows ? 1 : 2) : knob;  // 0: by the launch's rows
   const bool hd128 = p.kv.head_dim == 128;
   fused = v != 1 && p.counters != nullptr;
   if (!fused) {
     hd128 ? launch_decode<T, 128>(p, row0, rows, stream) : launch_decode<T, 64>(p, row0, rows, stream);
     rc = cudaGetLastError();
-  } else if (v == 2) {
-    rc = hd128 ? launch_decode2<T, 128, 2, false>(p, row0, rows, stream) : launch_decode2<T, 64, 2, false>(p, row0, rows, stream);
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
-    rc = hd128 ? launch_decode2<T, 128, 3, true>(p, row0, rows, stream) : launch_decode2<T, 64, 3, true>(p, row0, rows, stream);
+    rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);
   } else {
-    rc = hd128 ? launch_decode2<T, 128, 2, true>(p, row0, rows, stream) : launch_decode2<T, 64, 2, true>(p, row0, rows, stream);
+    rc = hd128 ? launch_decode2<T, 128, 2>(p, row0, rows, stream) : launch_decode2<T, 64, 2>(p, row0, rows, stream);
   }
   return true;
 }

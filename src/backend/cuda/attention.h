@@ -57,10 +57,10 @@ struct AttnParams {
 int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
-// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = round 7 (staged spans,
-// tensor cores, fused merge; Q and P rounded to the pool's type), 1 = round 5 (one span per block,
-// registers, CUDA cores, separate combine), 2 = round 7's staging and merge with round 5's
-// CUDA-core math (f32 on the stored values), 3 = variant 0 with 3 stages; spans per block N: the
+// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for launches
+// of up to AttnParams::small_rows rows, 2 above), 1 = round 5 (one span per block, registers, CUDA
+// cores, separate combine), 2 = round 7 (staged spans, tensor cores, fused merge; Q and P rounded
+// to the pool's type), 3 = variant 2 with 3 stages; spans per block N: the
 // grid gets ceil(max_splits / N) runs per (row, group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);
 int attn_decode_variant();

@@ -21,12 +21,16 @@ const bool g_pdl_into_persistent = [] {
   return e != nullptr && std::string(e) == "2";
 }();
 
+bool is_kernel(cudaGraphNode_t node) {
+  cudaGraphNodeType type{};
+  return cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel;
+}
+
 // This backend's kernels (namespace vellum::cuda) all call pdl_wait() first (pdl.cuh); cuBLAS's do
 // not, so an edge into one of them stays a full dependency, as does one into a kernel registered
 // with keep_full_dependency.
 bool waits_programmatically(cudaGraphNode_t node) {
-  cudaGraphNodeType type{};
-  if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) return false;
+  if (!is_kernel(node)) return false;
   cudaKernelNodeParams params{};
   const char* name = nullptr;
   if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess || params.func == nullptr) return false;
@@ -34,11 +38,6 @@ bool waits_programmatically(cudaGraphNode_t node) {
   if (std::strstr(name, "vellum") == nullptr) return false;
   const std::lock_guard<std::mutex> lock(g_full_mu);
   return g_pdl_into_persistent || g_full.count(params.func) == 0;
-}
-
-bool is_kernel(cudaGraphNode_t node) {
-  cudaGraphNodeType type{};
-  return cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel;
 }
 
 uint64_t splitmix(uint64_t x) {

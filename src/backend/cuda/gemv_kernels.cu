@@ -554,7 +554,8 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
 
 // Blocks of a persistent kernel resident on the device at once (queried once per kernel; with
 // shared memory, the experiment's, at every launch). Keyed by the kernel's address: instantiations
-// with the same signature share the function's type, and their register counts differ.
+// with the same signature share the function's type, and their register counts differ. A kernel
+// whose grid is sized this way keeps a full dependency in decode graphs (pdl.cuh).
 template <class Kernel>
 unsigned resident_blocks_now(Kernel kernel, size_t smem) {
   int dev = 0, sms = 0, per_sm = 0;
@@ -565,13 +566,16 @@ unsigned resident_blocks_now(Kernel kernel, size_t smem) {
 }
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel, size_t smem = 0) {
-  if (smem != 0) return resident_blocks_now(kernel, smem);
   static std::mutex mu;
   static std::unordered_map<const void*, unsigned> blocks;
+  const void* key = reinterpret_cast<const void*>(kernel);
   const std::lock_guard<std::mutex> lock(mu);
-  const auto it = blocks.find(reinterpret_cast<const void*>(kernel));
-  if (it != blocks.end()) return it->second;
-  return blocks[reinterpret_cast<const void*>(kernel)] = resident_blocks_now(kernel, 0);
+  auto it = blocks.find(key);
+  if (it == blocks.end()) {
+    keep_full_dependency(key);
+    it = blocks.emplace(key, resident_blocks_now(kernel, 0)).first;
+  }
+  return smem != 0 ? resident_blocks_now(kernel, smem) : it->second;
 }
 
 // set_gemv_i8_variant; the first launch takes VELLUM_CUDA_GEMV_I8_VARIANT (experiments) if set.
@@ -642,7 +646,6 @@ cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const 
     constexpr bool S = decltype(sw)::value;
     const auto go = [&](auto u) {
       auto* kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
-      keep_full_dependency(reinterpret_cast<const void*>(kernel));
       const int64_t groups = (outs + RowMap<R, S>::kOut - 1) / RowMap<R, S>::kOut;
       const unsigned blocks = unsigned(std::min<int64_t>(groups, resident_blocks(kernel)));  // a block per group at a time
       kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, x);
@@ -756,14 +759,12 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
     if constexpr (D::kInFlight > 1) {
       if (smem_x) {
         auto* kernel = gemv_i8p_kernel<D, R, kSwiglu, true>;
-        keep_full_dependency(reinterpret_cast<const void*>(kernel));
         const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel, smem));
         kernel<<<blocks, kWarps * 32, smem, stream>>>(s, rb, k, xq, xs);
         return cudaGetLastError();
       }
     }
     auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
-    keep_full_dependency(reinterpret_cast<const void*>(kernel));
     const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel));
     kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, xq, xs);
     return cudaGetLastError();

@@ -376,11 +376,11 @@ cudaError_t launch_tile(const void* w, int64_t n, int64_t k, const uint8_t* xq, 
   if (!raised) {
     const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     if (rc != cudaSuccess) return rc;
+    // Measured (H200, round 7): at 8 rows, llama3-8b Q8_0 / Q4_K_M decode steps in graphs lost
+    // 10-20% with this kernel launched programmatically; it keeps a full dependency.
+    keep_full_dependency(reinterpret_cast<const void*>(kernel));
     raised = true;
   }
-  // Measured (H200, round 7): at 8 rows, llama3-8b Q8_0 / Q4_K_M decode steps in graphs lost 10-20%
-  // with this kernel launched programmatically; it keeps a full dependency on its predecessor.
-  keep_full_dependency(reinterpret_cast<const void*>(kernel));
   const dim3 grid(blocks_for(m, BN), blocks_for(n, BM));  // token tiles vary fastest: a weight tile's
   if (grid.y > 65535u) return cudaErrorInvalidValue;      // blocks run together and share it in L2
   kernel<<<grid, WARPS_M * WARPS_N * WARPS_K * 32, kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, k,
