@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 namespace vellum::cuda {
 namespace {
@@ -851,8 +852,11 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
 template <typename T>
 bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
+  // Default: round 5's kernel only where it was measured faster end to end (F16 pools, ≤ 8 rows,
+  // contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on BF16 pools.
+  const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
   const int knob = decode_variant();
-  const int v = knob == 0 ? (rows <= p.small_rows ? 1 : 2) : knob;  // 0: by the launch's rows
+  const int v = knob == 0 ? (small ? 1 : 2) : knob;
   const bool hd128 = p.kv.head_dim == 128;
   fused = v != 1 && p.counters != nullptr;
   if (!fused) {

@@ -47,9 +47,10 @@ struct AttnParams {
   // Arrival counters of the fused merge, [rows][kv_heads][groups of 4 query heads]: zero before a
   // launch, and the kernel leaves them zero (16-bit pools with 64/128 dims; may be null otherwise).
   int32_t* counters = nullptr;
-  // Launches of at most this many split rows take round 5's f32 decode kernel instead of round 7's
-  // (0: never): at 1-8 rows it measured 1-3% faster end to end with programmatic launch (H200,
-  // docs/cuda.md round 7). The deterministic mode sets 0 so a row's kernel never depends on the batch.
+  // Launches of at most this many split rows on an F16 pool whose rows have at most 2k positions
+  // take round 5's f32 decode kernel instead of round 7's (0: never): there it measured 1-3% faster
+  // end to end with programmatic launch (H200, docs/cuda.md round 7). The deterministic mode sets 0
+  // so a row's kernel never depends on the batch.
   int64_t small_rows = 0;
 };
 
@@ -57,8 +58,8 @@ struct AttnParams {
 int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
-// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for launches
-// of up to AttnParams::small_rows rows, 2 above), 1 = round 5 (one span per block, registers, CUDA
+// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
+// launches, AttnParams::small_rows; 2 otherwise), 1 = round 5 (one span per block, registers, CUDA
 // cores, separate combine), 2 = round 7 (staged spans, tensor cores, fused merge; Q and P rounded
 // to the pool's type), 3 = variant 2 with 3 stages; spans per block N: the
 // grid gets ceil(max_splits / N) runs per (row, group) (0 = chosen per launch from the waves).
