@@ -1494,13 +1494,16 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
 
 // For a kernel profiler (ncu --profile-from-start off): eager (no graphs) steps of a model, each
 // bracketed by cudaProfilerStart/Stop: one decode step of 1, 32 and 128 sequences at 1k context, and
-// a 512-token prefill. Everything before (load, warm-up steps) is outside the profiled ranges.
+// a 512-token prefill (VELLUM_PROFILE_BATCH1_ONLY: the first only). Everything before (load, warm-up
+// steps) is outside the profiled ranges.
 void profile_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
   be.set_cuda_graphs(false);
   model::Transformer model(file, be);
-  const uint32_t bs = 16, per_seq = (1024 + 16) / bs + 1, seqs = 128;
+  const char* ctx_env = std::getenv("VELLUM_PROFILE_CTX");  // decode context, 1024 unless set
+  const uint32_t ctx = ctx_env ? uint32_t(std::max(1, std::atoi(ctx_env))) : 1024u;
+  const uint32_t bs = 16, per_seq = (ctx + 16) / bs + 1, seqs = 128;
   be.init_kv(model.kv_layout(bs, g_kv_type), per_seq * seqs);
   const auto table = [&](uint32_t s) {
     std::vector<int32_t> t(per_seq);
@@ -1510,7 +1513,7 @@ void profile_model(const std::string& path) {
   const auto decode = [&](uint32_t B) {
     engine::Batch b;
     b.block_size = bs;
-    for (uint32_t q = 0; q < B; ++q) b.add_sequence({int32_t(q + 1)}, 1024, table(q), engine::Batch::Logits::Last);
+    for (uint32_t q = 0; q < B; ++q) b.add_sequence({int32_t(q + 1)}, ctx, table(q), engine::Batch::Logits::Last);
     model.forward(b, std::vector<uint8_t>(B, 1));
   };
   const auto prefill = [&] {
@@ -1532,6 +1535,7 @@ void profile_model(const std::string& path) {
     bench_line(fmt::format("profiled {} ({}): {:.3f} ms wall (under the profiler)", what, path, ms));
   };
   profiled("decode 1 seq x 1k", [&] { decode(1); });
+  if (std::getenv("VELLUM_PROFILE_BATCH1_ONLY")) return;  // one step only: a quicker profile
   profiled("decode 32 seqs x 1k", [&] { decode(32); });
   profiled("decode 128 seqs x 1k", [&] { decode(128); });
   profiled("prefill 512", prefill);

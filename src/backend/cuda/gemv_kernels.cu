@@ -16,6 +16,7 @@
 #include <mutex>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -40,6 +41,17 @@ int split_for(int64_t chunks) { return chunks >= 4 * 32 ? 4 : chunks >= 2 * 32 ?
 template <class D>
 int i8_split(int64_t k) {
   return D::kInFlight == 1 ? split_for(k / D::kChunk) : 1;
+}
+
+// Decoders of 16-byte chunks of 16-bit weights (DecF16x8, DecBF16x8) unpack a raw uint4.
+template <class D, class = void>
+struct HasUnpack : std::false_type {};
+template <class D>
+struct HasUnpack<D, std::void_t<decltype(D::unpack(std::declval<const uint4&>(), static_cast<float*>(nullptr)))>>
+    : std::true_type {};
+template <class D>
+__device__ __forceinline__ void unpack_raw(const uint4& v, float* y) {
+  if constexpr (HasUnpack<D>::value) D::unpack(v, y);
 }
 
 template <int R>
@@ -126,16 +138,26 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
   const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
-  pdl_wait();
   const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  const int64_t first = (warp % split) * 32 + lane, stride = 32 * split;
+  // Weights are read-only, so 16-bit rows load their first chunk before the wait (pdl.cuh): under a
+  // programmatic launch those loads stream while the previous kernel finishes. (Raw 16 bytes a row:
+  // decoded floats kept across the wait would cost registers.)
+  constexpr bool kPre = HasUnpack<D>::value;
+  uint4 pre[kPre ? R : 1];
+  if (kPre && first < chunks) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) pre[r] = reinterpret_cast<const uint4*>(rows[r])[first];
+  }
+  pdl_wait();
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  const int64_t chunks = active ? k / D::kChunk : 0;
-  for (int64_t c = (warp % split) * 32 + lane; c < chunks; c += 32 * split) {
+  const auto body = [&](int64_t c, auto preloaded) {
     float xv[D::kChunk];
     const float* xp = x + c * D::kChunk;
     if constexpr (D::kChunk % 4 == 0) {
@@ -151,13 +173,23 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       float wv[D::kChunk];
-      D::load(rows[r], c, wv);
+      if constexpr (decltype(preloaded)::value) {
+        unpack_raw<D>(pre[r], wv);
+      } else {
+        D::load(rows[r], c, wv);
+      }
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < D::kChunk; ++j) sum += wv[j] * xv[j];
       acc[r] += sum;
     }
+  };
+  int64_t c = first;
+  if constexpr (kPre) {
+    if (c < chunks) body(c, std::true_type{});
+    c += stride;
   }
+  for (; c < chunks; c += stride) body(c, std::false_type{});
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
@@ -252,23 +284,36 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
   const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
-  pdl_wait();
   const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  const int64_t step = 32 * split;  // chunks between a lane's consecutive chunks
+  const int64_t first = (warp % split) * 32 + lane;
+  // Weights are read-only: the first chunk of each row is loaded before the wait (gemv1_kernel).
+  typename D::Raw pre[R];
+  if (first < chunks) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) D::load(rows[r], first, pre[r]);
+  }
+  pdl_wait();
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  const int64_t chunks = active ? k / D::kChunk : 0;
-  const int64_t step = 32 * split;  // chunks between a lane's consecutive chunks
-  for (int64_t c0 = (warp % split) * 32 + lane; c0 < chunks; c0 += step * U) {
+  const auto body = [&](int64_t c0, auto preloaded) {
     typename D::Raw raw[U][R];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t c = min(c0 + step * u, chunks - 1);  // past the end: re-read, dropped below
 #pragma unroll
-      for (int r = 0; r < R; ++r) D::load(rows[r], c, raw[u][r]);
+      for (int r = 0; r < R; ++r) {
+        if (decltype(preloaded)::value && u == 0) {
+          raw[0][r] = pre[r];
+        } else {
+          D::load(rows[r], c, raw[u][r]);
+        }
+      }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -279,7 +324,9 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[r] += D::dot(raw[u][r], xv);
     }
-  }
+  };
+  if (first < chunks) body(first, std::true_type{});
+  for (int64_t c0 = first + step * U; c0 < chunks; c0 += step * U) body(c0, std::false_type{});
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
@@ -470,29 +517,34 @@ struct GemvQ6K {
 template <class F, int R, bool kSwiglu, int P>
 __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
     gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs) {
-  pdl_wait();
   using Map = RowMap<R, kSwiglu>;
   const int lane = threadIdx.x & 31;
   const int64_t n = Map::total(s);
   const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * Map::kOut;
-  if (o0 >= n) return;  // whole warps; no block-level synchronisation below
+  const bool active = o0 < n;  // whole warps; no block-level synchronisation below
   const uint8_t* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);  // past the end: re-read, dropped
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);  // past the end: re-read, dropped
   const typename F::Lane L(lane);
   const int64_t nb = k / 256;
   const int passes = int((nb + 3) / 4), sb = lane / 8;
-  float acc[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  for (int p0 = 0; p0 < passes; p0 += P) {
-    typename F::Raw raw[P][R];
+  typename F::Raw raw[P][R];
+  const auto load = [&](int p0) {
 #pragma unroll
     for (int u = 0; u < P; ++u) {
       const size_t g = size_t(min(p0 + u, passes - 1)) * F::kGroupBytes;  // past the end: re-read, dropped
 #pragma unroll
       for (int r = 0; r < R; ++r) F::load(rows[r] + g, lane, L, raw[u][r]);
     }
+  };
+  if (active) load(0);  // weights are read-only: before the wait (gemv1_kernel)
+  pdl_wait();
+  if (!active) return;
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+#pragma unroll 1
+  for (int p0 = 0; p0 < passes;) {
 #pragma unroll
     for (int u = 0; u < P; ++u) {
       const int p = p0 + u;
@@ -505,6 +557,8 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[r] += F::dot(raw[u][r], x0, x1, xsv, L);
     }
+    p0 += P;
+    if (p0 < passes) load(p0);
   }
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);

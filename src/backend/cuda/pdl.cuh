@@ -19,8 +19,10 @@
 // those blocks would then do a whole share of the work alone. Their launchers call
 // keep_full_dependency (host, cuda_graphs.cpp) with the kernel's address.
 //
-// Before the wait a kernel may only compute from its parameters. (Prefetching the weights into L2
-// there was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
+// Before the wait a kernel may only compute from its parameters and load what no kernel writes:
+// the non-persistent GEMVs load their first pass of weights into registers there, so that those
+// loads stream while the previous kernel finishes. (Prefetching weights into L2 instead, many KB a
+// row, was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
 
 namespace vellum::cuda {
 
