@@ -1424,6 +1424,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
     if (t.shape.size() != 2 || (t.name == "token_embd.weight" && !tied)) continue;
     params += double(t.shape[0]) * double(t.shape[1]);
   }
+  const bool quick = std::getenv("VELLUM_BENCH_QUICK") != nullptr;
   // Prefill: round 6's path (f32 producers, conversions) and round 7's (bf16 producers, paired
   // GEMMs) in the same process, each timed twice (the spread says what is noise).
   for (uint32_t T : {512u, 2048u}) {
@@ -1437,7 +1438,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
     };
     // 0: round 6; 1: norm copies, K/V pairs; 2: the default (1 + the many-row SwiGLU, its f32 rows
     // on demand); 3: 2 with its f32 rows written at once; 4: 2 without batched pairs.
-    for (const int v : {0, 1, 2, 3, 4, 0, 1, 2, 3, 4}) {
+    // VELLUM_BENCH_QUICK: the default path only (twice), for experiments that change something else.
+    const std::vector<int> paths = quick ? std::vector<int>{2, 2} : std::vector<int>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4};
+    for (const int v : paths) {
       be.set_bf16_activations(v > 0);
       be.set_swiglu_rows(v >= 2);
       be.set_lazy_swiglu(v != 3);
@@ -1457,7 +1460,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_swiglu_rows(g_swiglu_rows);
   be.set_lazy_swiglu(true);
   be.set_gemm_pairs(true);
-  for (uint32_t B : {1u, 8u, 32u, 128u, 256u}) {
+  for (uint32_t B : {1u, 8u, 32u, 64u, 128u, 256u}) {
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
       continue;
@@ -1475,6 +1478,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       model.forward(b, std::vector<uint8_t>(B, greedy ? 1 : 0));
     };
     for (const int variant : {0, 1, 2}) {
+      if (quick && variant == 2) continue;  // quick: greedy rows only
       const bool graphs = variant == 1;
       greedy = variant < 2;
       be.set_cuda_graphs(graphs);

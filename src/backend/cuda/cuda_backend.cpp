@@ -32,9 +32,13 @@ constexpr size_t kAlign = 256;
 constexpr size_t kScratchChunk = size_t(64) << 20;
 constexpr size_t kUploadChunk = size_t(32) << 20;
 constexpr int64_t kMaxGridY = 65535;
-// Elements of a dequantized BF16 weight tile for the GEMM path (64 MiB) and f32 floats of attention
-// partials per launch (256 MiB): bounded workspaces whatever the matrix or batch.
-constexpr int64_t kWeightTileElems = int64_t(32) << 20;
+// Elements of a dequantized BF16 weight tile for the GEMM path (128 MiB) and f32 floats of attention
+// partials per launch (256 MiB): bounded workspaces whatever the matrix or batch. 128 MiB holds a
+// whole 14 336 x 4 096 matrix, so an 8B-class layer is one dequantization and one GEMM a weight:
+// on an H200 (round 8) 64 MiB tiles gave prefill 512 20.0k tok/s (Q4_K_M), 128 MiB 27.3k, 256 MiB
+// the same; 16 MiB tiles 10.5k (eager steps became host-bound on cuBLAS calls).
+// VELLUM_CUDA_WEIGHT_TILE_MIB overrides it (experiments).
+constexpr int64_t kWeightTileElems = int64_t(64) << 20;
 constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
 // Decode steps with more rows than this run eagerly. Measured on an H200 (docs/cuda.md): graphs
 // gain at 1 and 8 rows, lose 0-6% at 32 and 35-60% at 128-256 rows (not the padded attention
@@ -274,8 +278,9 @@ struct CudaBackend::Impl {
     return !(M <= mmq_max_rows && mmq && cuda::mmq_supports(type, K));
   }
   // Rows of a dequantized weight tile (BF16 weights are read in place: all rows).
-  static int64_t weight_tile(TensorType type, int64_t N, int64_t K) {
-    return type == TensorType::BF16 ? N : std::max<int64_t>(1, std::min(N, kWeightTileElems / K));
+  int64_t weight_tile_elems = kWeightTileElems;
+  int64_t weight_tile(TensorType type, int64_t N, int64_t K) const {
+    return type == TensorType::BF16 ? N : std::max<int64_t>(1, std::min(N, weight_tile_elems / K));
   }
   // out (otype, leading dimension ldo) = xb · Wᵀ: BF16 weights in place, other types dequantized
   // `tile` rows at a time into wb. Runs inside a recorded op.
@@ -382,6 +387,11 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* b = std::getenv("VELLUM_CUDA_LAZY_SWIGLU"); b != nullptr) m.lazy_swiglu = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_GEMM_PAIRS"); b != nullptr) m.gemm_pairs = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_SWIGLU_ROWS"); b != nullptr) m.swiglu_rows = std::string(b) != "0";
+  // Experiments (round 8): the dequantized weight tile in MiB of BF16, and set_mmq_max_rows.
+  if (const char* t = std::getenv("VELLUM_CUDA_WEIGHT_TILE_MIB"); t != nullptr && std::atoi(t) > 0) {
+    m.weight_tile_elems = int64_t(std::atoi(t)) << 19;
+  }
+  if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -806,7 +816,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     return;
   }
   // BF16 x (the copy a producer left, or converted now) times BF16 (or dequantized) weights, f32 out.
-  const int64_t tile = Impl::weight_tile(type, N, K);
+  const int64_t tile = m.weight_tile(type, N, K);
   void* wb = type == TensorType::BF16 ? nullptr : m.grow(m.w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
   const void* xb = m.bf16_input(x);
   m.graphs.mix(5, type, wd, N, K, M, xb, out.data, out.cols, b, tile, wb);
@@ -1120,7 +1130,7 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   // Workspaces first (a reallocation drops a copy that lived there), then x's bf16 copy.
   auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
-  const int64_t tile = Impl::weight_tile(type, N, K);
+  const int64_t tile = m.weight_tile(type, N, K);
   void* wb = type == TensorType::BF16 ? nullptr : m.grow(m.w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
   const void* xb = m.bf16_input(x);
   const void *gw = gate.data, *uw = up.data;

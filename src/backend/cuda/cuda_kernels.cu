@@ -97,32 +97,65 @@ __global__ void __launch_bounds__(256) gemv_kernel(const uint8_t* w, size_t row_
   }
 }
 
+// A weight tile's rows dequantized to BF16 for cuBLAS (round 8). The tile is one contiguous
+// [rows x k] array, so thread i of the launch decodes chunk i of it (32-bit indices: a tile holds
+// < 2^31 chunks). Chunks of 16+ elements are staged through shared memory, so that each store
+// instruction of the block writes one contiguous 4 KB run instead of 16 bytes at a 64-byte
+// stride per lane.
+constexpr int kDequantThreads = 256;
 template <class D>
-__global__ void dequant_bf16_kernel(const uint8_t* w, size_t row_bytes, int64_t row0, int64_t rows, int64_t k,
-                                    __nv_bfloat16* dst) {
+__global__ void __launch_bounds__(kDequantThreads) dequant_bf16_kernel(const uint8_t* w, size_t row_bytes, int64_t row0,
+                                                                       uint32_t chunks_per_row, uint32_t total,
+                                                                       __nv_bfloat16* dst) {
+  constexpr bool kStage = D::kChunk % 8 == 0 && D::kChunk > 8;
+  constexpr int kVecs = D::kChunk / 8;  // 16-byte pieces a chunk (staged kernels)
+  __shared__ uint4 stage[kStage ? kDequantThreads * kVecs : 1];
   pdl_wait();
-  const int64_t chunks = k / D::kChunk;
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * chunks) return;
-  const int64_t r = i / chunks, c = i % chunks;
-  float y[D::kChunk];
-  D::load(w + (row0 + r) * row_bytes, c, y);
-  __nv_bfloat16* d = dst + r * k + c * D::kChunk;
-  if constexpr (D::kChunk % 8 == 0) {  // 16-byte stores: 8 bf16 at a time (k is a multiple of 8)
+  const uint32_t first = blockIdx.x * kDequantThreads, i = first + threadIdx.x;
+  float y[D::kChunk] = {};
+  if (i < total) {
+    const uint32_t r = i / chunks_per_row, c = i - r * chunks_per_row;
+    D::load(w + (row0 + r) * row_bytes, c, y);
+  }
+  if constexpr (kStage) {
 #pragma unroll
-    for (int j = 0; j < D::kChunk; j += 8) {
+    for (int j = 0; j < kVecs; ++j) {
       uint4 v;
       uint32_t* u = reinterpret_cast<uint32_t*>(&v);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const __nv_bfloat162 pair = __floats2bfloat162_rn(y[j + 2 * i], y[j + 2 * i + 1]);
-        u[i] = *reinterpret_cast<const uint32_t*>(&pair);
+      for (int q = 0; q < 4; ++q) {
+        const __nv_bfloat162 pair = __floats2bfloat162_rn(y[8 * j + 2 * q], y[8 * j + 2 * q + 1]);
+        u[q] = *reinterpret_cast<const uint32_t*>(&pair);
       }
-      *reinterpret_cast<uint4*>(d + j) = v;
+      stage[threadIdx.x * kVecs + j] = v;
+    }
+    __syncthreads();
+    const uint32_t vecs = min(total - first, uint32_t(kDequantThreads)) * kVecs;
+    uint4* out = reinterpret_cast<uint4*>(dst + size_t(first) * D::kChunk);
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      const uint32_t v = j * kDequantThreads + threadIdx.x;
+      if (v < vecs) out[v] = stage[v];
     }
   } else {
+    if (i >= total) return;
+    __nv_bfloat16* d = dst + size_t(i) * D::kChunk;
+    if constexpr (D::kChunk % 8 == 0) {  // 16-byte stores: 8 bf16 at a time (k is a multiple of 8)
 #pragma unroll
-    for (int j = 0; j < D::kChunk; ++j) d[j] = __float2bfloat16_rn(y[j]);
+      for (int j = 0; j < D::kChunk; j += 8) {
+        uint4 v;
+        uint32_t* u = reinterpret_cast<uint32_t*>(&v);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const __nv_bfloat162 pair = __floats2bfloat162_rn(y[j + 2 * q], y[j + 2 * q + 1]);
+          u[q] = *reinterpret_cast<const uint32_t*>(&pair);
+        }
+        *reinterpret_cast<uint4*>(d + j) = v;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < D::kChunk; ++j) d[j] = __float2bfloat16_rn(y[j]);
+    }
   }
 }
 
@@ -372,9 +405,11 @@ cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, in
                                 cudaStream_t stream) {
   return dispatch(type, vec_ok(w, k), [&](auto dec) {
     using D = decltype(dec);
-    const int64_t total = rows * (k / D::kChunk);
-    dequant_bf16_kernel<D><<<blocks_for(total, 256), 256, 0, stream>>>(
-        static_cast<const uint8_t*>(w), row_bytes_of<D>(k), row0, rows, k, static_cast<__nv_bfloat16*>(dst));
+    const int64_t chunks = k / D::kChunk, total = rows * chunks;
+    if (total >= (int64_t(1) << 31)) return cudaErrorInvalidValue;  // tiles are far smaller
+    dequant_bf16_kernel<D><<<blocks_for(total, kDequantThreads), kDequantThreads, 0, stream>>>(
+        static_cast<const uint8_t*>(w), row_bytes_of<D>(k), row0, uint32_t(chunks), uint32_t(total),
+        static_cast<__nv_bfloat16*>(dst));
     return cudaGetLastError();
   });
 }

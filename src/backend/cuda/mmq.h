@@ -18,10 +18,11 @@ namespace vellum::cuda {
 // Q8_0 (as repacked at upload), Q4_0, Q5_0, Q4_K, Q5_K and Q6_K (padded), k a multiple of 256.
 bool mmq_supports(TensorType type, int64_t k);
 // Rows up to which CudaBackend::matmul takes mmq (set_mmq_max_rows changes it). Measured on an
-// H200 (docs/cuda.md, round 5): mmq beats dequantize + cuBLAS BF16 up to ~128-256 rows (decode
-// batches; 2-4x at 8-32 rows) but loses 2.5-4x at 512-2048 rows (prefill), where its per-32 f32
-// scaling, not the tensor cores, is the limit.
-inline constexpr int64_t kMmqMaxRows = 256;
+// H200 (docs/cuda.md, rounds 5 and 8): mmq beats dequantize + cuBLAS BF16 at 8-32 rows (decode
+// batches), but since round 8's dequantization (whole-matrix tiles, coalesced stores) the cuBLAS
+// path wins from ~64 rows: llama3-8b Q4_K_M decode 128 seqs 4.2k -> 6.5k tok/s, 256 seqs 5.1k ->
+// 9.0k; at 512-2048 rows (prefill) mmq's per-32 f32 scaling, not the tensor cores, is its limit.
+inline constexpr int64_t kMmqMaxRows = 64;
 // Bytes of int8 activations (+ scales) for m rows of k: the `scratch` of launch_mmq (16-byte aligned).
 size_t mmq_scratch_bytes(int64_t m, int64_t k);
 // out[r][o] = Σ_k x[r][k] W[o][k] (+ bias[o]) for r < m; x rows contiguous (k floats each),
