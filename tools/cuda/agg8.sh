@@ -15,7 +15,8 @@ for T in ${TYPES:-Q4_K_M}; do
     env VELLUM_BENCH_QUICK=1 "${E[@]}" timeout 150 $X --only-bench --skip-op-bench --model $M 2>"$L" >/dev/null
     P=$(grep -E '^prefill (512|2048) tokens \[default' "$L" | sed -E 's/^prefill ([0-9]+) tokens.*\]: ([0-9]+) tok\/s.*= ([0-9.]+)%.*/\1:\2(\3%)/' | tr '\n' ' ')
     A=$(grep -E '^decode [0-9]+ seqs' "$L" | grep greedy | grep -E 'graphs (on\]|off\])' | sed -E 's/^decode ([0-9]+) seqs.*\[graphs (o[nf]+)\]: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1\2=\4/' | tr '\n' ' ')
-    echo "$T $S | $P| $A"
+    H=$(grep -E '^dequantization ahead' "$L" | sed -E 's/dequantization ahead so far: //')
+    echo "$T $S | $P| $A| ahead: $H"
   done
   [ -n "$KEEP" ] || rm -f $M
 done

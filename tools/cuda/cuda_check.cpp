@@ -601,6 +601,53 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   p.gpu.set_swiglu_rows(true);
 }
 
+// Dequantization ahead (dequant_ahead.h): three quantized weights in a repeating order at 64 token
+// rows (the cuBLAS path). From the second round the side stream guesses each weight; every output
+// must equal the in-line path's bit for bit (same kernel, same GEMM) and the f64 reference.
+void check_dequant_ahead(Pair& p) {
+  const int64_t m = 64, k = 1024;
+  const std::vector<TensorType> types = {TensorType::Q4_K, TensorType::Q8_0, TensorType::Q6_K};
+  const std::vector<int64_t> ns = {768, 512, 1024};
+  std::vector<HostWeight> hw;
+  std::vector<Pair::W2> w;
+  for (size_t i = 0; i < types.size(); ++i) {
+    hw.push_back(make_weight(types[i], ns[i], k));
+    w.push_back(p.weight("w", types[i], k, ns[i], hw.back().bytes));
+  }
+  const std::vector<float> xv = randn(size_t(m * k));
+  auto x = p.tensor(xv, m, k);
+  constexpr int kRounds = 3;
+  std::vector<std::vector<float>> outs[2];
+  uint64_t hits = 0;
+  p.gpu.set_mmq(false);  // earlier checks raise the mmq row limit: take the cuBLAS path at 64 rows
+  for (const bool ahead : {false, true}) {
+    p.gpu.set_dequant_ahead(ahead);
+    const auto before = p.gpu.dequant_ahead_stats();
+    for (int round = 0; round < kRounds; ++round) {
+      for (size_t i = 0; i < types.size(); ++i) {
+        auto out = p.output(m, ns[i]);
+        p.gpu.matmul(w[i].g, x.g, out.g, nullptr);
+        outs[ahead].push_back(p.get_gpu(out.g));
+      }
+    }
+    if (ahead) hits = p.gpu.dequant_ahead_stats().hits - before.hits;
+  }
+  double diff = 0, err = 0;
+  for (size_t j = 0; j < outs[0].size(); ++j) {
+    diff = std::max(diff, max_abs_diff(outs[1][j], outs[0][j]));
+    const size_t i = j % types.size();
+    err = std::max(err, rel_err(outs[1][j], ref_rows(xv, hw[i], m, ns[i], k)));
+  }
+  // Every call after the first round's, but the second round's first (its guess is learnt at that call).
+  const int64_t want = (kRounds - 1) * int64_t(types.size()) - 1;
+  record("dequant ahead: Q4_K, Q8_0, Q6_K x 3 rounds, 64 rows, vs in line", diff, 0,
+         fmt::format("bit for bit; {} right guesses (want >= {})", hits, want));
+  record("dequant ahead: right guesses missing", double(std::max<int64_t>(0, want - int64_t(hits))), 0);
+  record("dequant ahead: Q4_K, Q8_0, Q6_K, 64 rows vs f64", err, 1e-2);
+  p.gpu.set_dequant_ahead(true);
+  p.gpu.set_mmq(true);
+}
+
 void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_t k, bool bias, bool reversed) {
   const std::vector<float> xv = randn(size_t(m * k));
   auto x = p.tensor(xv, m, k);
@@ -1456,6 +1503,10 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                              T / ps, tflops, 100.0 * tflops / gemm_tflops));
     }
   }
+  {
+    const auto st = be.dequant_ahead_stats();
+    bench_line(fmt::format("dequantization ahead so far: {} right guesses, {} in line", st.hits, st.misses));
+  }
   be.set_bf16_activations(true);
   be.set_swiglu_rows(g_swiglu_rows);
   be.set_lazy_swiglu(true);
@@ -1754,6 +1805,7 @@ int run(int argc, char** argv) {
     for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
       check_batch_invariance(p, t, 4096, 1024);
     }
+    check_dequant_ahead(p);
     for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K,
                          TensorType::Q6_K, TensorType::Q5_0}) {
       check_embed(p, t, 1000, 2048);

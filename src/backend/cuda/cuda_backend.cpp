@@ -15,6 +15,7 @@
 #include "backend/cuda/argmax.h"
 #include "backend/cuda/attention.h"
 #include "backend/cuda/cuda_graphs.h"
+#include "backend/cuda/dequant_ahead.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -139,6 +140,10 @@ struct CudaBackend::Impl {
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
   cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, w_bf16, repack_tmp, x_q8, argmax_buf;
+  // Quantized weights of single-tile GEMMs dequantized ahead on a side stream (dequant_ahead.h);
+  // VELLUM_CUDA_DEQUANT_AHEAD=0 turns it off.
+  cuda::DequantAhead ahead;
+  bool dequant_ahead_on = true;
   int64_t n_tokens = 0;
   int32_t* d_tokens = nullptr;
   int32_t* d_positions = nullptr;
@@ -285,9 +290,16 @@ struct CudaBackend::Impl {
   // out (otype, leading dimension ldo) = xb · Wᵀ: BF16 weights in place, other types dequantized
   // `tile` rows at a time into wb. Runs inside a recorded op.
   void gemm_bf16(TensorType type, const void* wd, int64_t N, int64_t K, const void* xb, int64_t M, void* out,
-                 cudaDataType_t otype, int64_t ldo, int64_t tile, void* wb) const {
+                 cudaDataType_t otype, int64_t ldo, int64_t tile, void* wb) {
     const float one = 1.0f, zero = 0.0f;
     const size_t osize = otype == CUDA_R_32F ? sizeof(float) : 2;
+    if (ahead_for(type, N, tile) && !capturing()) {
+      const void* a = ahead.get(type, wd, N, K, stream);  // dequantized ahead on a side stream, or now
+      check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
+                         CUDA_R_16BF, int(K), &zero, out, otype, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx (bf16)");
+      return;
+    }
     for (int64_t o0 = 0; o0 < N; o0 += tile) {
       const int64_t nt = std::min(tile, N - o0);
       const void* a = wd;
@@ -300,6 +312,20 @@ struct CudaBackend::Impl {
                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmEx (bf16)");
     }
+  }
+  // Whether gemm_bf16 takes `ahead` for a weight (one tile, quantized) when not under capture. An
+  // op recorded outside a graph step runs at once, uncaptured: it needs no wb tile of its own.
+  bool ahead_for(TensorType type, int64_t N, int64_t tile) const {
+    return type != TensorType::BF16 && tile >= N && dequant_ahead_on;
+  }
+  void* weight_tile_buffer(TensorType type, int64_t N, int64_t K, int64_t tile) {
+    if (type == TensorType::BF16 || (ahead_for(type, N, tile) && !graphs.recording())) return nullptr;
+    return grow(w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
+  }
+  bool capturing() const {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(stream, &st), "cudaStreamIsCapturing");
+    return st != cudaStreamCaptureStatusNone;
   }
   // Two BF16 GEMMs of one shape over the same xb (K and V; gate and up) as one strided-batched
   // cuBLAS call: any two weights are base + stride. w0 < w1 and o0 < o1 (the caller orders them).
@@ -392,6 +418,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
     m.weight_tile_elems = int64_t(std::atoi(t)) << 19;
   }
   if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
+  if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -407,6 +434,7 @@ CudaBackend::~CudaBackend() {
   } catch (const std::exception&) {  // a destructor must not throw; the stream is synchronized below
   }
   if (m.stream != nullptr) (void)cudaStreamSynchronize(m.stream);
+  m.ahead.drain();
   for (void* w : m.weights) (void)cudaFree(w);
   m.free_chunks();
   if (m.pool != nullptr) (void)cudaFree(m.pool);
@@ -454,6 +482,14 @@ void CudaBackend::set_programmatic_launch(bool on) { impl_->graphs.set_programma
 CudaBackend::GraphStats CudaBackend::graph_stats() const {
   const auto& g = impl_->graphs;
   return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges};
+}
+
+CudaBackend::DequantAheadStats CudaBackend::dequant_ahead_stats() const {
+  return {impl_->ahead.hits(), impl_->ahead.misses()};
+}
+void CudaBackend::set_dequant_ahead(bool on) {
+  impl_->graphs.flush();  // recorded ops chose their wb tile with the old setting
+  impl_->dequant_ahead_on = on;
 }
 
 // ---- memory -------------------------------------------------------------------------------------
@@ -817,7 +853,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   }
   // BF16 x (the copy a producer left, or converted now) times BF16 (or dequantized) weights, f32 out.
   const int64_t tile = m.weight_tile(type, N, K);
-  void* wb = type == TensorType::BF16 ? nullptr : m.grow(m.w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
+  void* wb = m.weight_tile_buffer(type, N, K, tile);
   const void* xb = m.bf16_input(x);
   m.graphs.mix(5, type, wd, N, K, M, xb, out.data, out.cols, b, tile, wb);
   m.graphs.run([=, &m] {
@@ -1131,7 +1167,7 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
   const int64_t tile = m.weight_tile(type, N, K);
-  void* wb = type == TensorType::BF16 ? nullptr : m.grow(m.w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
+  void* wb = m.weight_tile_buffer(type, N, K, tile);
   const void* xb = m.bf16_input(x);
   const void *gw = gate.data, *uw = up.data;
   const bool gate_first = reinterpret_cast<uintptr_t>(gw) < reinterpret_cast<uintptr_t>(uw);  // lower weight: first half of gu

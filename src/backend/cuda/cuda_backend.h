@@ -101,6 +101,13 @@ class CudaBackend final : public Backend {
     int64_t captures = 0, replays = 0, eager_fallbacks = 0, programmatic_edges = 0;
   };
   GraphStats graph_stats() const;
+  // Quantized weights dequantized ahead on the side stream (right guesses) or in line, and the
+  // switch for it (default on; VELLUM_CUDA_DEQUANT_AHEAD=0 at construction): backend/cuda/dequant_ahead.h.
+  struct DequantAheadStats {
+    uint64_t hits = 0, misses = 0;
+  };
+  DequantAheadStats dequant_ahead_stats() const;
+  void set_dequant_ahead(bool on);
 
  private:
   void matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs);

@@ -20,9 +20,10 @@ bool mmq_supports(TensorType type, int64_t k);
 // Rows up to which CudaBackend::matmul takes mmq (set_mmq_max_rows changes it). Measured on an
 // H200 (docs/cuda.md, rounds 5 and 8): mmq beats dequantize + cuBLAS BF16 at 8-32 rows (decode
 // batches), but since round 8's dequantization (whole-matrix tiles, coalesced stores) the cuBLAS
-// path wins from ~64 rows: llama3-8b Q4_K_M decode 128 seqs 4.2k -> 6.5k tok/s, 256 seqs 5.1k ->
-// 9.0k; at 512-2048 rows (prefill) mmq's per-32 f32 scaling, not the tensor cores, is its limit.
-inline constexpr int64_t kMmqMaxRows = 64;
+// path wins above ~32 rows: llama3-8b decode, 1k context, Q4_K_M 64 seqs 2.9k -> 4.1k tok/s, 128
+// seqs 4.2k -> 6.5k, 256 seqs 5.1k -> 9.1k (Q8_0 alike); at 512-2048 rows (prefill) mmq's per-32
+// f32 scaling, not the tensor cores, is its limit.
+inline constexpr int64_t kMmqMaxRows = 32;
 // Bytes of int8 activations (+ scales) for m rows of k: the `scratch` of launch_mmq (16-byte aligned).
 size_t mmq_scratch_bytes(int64_t m, int64_t k);
 // out[r][o] = Σ_k x[r][k] W[o][k] (+ bias[o]) for r < m; x rows contiguous (k floats each),
