@@ -78,6 +78,16 @@ double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
   return rel_err(got, std::vector<double>(ref.begin(), ref.end()));
 }
 
+// max |a - b|; a non-finite element (an unwritten, poisoned one) or a size mismatch: infinite.
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
+  }
+  return a.size() == b.size() ? d : INFINITY;
+}
+
 void record(const std::string& name, double err, double bound, const std::string& note = "") {
   g_rows.push_back({name, err, bound, err <= bound, note});
   std::fprintf(stderr, "%-44s err %.3g (bound %.0e) %s %s\n", name.c_str(), err, bound, err <= bound ? "PASS" : "FAIL",
@@ -150,6 +160,7 @@ HostWeight make_weight(TensorType type, int64_t rows, int64_t cols, float scale 
 }
 
 void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vector<int64_t>& batches, bool bias) {
+  p.gpu.set_int8_gemv_max_rows(cuda::kMaxI8Rows);  // the many-row int8 GEMV at every size it supports
   const HostWeight hw = make_weight(type, n, k);
   auto w = p.weight("w", type, k, n, hw.bytes);
   std::vector<float> bias_v;
@@ -162,13 +173,18 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     b = p.weight("b", TensorType::F32, n, 1, bb);
   }
   for (int64_t m : batches) {
-   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked; 2+ rows:
-   // the int8 tensor-core kernel (mmq) and the GEMV / cuBLAS path it replaces, each checked.
-   const bool i8 = m == 1 && cuda::int8_gemv_supports(type, k);
+   // Batch 1 of Q8_0/Q4_K/Q6_K: the int8 (dp4a) kernel and the f32 one, each checked; 2..8 rows of
+   // those: the int8 GEMV over all rows (round 8), mmq and the f32 GEMV; more rows: mmq and the
+   // cuBLAS path it replaces. Each mode checked against f64.
+   const bool i8 = cuda::int8_gemv_supports(type, k) && m <= cuda::kMaxI8Rows;
    const bool mmq = m >= 2 && cuda::mmq_supports(type, k);
-   for (int pass = 0; pass < (i8 || mmq ? 2 : 1); ++pass) {
-    p.gpu.set_int8_gemv(i8 && pass == 0);
-    p.gpu.set_mmq(mmq && pass == 0);
+   std::vector<int> modes;  // 0: int8 GEMV, 1: mmq, 2: the f32 GEMV / cuBLAS path
+   if (i8) modes.push_back(0);
+   if (mmq) modes.push_back(1);
+   modes.push_back(2);
+   for (const int mode : modes) {
+    p.gpu.set_int8_gemv(mode == 0);
+    p.gpu.set_mmq(mode == 1);
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -183,18 +199,32 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const bool int8 = i8 && pass == 0, mma = mmq && pass == 0;
+    const bool int8 = mode == 0, mma = mode == 1;
     // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path);
     // mmq rounds x the same way, its bound is that rounding (1e-2, twice the expected error).
     const double bound = int8 ? 2e-2 : mma ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
-    record(fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                       int8 ? "int8 gemv" : mma ? "int8 mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm")),
-           rel_err(p.get_gpu(out.g), ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
+    const std::string name = fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
+                                         int8 ? "int8 gemv" : mma ? "int8 mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm"));
+    const std::vector<float> got = p.get_gpu(out.g);
+    record(name, rel_err(got, ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
+    if (int8 && m >= 2) {  // every row as a batch-1 launch gives it: bit for bit
+      double diff = 0;
+      for (int64_t r = 0; r < m; ++r) {
+        const std::vector<float> xr(xv.begin() + r * k, xv.begin() + (r + 1) * k);
+        auto x1 = p.tensor(xr, 1, k);
+        auto o1 = p.output(1, n);
+        p.gpu.matmul(w.g, x1.g, o1.g, bias ? &b.g : nullptr);
+        const std::vector<float> one = p.get_gpu(o1.g);
+        diff = std::max(diff, max_abs_diff(std::vector<float>(got.begin() + r * n, got.begin() + (r + 1) * n), one));
+      }
+      record(name + " vs each row at batch 1", diff, 0, "bit for bit");
+    }
    }
   }
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
+  p.gpu.set_int8_gemv_max_rows(2);
 }
 
 // Deterministic mode: row 13 of a 24-row matmul must equal, bit for bit, the same row computed
@@ -321,15 +351,6 @@ void check_argmax(Pair& p) {
 // ---- fused ops (round 5) -------------------------------------------------------------------------
 // Each fused op against the CPU backend (its default composes the unfused ops) within the unfused
 // op's bound, and against the unfused GPU ops: the same kernels' arithmetic, so equal bit for bit.
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-    d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
-  }
-  return a.size() == b.size() ? d : INFINITY;
-}
 
 // x · wᵀ (+ bias) in f64 on the exactly dequantized weight.
 std::vector<double> ref_matmul(const std::vector<float>& x, const HostWeight& w, int64_t n, int64_t k,
@@ -1511,7 +1532,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_swiglu_rows(g_swiglu_rows);
   be.set_lazy_swiglu(true);
   be.set_gemm_pairs(true);
-  for (uint32_t B : {1u, 8u, 32u, 64u, 128u, 256u}) {
+  for (uint32_t B : {1u, 2u, 4u, 8u, 32u, 64u, 128u, 256u}) {
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
       continue;

@@ -169,6 +169,15 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer x_q8_norm;
   const float* q8_of = nullptr;
   int64_t q8_cols = 0;
+  // 2..kMaxI8Rows token rows quantized for the int8 GEMV (round 8) in x_q8_rows: Q, K and V (gate and
+  // up) read the same rows, so they are quantized once; forgotten like q8_of.
+  cuda::DeviceBuffer x_q8_rows;
+  const float* q8r_of = nullptr;
+  int64_t q8r_rows = 0, q8r_cols = 0;
+  // Rows up to which it is used: on an H200 (round 8) it beat mmq at 2 rows (llama3-8b Q4_K_M 243
+  // -> 319 tok/s, Q8_0 250 -> 315, eager) but lost at 4 and 8 (each warp re-reads every x row from
+  // L1 for one weight row: at 8 rows 16x the weight bytes). VELLUM_CUDA_I8_ROWS=N sets it (0: off).
+  int i8_rows_max = 2;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
@@ -231,6 +240,7 @@ struct CudaBackend::Impl {
   }
   void forget_q8() {
     q8_of = nullptr;
+    q8r_of = nullptr;
     bf16_of = nullptr;
     bf16_at = nullptr;
   }
@@ -370,6 +380,7 @@ struct CudaBackend::Impl {
   void wrote(const Tensor& out) {  // an op wrote `out`: a cached copy is stale if they overlap
     touch({}, {out});
     if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) q8_of = nullptr;
+    if (q8r_of != nullptr && out.data < q8r_of + q8r_rows * q8r_cols && q8r_of < out.data + out.elements()) q8r_of = nullptr;
     if (bf16_of != nullptr && out.data < bf16_of + bf16_elems && bf16_of < out.data + out.elements()) bf16_of = nullptr;
   }
 
@@ -419,6 +430,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   }
   if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
   if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
+  if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = std::max(0, std::atoi(r));
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -458,6 +470,7 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
   impl_->materialize();
   impl_->forget_q8();
@@ -810,6 +823,26 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     return;
   }
   m.wrote(out);
+  // 2..kMaxI8Rows rows of Q8_0/Q4_K/Q6_K (round 8): the int8 GEMV that reads each weight row once
+  // for all token rows; x quantized per row as at batch 1 (once for Q, K and V).
+  if (M <= std::min<int64_t>(m.i8_rows_max, cuda::kMaxI8Rows) && m.int8_for(type, K)) {
+    m.touch({x});
+    const float* xd = x.data;
+    const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols);
+    void* q8 = quantize ? m.grow(m.x_q8_rows, size_t(M) * cuda::q8_bytes(K), "matmul activations (int8 rows)") : m.x_q8_rows.get();
+    float* od = out.data;
+    const int64_t ldo = out.cols;
+    m.graphs.mix(45, type, wd, N, K, M, xd, q8, quantize, od, ldo, b);
+    m.graphs.run([=, &m] {
+      if (quantize) m.launched(cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream), "quantize_q8_rows kernel");
+      m.launched(cuda::launch_gemv_i8_rows(type, wd, N, K, q8, int(M), od, ldo, b, m.stream), "int8 gemv rows kernel");
+    });
+    const bool overlap = od < xd + M * K && xd < od + M * ldo;
+    m.q8r_of = overlap ? nullptr : xd;
+    m.q8r_rows = M;
+    m.q8r_cols = K;
+    return;
+  }
   // 2..mmq_max_rows rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized
   // weights (mmq.h), no BF16 dequantization; other types, k not a multiple of 256 and prefill-sized
   // row counts take the GEMV / cuBLAS paths below.

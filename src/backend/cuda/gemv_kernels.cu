@@ -565,6 +565,129 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
   Map::store(s, o0, lane, acc, n);
 }
 
+// ---- 2..kMaxI8Rows x rows (round 8) ------------------------------------------------------------
+// A warp owns one output row and dots each pass of its weights with every x row, so the weights
+// are read once for the whole batch (the int8 mma kernel, mmq, reached 19-43% of copy bandwidth at
+// these sizes). Row b's sum is built exactly as the batch-1 kernels build it (a lane adds its passes
+// in order, then the warp's butterfly; x quantized per row as at batch 1), so a token row gives the
+// same bits alone or in a batch of up to kMaxI8Rows. x rows are q8_bytes(k) apart.
+template <class F, int B, int P>
+__global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
+                                                                   const int8_t* xq, size_t xstride, int nb, float* out,
+                                                                   int64_t ldo, const float* bias) {
+  const int lane = threadIdx.x & 31;
+  const int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const bool active = o < n;  // whole warps; no block-level synchronisation below
+  const uint8_t* row = w + min(o, n - 1) * rb;
+  const typename F::Lane L(lane);
+  const int64_t nb256 = k / 256;
+  const int passes = int((nb256 + 3) / 4), sb = lane / 8;
+  typename F::Raw raw[P];
+  const auto load = [&](int p0) {
+#pragma unroll
+    for (int u = 0; u < P; ++u) F::load(row + size_t(min(p0 + u, passes - 1)) * F::kGroupBytes, lane, L, raw[u]);
+  };
+  if (active) load(0);  // weights are read-only: before the wait (gemv1_kernel)
+  pdl_wait();
+  if (!active) return;
+  const size_t xs_off = size_t((k + 15) / 16 * 16);
+  float acc[B];
+#pragma unroll
+  for (int b = 0; b < B; ++b) acc[b] = 0.0f;
+#pragma unroll 1
+  for (int p0 = 0; p0 < passes;) {
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+      const int p = p0 + u;
+      if (p >= passes) break;                   // warp-uniform
+      if (int64_t(p) * 4 + sb >= nb256) continue;  // a short last group: this super-block does not exist
+      const int64_t e = int64_t(p) * 1024 + 32 * lane;
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        if (b >= nb) break;
+        const int8_t* xb = xq + b * xstride;
+        const uint4* xp = reinterpret_cast<const uint4*>(xb + e);
+        const float2 xsv = reinterpret_cast<const float2*>(xb + xs_off)[e / 32];
+        acc[b] += F::dot(raw[u], xp[0], xp[1], xsv, L);
+      }
+    }
+    p0 += P;
+    if (p0 < passes) load(p0);
+  }
+#pragma unroll
+  for (int b = 0; b < B; ++b) acc[b] = warp_sum(acc[b]);
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    if (b < nb && lane == b) out[b * ldo + o] = bias != nullptr ? acc[b] + bias[o] : acc[b];
+  }
+}
+
+// Q8_0 (DecQ8_0R's layout) for 2..kMaxI8Rows x rows: lane l takes chunks l, l + 32, ... of 64
+// elements in order, two in flight, as gemv_i8_kernel / gemv_i8p_kernel do at batch 1.
+template <int B>
+__global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
+                                                                   const int8_t* xq, size_t xstride, int nb, float* out,
+                                                                   int64_t ldo, const float* bias) {
+  using D = I8Q8_0;
+  constexpr int U = D::kInFlight;
+  const int lane = threadIdx.x & 31;
+  const int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const bool active = o < n;
+  const uint8_t* row = w + min(o, n - 1) * rb;
+  const int64_t chunks = k / D::kChunk;
+  typename D::Raw raw[U];
+  const auto load = [&](int64_t c0) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) D::load(row, min(c0 + 32 * u, chunks - 1), raw[u]);  // past the end: re-read, dropped
+  };
+  if (active && lane < chunks) load(lane);  // weights are read-only: before the wait (gemv1_kernel)
+  pdl_wait();
+  if (!active) return;
+  const size_t xs_off = size_t((k + 15) / 16 * 16);
+  float acc[B];
+#pragma unroll
+  for (int b = 0; b < B; ++b) acc[b] = 0.0f;
+#pragma unroll 1
+  for (int64_t c0 = lane; c0 < chunks;) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t c = c0 + 32 * u;
+      if (c >= chunks) break;
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        if (b >= nb) break;
+        const int8_t* xb = xq + b * xstride;
+        I8X<D::kChunk> xv;
+        xv.load(xb, reinterpret_cast<const float2*>(xb + xs_off), c);
+        acc[b] += D::dot(raw[u], xv);
+      }
+    }
+    c0 += 32 * U;
+    if (c0 < chunks) load(c0);
+  }
+#pragma unroll
+  for (int b = 0; b < B; ++b) acc[b] = warp_sum(acc[b]);
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    if (b < nb && lane == b) out[b * ldo + o] = bias != nullptr ? acc[b] + bias[o] : acc[b];
+  }
+}
+
+// quantize_q8_kernel over rows x + y·ldx, y = blockIdx.y, into q8 rows q8_bytes(k) apart.
+__global__ void quantize_q8_rows_kernel(const float* x, int64_t ldx, int64_t k, int8_t* q8, size_t stride, size_t xs_off) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= k) return;  // k % 32 == 0: whole warps leave together
+  const float v = x[blockIdx.y * ldx + i];
+  int8_t* xq = q8 + blockIdx.y * stride;
+  const float amax = warp_max(fabsf(v));
+  const float d = amax / 127.0f;
+  const int q = amax == 0.0f ? 0 : __float2int_rn(v / d);
+  xq[i] = static_cast<int8_t>(q);
+  const int sum = __reduce_add_sync(kFull, q);
+  if ((threadIdx.x & 31) == 0) reinterpret_cast<float2*>(xq + xs_off)[i / 32] = make_float2(d, d * float(sum));
+}
+
 // Q4_K / Q6_K launch: R weight rows and P passes in flight a warp. The bench knob: -1 / 2 / 4 / 8 = 1
 // row, P = 1 / 2 / 4 / 8; 21 / 22 / 24 = 2 rows, P = 1 / 2 / 4 (SwiGLU: P = knob % 10, at most 4).
 // Default (kernel alone on an H200, round 7, docs/cuda.md): >= 6 144 weight rows with k < 8 192
@@ -770,6 +893,42 @@ cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t
   quantize_q8_kernel<<<blocks_for(k, 256), 256, 0, stream>>>(x, k, static_cast<int8_t*>(q8),
                                                              const_cast<float2*>(q8_scales(q8, k)));
   return cudaGetLastError();
+}
+
+cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream) {
+  if (k % 32 != 0 || rows < 1 || rows > 65535) return cudaErrorInvalidValue;
+  quantize_q8_rows_kernel<<<dim3(blocks_for(k, 256), unsigned(rows)), 256, 0, stream>>>(
+      x, ldx, k, static_cast<int8_t*>(q8), q8_bytes(k), size_t((k + 15) / 16 * 16));
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
+                                int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (n <= 0 || rows < 2 || rows > kMaxI8Rows || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* xq = static_cast<const int8_t*>(q8);
+  const size_t xstride = q8_bytes(k);
+  const unsigned blocks = blocks_for(n, kWarps);
+  // B, the kernel's row capacity: 2, 4 or 8 (rows <= B; the rest of the accumulators idle).
+  const auto go = [&](auto kernel, size_t rb) {
+    kernel<<<blocks, kWarps * 32, 0, stream>>>(wb, rb, n, k, xq, xstride, rows, out, ldo, bias);
+    return cudaGetLastError();
+  };
+  switch (type) {
+    case TensorType::Q4_K:
+      return rows <= 2 ? go(gemv_kq_rows_kernel<GemvQ4K, 2, 2>, GemvQ4K::row_bytes(k))
+             : rows <= 4 ? go(gemv_kq_rows_kernel<GemvQ4K, 4, 2>, GemvQ4K::row_bytes(k))
+                         : go(gemv_kq_rows_kernel<GemvQ4K, 8, 1>, GemvQ4K::row_bytes(k));
+    case TensorType::Q6_K:
+      return rows <= 2 ? go(gemv_kq_rows_kernel<GemvQ6K, 2, 1>, GemvQ6K::row_bytes(k))
+             : rows <= 4 ? go(gemv_kq_rows_kernel<GemvQ6K, 4, 1>, GemvQ6K::row_bytes(k))
+                         : go(gemv_kq_rows_kernel<GemvQ6K, 8, 1>, GemvQ6K::row_bytes(k));
+    case TensorType::Q8_0: {
+      const size_t rb = row_stride<DecQ8_0R>(k);
+      return rows <= 2 ? go(gemv_q8_rows_kernel<2>, rb) : rows <= 4 ? go(gemv_q8_rows_kernel<4>, rb) : go(gemv_q8_rows_kernel<8>, rb);
+    }
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 namespace {

@@ -43,6 +43,13 @@ cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream);
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
                                   const void* q8, float* out, cudaStream_t stream);
+// 2..kMaxI8Rows token rows (round 8): x rows quantized into q8 rows q8_bytes(k) apart, then one
+// launch that reads each weight row once for all of them; row b of out (leading dimension ldo) gets
+// exactly the bits a batch-1 launch gives that row.
+inline constexpr int kMaxI8Rows = 8;
+cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream);
+cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
+                                int64_t ldo, const float* bias, cudaStream_t stream);
 // Bench knob (vellum_cuda_check's GEMV timings, not thread-safe): 0 = the default int8 kernel
 // choice. Q8_0: 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
 // 11 / 12 / 14 = the same with x staged in shared memory (an experiment), -1 = round 5's one-shot
