@@ -224,7 +224,6 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
   }
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
-  p.gpu.set_int8_gemv_max_rows(2);
 }
 
 // Deterministic mode: row 13 of a 24-row matmul must equal, bit for bit, the same row computed

@@ -174,10 +174,10 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer x_q8_rows;
   const float* q8r_of = nullptr;
   int64_t q8r_rows = 0, q8r_cols = 0;
-  // Rows up to which it is used: on an H200 (round 8) it beat mmq at 2 rows (llama3-8b Q4_K_M 243
-  // -> 319 tok/s, Q8_0 250 -> 315, eager) but lost at 4 and 8 (each warp re-reads every x row from
-  // L1 for one weight row: at 8 rows 16x the weight bytes). VELLUM_CUDA_I8_ROWS=N sets it (0: off).
-  int i8_rows_max = 2;
+  // Rows up to which it is used (Q8_0: at most i8_rows_q8). On an H200 (round 8, llama3-8b decode,
+  // eager, tok/s against mmq): Q4_K_M 2 / 4 / 8 seqs 532 / 775 / 1 162 vs 243 / 524 / 1 086; Q8_0 2 / 4
+  // seqs 429 / 699 vs 250 / 547, but 8 seqs 984 vs 1 183. VELLUM_CUDA_I8_ROWS=N sets both (0: off).
+  int i8_rows_max = 8, i8_rows_q8 = 4;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
@@ -430,7 +430,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   }
   if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
   if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
-  if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = std::max(0, std::atoi(r));
+  if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -470,7 +470,7 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
-void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = std::max(0, rows); }
+void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = impl_->i8_rows_q8 = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
   impl_->materialize();
   impl_->forget_q8();
@@ -825,7 +825,8 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   m.wrote(out);
   // 2..kMaxI8Rows rows of Q8_0/Q4_K/Q6_K (round 8): the int8 GEMV that reads each weight row once
   // for all token rows; x quantized per row as at batch 1 (once for Q, K and V).
-  if (M <= std::min<int64_t>(m.i8_rows_max, cuda::kMaxI8Rows) && m.int8_for(type, K)) {
+  if (M <= std::min<int64_t>(type == TensorType::Q8_0 ? m.i8_rows_q8 : m.i8_rows_max, cuda::kMaxI8Rows) &&
+      m.int8_for(type, K)) {
     m.touch({x});
     const float* xd = x.data;
     const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols);

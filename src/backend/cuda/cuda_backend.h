@@ -74,7 +74,7 @@ class CudaBackend final : public Backend {
   // Rows up to which mmq is used (default cuda::kMmqMaxRows; the check sets more to test it).
   void set_mmq_max_rows(int64_t rows);
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead
-  // of mmq (default 2; the check sets 8 to test it at every size).
+  // of mmq (default 8, Q8_0 4; this sets both).
   void set_int8_gemv_max_rows(int rows);
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.

@@ -566,40 +566,49 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
 }
 
 // ---- 2..kMaxI8Rows x rows (round 8) ------------------------------------------------------------
-// A warp owns one output row and dots each pass of its weights with every x row, so the weights
-// are read once for the whole batch (the int8 mma kernel, mmq, reached 19-43% of copy bandwidth at
+// A warp owns R output rows and dots each pass of their weights with every x row, so the weights
+// are read once for the whole batch and each x row once for R weight rows (the int8 mma kernel, mmq, reached 19-43% of copy bandwidth at
 // these sizes). Row b's sum is built exactly as the batch-1 kernels build it (a lane adds its passes
 // in order, then the warp's butterfly; x quantized per row as at batch 1), so a token row gives the
 // same bits alone or in a batch of up to kMaxI8Rows. x rows are q8_bytes(k) apart.
-template <class F, int B, int P>
+template <class F, int R, int B, int P>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
                                                                    const int8_t* xq, size_t xstride, int nb, float* out,
                                                                    int64_t ldo, const float* bias) {
   const int lane = threadIdx.x & 31;
-  const int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
-  const bool active = o < n;  // whole warps; no block-level synchronisation below
-  const uint8_t* row = w + min(o, n - 1) * rb;
+  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
+  const bool active = o0 < n;  // whole warps; no block-level synchronisation below
+  const uint8_t* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;  // past the end: re-read, dropped
   const typename F::Lane L(lane);
   const int64_t nb256 = k / 256;
   const int passes = int((nb256 + 3) / 4), sb = lane / 8;
-  typename F::Raw raw[P];
+  typename F::Raw raw[P][R];
   const auto load = [&](int p0) {
 #pragma unroll
-    for (int u = 0; u < P; ++u) F::load(row + size_t(min(p0 + u, passes - 1)) * F::kGroupBytes, lane, L, raw[u]);
+    for (int u = 0; u < P; ++u) {
+      const size_t g = size_t(min(p0 + u, passes - 1)) * F::kGroupBytes;
+#pragma unroll
+      for (int r = 0; r < R; ++r) F::load(rows[r] + g, lane, L, raw[u][r]);
+    }
   };
   if (active) load(0);  // weights are read-only: before the wait (gemv1_kernel)
   pdl_wait();
   if (!active) return;
   const size_t xs_off = size_t((k + 15) / 16 * 16);
-  float acc[B];
+  float acc[R][B];
 #pragma unroll
-  for (int b = 0; b < B; ++b) acc[b] = 0.0f;
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) acc[r][b] = 0.0f;
+  }
 #pragma unroll 1
   for (int p0 = 0; p0 < passes;) {
 #pragma unroll
     for (int u = 0; u < P; ++u) {
       const int p = p0 + u;
-      if (p >= passes) break;                   // warp-uniform
+      if (p >= passes) break;                      // warp-uniform
       if (int64_t(p) * 4 + sb >= nb256) continue;  // a short last group: this super-block does not exist
       const int64_t e = int64_t(p) * 1024 + 32 * lane;
 #pragma unroll
@@ -607,46 +616,63 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
         if (b >= nb) break;
         const int8_t* xb = xq + b * xstride;
         const uint4* xp = reinterpret_cast<const uint4*>(xb + e);
+        const uint4 x0 = xp[0], x1 = xp[1];
         const float2 xsv = reinterpret_cast<const float2*>(xb + xs_off)[e / 32];
-        acc[b] += F::dot(raw[u], xp[0], xp[1], xsv, L);
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r][b] += F::dot(raw[u][r], x0, x1, xsv, L);
       }
     }
     p0 += P;
     if (p0 < passes) load(p0);
   }
 #pragma unroll
-  for (int b = 0; b < B; ++b) acc[b] = warp_sum(acc[b]);
+  for (int r = 0; r < R; ++r) {
 #pragma unroll
-  for (int b = 0; b < B; ++b) {
-    if (b < nb && lane == b) out[b * ldo + o] = bias != nullptr ? acc[b] + bias[o] : acc[b];
+    for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int64_t o = o0 + r;
+      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
+    }
   }
 }
 
-// Q8_0 (DecQ8_0R's layout) for 2..kMaxI8Rows x rows: lane l takes chunks l, l + 32, ... of 64
-// elements in order, two in flight, as gemv_i8_kernel / gemv_i8p_kernel do at batch 1.
-template <int B>
+// Q8_0 (DecQ8_0R's layout) for 2..kMaxI8Rows x rows, R weight rows a warp: lane l takes chunks l,
+// l + 32, ... of 64 elements in order, two in flight, as gemv_i8_kernel / gemv_i8p_kernel do at batch 1.
+template <int R, int B>
 __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
                                                                    const int8_t* xq, size_t xstride, int nb, float* out,
                                                                    int64_t ldo, const float* bias) {
   using D = I8Q8_0;
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31;
-  const int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
-  const bool active = o < n;
-  const uint8_t* row = w + min(o, n - 1) * rb;
+  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
+  const bool active = o0 < n;
+  const uint8_t* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;
   const int64_t chunks = k / D::kChunk;
-  typename D::Raw raw[U];
+  typename D::Raw raw[U][R];
   const auto load = [&](int64_t c0) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) D::load(row, min(c0 + 32 * u, chunks - 1), raw[u]);  // past the end: re-read, dropped
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) D::load(rows[r], min(c0 + 32 * u, chunks - 1), raw[u][r]);  // past the end: dropped
+    }
   };
   if (active && lane < chunks) load(lane);  // weights are read-only: before the wait (gemv1_kernel)
   pdl_wait();
   if (!active) return;
   const size_t xs_off = size_t((k + 15) / 16 * 16);
-  float acc[B];
+  float acc[R][B];
 #pragma unroll
-  for (int b = 0; b < B; ++b) acc[b] = 0.0f;
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) acc[r][b] = 0.0f;
+  }
 #pragma unroll 1
   for (int64_t c0 = lane; c0 < chunks;) {
 #pragma unroll
@@ -659,17 +685,25 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t
         const int8_t* xb = xq + b * xstride;
         I8X<D::kChunk> xv;
         xv.load(xb, reinterpret_cast<const float2*>(xb + xs_off), c);
-        acc[b] += D::dot(raw[u], xv);
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r][b] += D::dot(raw[u][r], xv);
       }
     }
     c0 += 32 * U;
     if (c0 < chunks) load(c0);
   }
 #pragma unroll
-  for (int b = 0; b < B; ++b) acc[b] = warp_sum(acc[b]);
+  for (int r = 0; r < R; ++r) {
 #pragma unroll
-  for (int b = 0; b < B; ++b) {
-    if (b < nb && lane == b) out[b * ldo + o] = bias != nullptr ? acc[b] + bias[o] : acc[b];
+    for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int64_t o = o0 + r;
+      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
+    }
   }
 }
 
@@ -799,6 +833,13 @@ cudaError_t dispatch_i8(TensorType type, F&& f) {
   }
 }
 
+// Weight rows a warp of the many-row int8 GEMV (launch_gemv_i8_rows): 0 = the measured default
+// (Q4_K / Q6_K 2, Q8_0 4), else 1 / 2 / 4 for every type. VELLUM_CUDA_I8_ROWS_R (experiments).
+int g_i8_rows_r = [] {
+  const char* e = std::getenv("VELLUM_CUDA_I8_ROWS_R");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
+
 // set_gemv16_variant; VELLUM_CUDA_GEMV16 sets the initial value (experiments).
 int g_gemv16_variant = [] {
   const char* e = std::getenv("VELLUM_CUDA_GEMV16");
@@ -908,24 +949,41 @@ cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* xq = static_cast<const int8_t*>(q8);
   const size_t xstride = q8_bytes(k);
-  const unsigned blocks = blocks_for(n, kWarps);
-  // B, the kernel's row capacity: 2, 4 or 8 (rows <= B; the rest of the accumulators idle).
-  const auto go = [&](auto kernel, size_t rb) {
-    kernel<<<blocks, kWarps * 32, 0, stream>>>(wb, rb, n, k, xq, xstride, rows, out, ldo, bias);
+  // Weight rows a warp: x is read from L1 once for R of them. Measured on an H200 (round 8, llama3-8b
+  // decode of 2 / 4 / 8 sequences): Q4_K_M R = 1 508 / 735 / 975 tok/s, R = 2 532 / 775 / 1 162,
+  // R = 4 522 / 809 / 1 109; Q8_0 R = 1 316 / 425 / 543, R = 2 417 / 636 / 852, R = 4 429 / 699 / 984.
+  const int R = g_i8_rows_r != 0 ? g_i8_rows_r : type == TensorType::Q8_0 ? 4 : 2;
+  const auto go = [&](auto kernel, size_t rb, int r) {
+    kernel<<<blocks_for(n, int64_t(kWarps) * r), kWarps * 32, 0, stream>>>(wb, rb, n, k, xq, xstride, rows, out, ldo, bias);
     return cudaGetLastError();
   };
+  // B, the kernel's row capacity: 2, 4 or 8 (rows <= B; the rest of the accumulators idle).
+  const auto kq = [&](auto f) {
+    using F = decltype(f);
+    const size_t rb = F::row_bytes(k);
+    if (R >= 4) {
+      return rows <= 2 ? go(gemv_kq_rows_kernel<F, 4, 2, 1>, rb, 4)
+             : rows <= 4 ? go(gemv_kq_rows_kernel<F, 4, 4, 1>, rb, 4) : go(gemv_kq_rows_kernel<F, 4, 8, 1>, rb, 4);
+    }
+    if (R == 2) {
+      return rows <= 2 ? go(gemv_kq_rows_kernel<F, 2, 2, 1>, rb, 2)
+             : rows <= 4 ? go(gemv_kq_rows_kernel<F, 2, 4, 1>, rb, 2) : go(gemv_kq_rows_kernel<F, 2, 8, 1>, rb, 2);
+    }
+    return rows <= 2 ? go(gemv_kq_rows_kernel<F, 1, 2, 2>, rb, 1)
+           : rows <= 4 ? go(gemv_kq_rows_kernel<F, 1, 4, 2>, rb, 1) : go(gemv_kq_rows_kernel<F, 1, 8, 1>, rb, 1);
+  };
   switch (type) {
-    case TensorType::Q4_K:
-      return rows <= 2 ? go(gemv_kq_rows_kernel<GemvQ4K, 2, 2>, GemvQ4K::row_bytes(k))
-             : rows <= 4 ? go(gemv_kq_rows_kernel<GemvQ4K, 4, 2>, GemvQ4K::row_bytes(k))
-                         : go(gemv_kq_rows_kernel<GemvQ4K, 8, 1>, GemvQ4K::row_bytes(k));
-    case TensorType::Q6_K:
-      return rows <= 2 ? go(gemv_kq_rows_kernel<GemvQ6K, 2, 1>, GemvQ6K::row_bytes(k))
-             : rows <= 4 ? go(gemv_kq_rows_kernel<GemvQ6K, 4, 1>, GemvQ6K::row_bytes(k))
-                         : go(gemv_kq_rows_kernel<GemvQ6K, 8, 1>, GemvQ6K::row_bytes(k));
+    case TensorType::Q4_K: return kq(GemvQ4K{});
+    case TensorType::Q6_K: return kq(GemvQ6K{});
     case TensorType::Q8_0: {
       const size_t rb = row_stride<DecQ8_0R>(k);
-      return rows <= 2 ? go(gemv_q8_rows_kernel<2>, rb) : rows <= 4 ? go(gemv_q8_rows_kernel<4>, rb) : go(gemv_q8_rows_kernel<8>, rb);
+      if (R >= 4) {
+        return rows <= 2 ? go(gemv_q8_rows_kernel<4, 2>, rb, 4) : rows <= 4 ? go(gemv_q8_rows_kernel<4, 4>, rb, 4) : go(gemv_q8_rows_kernel<4, 8>, rb, 4);
+      }
+      if (R == 2) {
+        return rows <= 2 ? go(gemv_q8_rows_kernel<2, 2>, rb, 2) : rows <= 4 ? go(gemv_q8_rows_kernel<2, 4>, rb, 2) : go(gemv_q8_rows_kernel<2, 8>, rb, 2);
+      }
+      return rows <= 2 ? go(gemv_q8_rows_kernel<1, 2>, rb, 1) : rows <= 4 ? go(gemv_q8_rows_kernel<1, 4>, rb, 1) : go(gemv_q8_rows_kernel<1, 8>, rb, 1);
     }
     default: return cudaErrorInvalidValue;
   }
