@@ -797,6 +797,61 @@ constexpr double kTcBoundF16 = 1e-3, kTcBoundBF16 = 8e-3;
 // store_kv and copy_blocks checked on the pool contents. With a 16-bit `type` the GPU pool rounds
 // K/V on store, and the CPU f32 reference is given the same rounded K/V: store_kv must equal the
 // host rounding exactly and attention (f32 math over the 16-bit values) must meet the f32 bound.
+// A one-row decode step's attention writes the int8 copy of its output (round 8: the combine kernel,
+// or a quantize kernel after the decode kernel's own merge); the output projection's int8 GEMV then
+// skips its quantization. That matmul must equal, bit for bit, the same matmul on the same values
+// in another tensor (quantized by the matmul). F16 pool at 600 positions: round 5's kernel and the
+// combine; BF16 pool: round 7's kernel, which merges short rows itself; F16 at 3 000: round 7 +
+// combine (fused launch, so the copy is quantized after).
+void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
+  CudaBackend gpu(0);
+  const uint32_t bs = 16, heads = 32, kv_heads = 8, hd = 128, width = heads * hd;
+  kv::KvLayout layout = kv::KvLayout::uniform(1, kv_heads, hd, kv_type, bs);
+  const uint32_t blocks = (n_past + 1 + bs - 1) / bs;
+  gpu.init_kv(layout, blocks);
+  std::vector<int32_t> table(blocks);
+  for (uint32_t i = 0; i < blocks; ++i) table[i] = int32_t(blocks - 1 - i);  // reversed: not the identity
+  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
+  const int64_t row = int64_t(kv_heads) * hd;
+  {  // the past
+    std::vector<int32_t> tok(n_past, 0), pos(n_past);
+    std::vector<int64_t> slots(n_past);
+    for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
+    gpu.begin_step({tok, pos, slots, {}, {}});
+    Tensor k = gpu.scratch(n_past, row), v = gpu.scratch(n_past, row);
+    gpu.write(k, randn(size_t(n_past * row)).data());
+    gpu.write(v, randn(size_t(n_past * row)).data());
+    gpu.store_kv(0, k, v);
+    gpu.release_scratch();
+  }
+  const std::vector<int32_t> tok{0}, pos{int32_t(n_past)};
+  const std::vector<int64_t> slots{slot(n_past)};
+  const std::vector<backend::StepSequence> ss{{0, 1, n_past, 0, blocks}};
+  gpu.begin_step({tok, pos, slots, ss, table});
+  Tensor k = gpu.scratch(1, row), v = gpu.scratch(1, row), q = gpu.scratch(1, width), out = gpu.scratch(1, width);
+  gpu.write(k, randn(size_t(row)).data());
+  gpu.write(v, randn(size_t(row)).data());
+  gpu.write(q, randn(size_t(width)).data());
+  gpu.store_kv(0, k, v);
+  const HostWeight hw = make_weight(TensorType::Q8_0, 256, width);
+  const Weight w = gpu.upload_weight("wo", TensorType::Q8_0, width, 256, hw.bytes);
+  Tensor o1 = gpu.scratch(1, 256), o2 = gpu.scratch(1, 256), again = gpu.scratch(1, width);
+  gpu.fill(o1, NAN);
+  gpu.fill(o2, NAN);
+  gpu.attention(0, q, {heads, kv_heads, hd, 1.0f / std::sqrt(float(hd))}, out);
+  const bool copied = gpu.has_int8_copy(out);
+  gpu.matmul(w, out, o1, nullptr);  // reads the attention's int8 copy
+  std::vector<float> ov(static_cast<size_t>(width)), r1(256), r2(256);
+  gpu.read(out, ov.data());
+  gpu.write(again, ov.data());
+  gpu.matmul(w, again, o2, nullptr);  // quantizes x itself
+  gpu.read(o1, r1.data());
+  gpu.read(o2, r2.data());
+  record(fmt::format("attention int8 copy -> Q8_0 matmul vs quantized by the matmul, {} KV, {} positions",
+                     tensor_type_name(kv_type), n_past + 1),
+         copied ? max_abs_diff(r1, r2) : INFINITY, 0, copied ? "bit for bit" : "no int8 copy was written");
+}
+
 void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
                      TensorType type = TensorType::F32) {
   const uint32_t bs = 16, layers = 2, layer = 1;
@@ -1826,6 +1881,9 @@ int run(int argc, char** argv) {
       check_batch_invariance(p, t, 4096, 1024);
     }
     check_dequant_ahead(p);
+    check_attention_q8_copy(TensorType::F16, 600);
+    check_attention_q8_copy(TensorType::BF16, 600);
+    check_attention_q8_copy(TensorType::F16, 3000);
     for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K,
                          TensorType::Q6_K, TensorType::Q5_0}) {
       check_embed(p, t, 1000, 2048);

@@ -2,6 +2,7 @@
 // (prefill / verify chunks). See attention.h for what each computes.
 
 #include "backend/cuda/attention.h"
+#include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/warp_reduce.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -590,7 +591,18 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
   }
   part[lane][warp] = o;
   __syncthreads();
-  if (warp == 0 && d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = tree8(part[lane], false) / sum;
+  if (warp != 0) return;
+  const float v = d < hd ? tree8(part[lane], false) / sum : 0.0f;
+  if (d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = v;
+  if (p.out_q8 != nullptr) {  // one row, hd % 32 == 0: quantize_q8_kernel's arithmetic on these 32 outputs
+    const int64_t i = int64_t(h) * hd + d;
+    const float amax = warp_max(fabsf(v));
+    const float dq = amax / 127.0f;
+    const int q = amax == 0.0f ? 0 : __float2int_rn(v / dq);
+    p.out_q8[i] = static_cast<int8_t>(q);
+    const int qsum = __reduce_add_sync(kFull, q);
+    if (lane == 0) reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off)[i / 32] = make_float2(dq, dq * float(qsum));
+  }
 }
 
 // ---- tensor-core path ----------------------------------------------------------------------------
@@ -919,10 +931,21 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
   // Every row has at most max_splits spans: when the decode kernel merged them all, no combine.
-  if (fused && p.max_splits <= kAttnFuseSpans) return cudaSuccess;
-  attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
-      p, row0, fused ? kAttnFuseSpans : 0);
-  return cudaGetLastError();
+  // The int8 copy: by the combine kernel when it writes every row's output, else quantized after.
+  const bool q8_in_combine = p.out_q8 != nullptr && !fused && rows == 1 && hd % 32 == 0;
+  if (!(fused && p.max_splits <= kAttnFuseSpans)) {
+    AttnParams pc = p;
+    if (!q8_in_combine) pc.out_q8 = nullptr;
+    attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
+        pc, row0, fused ? kAttnFuseSpans : 0);
+    rc = cudaGetLastError();
+    if (rc != cudaSuccess) return rc;
+  }
+  if (p.out_q8 != nullptr && !q8_in_combine) {
+    if (rows != 1 || p.split_rows != nullptr) return cudaErrorInvalidValue;  // the caller's one row
+    return launch_quantize_q8(p.out + row0 * p.ldo, int64_t(p.heads) * hd, p.out_q8, stream);
+  }
+  return cudaSuccess;
 }
 
 int64_t attn_counters(int heads, int kv_heads, int64_t rows) {

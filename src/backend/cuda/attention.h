@@ -52,6 +52,12 @@ struct AttnParams {
   // end to end with programmatic launch (H200, docs/cuda.md round 7). The deterministic mode sets 0
   // so a row's kernel never depends on the batch.
   int64_t small_rows = 0;
+  // A one-row launch's int8 copy of out for the next batch-1 int8 GEMV (round 8; nullptr: none):
+  // q8_bytes(heads x head_dim) bytes laid out as launch_quantize_q8 writes them, scales at q8_xs_off.
+  // Written by the combine kernel (head_dim a multiple of 32: a block of 32 outputs is one
+  // quantization block), else by a quantize kernel after it.
+  int8_t* out_q8 = nullptr;
+  int64_t q8_xs_off = 0;
 };
 
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).

@@ -470,6 +470,9 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+bool CudaBackend::has_int8_copy(const Tensor& x) const {
+  return x.rows == 1 && x.data == impl_->q8_of && x.cols == impl_->q8_cols;
+}
 void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = impl_->i8_rows_q8 = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
   impl_->materialize();
@@ -988,15 +991,26 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
       check(cudaMemsetAsync(p.counters, 0, m.attn_cnt.size(), m.stream), "attention counters");
     }
   }
+  // One decode row: the int8 copy of out for the output projection's int8 GEMV (round 8), written by
+  // the combine kernel instead of a quantize kernel in that matmul (q8_of, as the norms do).
+  const bool q8_copy = q.rows == 1 && n_tiles == 0 && m.int8_gemv && !m.deterministic && width % 32 == 0;
+  if (q8_copy) {
+    p.out_q8 = static_cast<int8_t*>(m.grow(m.x_q8_norm, cuda::q8_bytes(width), "norm activations (int8)"));
+    p.q8_xs_off = (width + 15) / 16 * 16;
+  }
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows);
+               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off);
   m.graphs.run([=, &m] {
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
     for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {
       m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, rows - r0), m.stream), "attention kernel");
     }
   });
+  if (q8_copy) {
+    m.q8_of = out.data;
+    m.q8_cols = width;
+  }
 }
 
 void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {

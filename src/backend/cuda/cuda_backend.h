@@ -76,6 +76,9 @@ class CudaBackend final : public Backend {
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead
   // of mmq (default 8, Q8_0 4; this sets both).
   void set_int8_gemv_max_rows(int rows);
+  // Whether a batch-1 int8 matmul of x would read the int8 copy its producer wrote (a norm, or a
+  // one-row attention) instead of quantizing x (for the checks).
+  bool has_int8_copy(const Tensor& x) const;
   // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
   // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
   void set_deterministic(bool on);
