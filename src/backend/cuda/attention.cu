@@ -5,6 +5,7 @@
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/warp_reduce.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/q8_block.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -594,14 +595,9 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
   if (warp != 0) return;
   const float v = d < hd ? tree8(part[lane], false) / sum : 0.0f;
   if (d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = v;
-  if (p.out_q8 != nullptr) {  // one row, hd % 32 == 0: quantize_q8_kernel's arithmetic on these 32 outputs
+  if (p.out_q8 != nullptr) {  // one row, hd % 32 == 0: these 32 outputs are one quantization block
     const int64_t i = int64_t(h) * hd + d;
-    const float amax = warp_max(fabsf(v));
-    const float dq = amax / 127.0f;
-    const int q = amax == 0.0f ? 0 : __float2int_rn(v / dq);
-    p.out_q8[i] = static_cast<int8_t>(q);
-    const int qsum = __reduce_add_sync(kFull, q);
-    if (lane == 0) reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off)[i / 32] = make_float2(dq, dq * float(qsum));
+    quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
   }
 }
 

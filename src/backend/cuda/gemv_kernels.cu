@@ -20,6 +20,7 @@
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/q8_block.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -266,13 +267,7 @@ __global__ void quantize_q8_kernel(const float* x, int64_t k, int8_t* xq, float2
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= k) return;  // k % 32 == 0: whole warps leave together
-  const float v = x[i];
-  const float amax = warp_max(fabsf(v));
-  const float d = amax / 127.0f;
-  const int q = amax == 0.0f ? 0 : __float2int_rn(v / d);
-  xq[i] = static_cast<int8_t>(q);
-  const int sum = __reduce_add_sync(kFull, q);
-  if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * float(sum));
+  quantize_q8_warp(x[i], xq + i, xs + i / 32);
 }
 
 // int8 x: every row's kInFlight chunks are loaded before any is used.
@@ -571,6 +566,27 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
 // these sizes). Row b's sum is built exactly as the batch-1 kernels build it (a lane adds its passes
 // in order, then the warp's butterfly; x quantized per row as at batch 1), so a token row gives the
 // same bits alone or in a batch of up to kMaxI8Rows. x rows are q8_bytes(k) apart.
+// The rows kernels' epilogue: each sum over the warp, then lane r·B + b writes output o0 + r of
+// token row b (bias added as at batch 1, RowMap::store).
+template <int R, int B>
+__device__ __forceinline__ void store_rows(float (&acc)[R][B], int64_t o0, int64_t n, int nb, float* out, int64_t ldo,
+                                           const float* bias) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int64_t o = o0 + r;
+      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
+    }
+  }
+}
+
 template <class F, int R, int B, int P>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
                                                                    const int8_t* xq, size_t xstride, int nb, float* out,
@@ -625,19 +641,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
     p0 += P;
     if (p0 < passes) load(p0);
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-#pragma unroll
-    for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-#pragma unroll
-    for (int b = 0; b < B; ++b) {
-      const int64_t o = o0 + r;
-      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
-    }
-  }
+  store_rows<R, B>(acc, o0, n, nb, out, ldo, bias);
 }
 
 // Q8_0 (DecQ8_0R's layout) for 2..kMaxI8Rows x rows, R weight rows a warp: lane l takes chunks l,
@@ -692,19 +696,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t
     c0 += 32 * U;
     if (c0 < chunks) load(c0);
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-#pragma unroll
-    for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-#pragma unroll
-    for (int b = 0; b < B; ++b) {
-      const int64_t o = o0 + r;
-      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
-    }
-  }
+  store_rows<R, B>(acc, o0, n, nb, out, ldo, bias);
 }
 
 // quantize_q8_kernel over rows x + y·ldx, y = blockIdx.y, into q8 rows q8_bytes(k) apart.
@@ -712,14 +704,8 @@ __global__ void quantize_q8_rows_kernel(const float* x, int64_t ldx, int64_t k, 
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= k) return;  // k % 32 == 0: whole warps leave together
-  const float v = x[blockIdx.y * ldx + i];
   int8_t* xq = q8 + blockIdx.y * stride;
-  const float amax = warp_max(fabsf(v));
-  const float d = amax / 127.0f;
-  const int q = amax == 0.0f ? 0 : __float2int_rn(v / d);
-  xq[i] = static_cast<int8_t>(q);
-  const int sum = __reduce_add_sync(kFull, q);
-  if ((threadIdx.x & 31) == 0) reinterpret_cast<float2*>(xq + xs_off)[i / 32] = make_float2(d, d * float(sum));
+  quantize_q8_warp(x[blockIdx.y * ldx + i], xq + i, reinterpret_cast<float2*>(xq + xs_off) + i / 32);
 }
 
 // Q4_K / Q6_K launch: R weight rows and P passes in flight a warp. The bench knob: -1 / 2 / 4 / 8 = 1
