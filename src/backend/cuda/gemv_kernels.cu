@@ -566,6 +566,12 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
 // these sizes). Row b's sum is built exactly as the batch-1 kernels build it (a lane adds its passes
 // in order, then the warp's butterfly; x quantized per row as at batch 1), so a token row gives the
 // same bits alone or in a batch of up to kMaxI8Rows. x rows are q8_bytes(k) apart.
+// The rows kernels' weight rows o0 .. o0 + R - 1 (past the end: the last row, re-read and dropped).
+template <int R>
+__device__ __forceinline__ void warp_rows(const uint8_t* w, size_t rb, int64_t o0, int64_t n, const uint8_t* (&rows)[R]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;
+}
 // The rows kernels' epilogue: each sum over the warp, then lane r·B + b writes output o0 + r of
 // token row b (bias added as at batch 1, RowMap::store).
 template <int R, int B>
@@ -595,8 +601,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
   const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
   const bool active = o0 < n;  // whole warps; no block-level synchronisation below
   const uint8_t* rows[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;  // past the end: re-read, dropped
+  warp_rows<R>(w, rb, o0, n, rows);
   const typename F::Lane L(lane);
   const int64_t nb256 = k / 256;
   const int passes = int((nb256 + 3) / 4), sb = lane / 8;
@@ -613,12 +618,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
   pdl_wait();
   if (!active) return;
   const size_t xs_off = size_t((k + 15) / 16 * 16);
-  float acc[R][B];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-#pragma unroll
-    for (int b = 0; b < B; ++b) acc[r][b] = 0.0f;
-  }
+  float acc[R][B] = {};
 #pragma unroll 1
   for (int p0 = 0; p0 < passes;) {
 #pragma unroll
@@ -656,8 +656,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t
   const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
   const bool active = o0 < n;
   const uint8_t* rows[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;
+  warp_rows<R>(w, rb, o0, n, rows);
   const int64_t chunks = k / D::kChunk;
   typename D::Raw raw[U][R];
   const auto load = [&](int64_t c0) {
@@ -671,12 +670,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t
   pdl_wait();
   if (!active) return;
   const size_t xs_off = size_t((k + 15) / 16 * 16);
-  float acc[R][B];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-#pragma unroll
-    for (int b = 0; b < B; ++b) acc[r][b] = 0.0f;
-  }
+  float acc[R][B] = {};
 #pragma unroll 1
   for (int64_t c0 = lane; c0 < chunks;) {
 #pragma unroll
