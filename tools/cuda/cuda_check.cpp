@@ -328,8 +328,7 @@ void check_elementwise(Pair& p) {
 // Greedy rows on the device: argmax_rows against the CPU backend's (std::max_element) on 37 rows of
 // a 128k vocabulary, with planted ties (the maximum repeated later, or earlier, in the row) and a
 // row whose maximum is the last element. The error is the number of rows that differ.
-void check_argmax(Pair& p) {
-  const int64_t rows = 37, cols = 128256;
+void check_argmax(Pair& p, int64_t rows = 37, int64_t cols = 128256) {
   std::vector<float> v = randn(size_t(rows * cols), 3.0f);
   for (int64_t r = 0; r < rows; ++r) {
     float* row = v.data() + r * cols;
@@ -1916,6 +1915,8 @@ int run(int argc, char** argv) {
     check_rope(p, rc, "halves partial 32 of 64", 64, 16);
     check_elementwise(p);
     check_argmax(p);
+    check_argmax(p, 5, 1000);  // one part a row
+    check_argmax(p, 3, 32000);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);

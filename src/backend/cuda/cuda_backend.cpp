@@ -630,10 +630,12 @@ void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
   if (out.size() != size_t(x.rows)) throw_error("argmax_rows: {} outputs for {} rows", out.size(), x.rows);
   m.use_device();
   if (x.rows == 0) return;
-  const size_t bytes = out.size() * sizeof(int32_t);
-  auto* d = static_cast<int32_t*>(m.grow(m.argmax_buf, bytes, "argmax results"));
-  m.graphs.mix(12, x.data, x.rows, x.cols, d);
-  m.graphs.run([=, &m] { m.launched(cuda::launch_argmax_rows(x.data, x.rows, x.cols, d, m.stream), "argmax kernel"); });
+  if (x.rows > 65535) throw_error("argmax_rows: {} rows (at most 65535)", x.rows);
+  const size_t bytes = out.size() * sizeof(int32_t), res = (bytes + 15) / 16 * 16;
+  auto* d = static_cast<int32_t*>(m.grow(m.argmax_buf, res + cuda::argmax_workspace_bytes(x.rows, x.cols), "argmax results"));
+  void* ws = reinterpret_cast<uint8_t*>(d) + res;
+  m.graphs.mix(12, x.data, x.rows, x.cols, d, ws);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_argmax_rows(x.data, x.rows, x.cols, d, ws, m.stream), "argmax kernel"); });
   m.graphs.finish(m.stream);  // the step ends here, as at read()
   check(cudaMemcpyAsync(out.data(), d, bytes, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (argmax)");
   check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (argmax)");
