@@ -238,6 +238,8 @@ struct CudaBackend::Impl {
       return;
     }
   }
+  // Whether x is the one row whose int8 copy a producer (norm, attention) left in x_q8_norm.
+  bool has_q8_copy(const Tensor& x) const { return x.rows == 1 && x.data == q8_of && x.cols == q8_cols; }
   void forget_q8() {
     q8_of = nullptr;
     q8r_of = nullptr;
@@ -303,7 +305,7 @@ struct CudaBackend::Impl {
                  cudaDataType_t otype, int64_t ldo, int64_t tile, void* wb) {
     const float one = 1.0f, zero = 0.0f;
     const size_t osize = otype == CUDA_R_32F ? sizeof(float) : 2;
-    if (ahead_for(type, N, tile) && !capturing()) {
+    if (ahead_for(type, N, tile) && !graphs.capturing()) {
       const void* a = ahead.get(type, wd, N, K, stream);  // dequantized ahead on a side stream, or now
       check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
                          CUDA_R_16BF, int(K), &zero, out, otype, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
@@ -332,11 +334,6 @@ struct CudaBackend::Impl {
     if (type == TensorType::BF16 || (ahead_for(type, N, tile) && !graphs.recording())) return nullptr;
     return grow(w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
   }
-  bool capturing() const {
-    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    check(cudaStreamIsCapturing(stream, &st), "cudaStreamIsCapturing");
-    return st != cudaStreamCaptureStatusNone;
-  }
   // Two BF16 GEMMs of one shape over the same xb (K and V; gate and up) as one strided-batched
   // cuBLAS call: any two weights are base + stride. w0 < w1 and o0 < o1 (the caller orders them).
   void gemm_bf16_pair(const void* w0, const void* w1, int64_t N, int64_t K, const void* xb, int64_t M, void* o0, void* o1,
@@ -353,7 +350,7 @@ struct CudaBackend::Impl {
   // x as int8 for a batch-1 int8 GEMV: the norm's copy when it is x's (quantize = false), else the
   // x_q8 workspace that the caller fills with launch_quantize_q8.
   void* q8_input(const Tensor& x, bool& quantize) {
-    quantize = !(x.rows == 1 && x.data == q8_of && x.cols == q8_cols);
+    quantize = !has_q8_copy(x);
     return quantize ? grow(x_q8, cuda::q8_bytes(x.cols), "matmul activations (int8)") : x_q8_norm.get();
   }
   // Batch-1 matmul of x by every segment's weight (all of `type`, x.cols columns): one launch of the
@@ -470,9 +467,7 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
-bool CudaBackend::has_int8_copy(const Tensor& x) const {
-  return x.rows == 1 && x.data == impl_->q8_of && x.cols == impl_->q8_cols;
-}
+bool CudaBackend::has_int8_copy(const Tensor& x) const { return impl_->has_q8_copy(x); }
 void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = impl_->i8_rows_q8 = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
   impl_->materialize();

@@ -102,11 +102,13 @@ cudaGraphExec_t StepGraphs::capture(cudaStream_t stream) {
     return nullptr;
   }
   bool ok = true;
+  capturing_ = true;
   try {
     for (auto& f : ops_) f();
   } catch (const std::exception&) {
     ok = false;  // an op the capture refused: the step runs eagerly below
   }
+  capturing_ = false;
   cudaGraph_t graph = nullptr;
   ok = cudaStreamEndCapture(stream, &graph) == cudaSuccess && ok && graph != nullptr;
   if (ok && programmatic) ok = make_edges_programmatic(graph);

@@ -37,6 +37,9 @@ class StepGraphs {
   // runs eagerly (it sizes every workspace, so no capture allocates); later ones are recorded.
   void begin(uint64_t cls);
   bool recording() const { return recording_; }
+  // True while a recorded step's ops run under stream capture (they must not depend on host state
+  // that changes between replays).
+  bool capturing() const { return capturing_; }
   // Folds launch arguments (integers, enums, floats, pointers) into the step's fingerprint.
   template <class... A>
   void mix(const A&... a) {
@@ -80,7 +83,7 @@ class StepGraphs {
   void clear();
 
   static constexpr size_t kMaxGraphs = 64;  // then all are dropped and captured again
-  bool recording_ = false;
+  bool recording_ = false, capturing_ = false;
   uint64_t fp_ = 0;
   std::vector<std::function<void()>> ops_;
   std::unordered_set<uint64_t> warm_;                       // classes that ran once eagerly

@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
       float amax = fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w)));
 #pragma unroll
       for (int o = 4; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, o));
-      const float d = amax / 127.0f;  // as quantize_q8_kernel
+      const float d = amax / 127.0f;  // as quantize_q8_warp (q8_block.cuh)
       const int q0 = amax == 0.0f ? 0 : __float2int_rn(y.x / d), q1 = amax == 0.0f ? 0 : __float2int_rn(y.y / d);
       const int q2 = amax == 0.0f ? 0 : __float2int_rn(y.z / d), q3 = amax == 0.0f ? 0 : __float2int_rn(y.w / d);
       int sum = q0 + q1 + q2 + q3;

@@ -262,13 +262,6 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
   double_buffered<Buf>(items, load, use);
 }
 
-// x quantized per 32 elements: xq[k] int8, then xs[k / 32] = (d, d·Σq) (the K-quant minimums).
-__global__ void quantize_q8_kernel(const float* x, int64_t k, int8_t* xq, float2* xs) {
-  pdl_wait();
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= k) return;  // k % 32 == 0: whole warps leave together
-  quantize_q8_warp(x[i], xq + i, xs + i / 32);
-}
 
 // int8 x: every row's kInFlight chunks are loaded before any is used.
 template <class D, int R, bool kSwiglu>
@@ -508,6 +501,18 @@ struct GemvQ6K {
   }
 };
 
+// Groups p0 .. p0 + P - 1 of R rows into raw (past the row's last group: that group re-read, dropped).
+template <class F, int P, int R>
+__device__ __forceinline__ void load_groups(const uint8_t* const (&rows)[R], int p0, int passes, int lane,
+                                            const typename F::Lane& L, typename F::Raw (&raw)[P][R]) {
+#pragma unroll
+  for (int u = 0; u < P; ++u) {
+    const size_t g = size_t(min(p0 + u, passes - 1)) * F::kGroupBytes;
+#pragma unroll
+    for (int r = 0; r < R; ++r) F::load(rows[r] + g, lane, L, raw[u][r]);
+  }
+}
+
 // 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
 template <class F, int R, bool kSwiglu, int P>
 __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
@@ -524,14 +529,7 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
   const int64_t nb = k / 256;
   const int passes = int((nb + 3) / 4), sb = lane / 8;
   typename F::Raw raw[P][R];
-  const auto load = [&](int p0) {
-#pragma unroll
-    for (int u = 0; u < P; ++u) {
-      const size_t g = size_t(min(p0 + u, passes - 1)) * F::kGroupBytes;  // past the end: re-read, dropped
-#pragma unroll
-      for (int r = 0; r < R; ++r) F::load(rows[r] + g, lane, L, raw[u][r]);
-    }
-  };
+  const auto load = [&](int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); };
   if (active) load(0);  // weights are read-only: before the wait (gemv1_kernel)
   pdl_wait();
   if (!active) return;
@@ -606,14 +604,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
   const int64_t nb256 = k / 256;
   const int passes = int((nb256 + 3) / 4), sb = lane / 8;
   typename F::Raw raw[P][R];
-  const auto load = [&](int p0) {
-#pragma unroll
-    for (int u = 0; u < P; ++u) {
-      const size_t g = size_t(min(p0 + u, passes - 1)) * F::kGroupBytes;
-#pragma unroll
-      for (int r = 0; r < R; ++r) F::load(rows[r] + g, lane, L, raw[u][r]);
-    }
-  };
+  const auto load = [&](int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); };
   if (active) load(0);  // weights are read-only: before the wait (gemv1_kernel)
   pdl_wait();
   if (!active) return;
@@ -693,7 +684,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t
   store_rows<R, B>(acc, o0, n, nb, out, ldo, bias);
 }
 
-// quantize_q8_kernel over rows x + y·ldx, y = blockIdx.y, into q8 rows q8_bytes(k) apart.
+// x quantized per 32 elements: row y = blockIdx.y of x (ldx apart) into q8 row y (stride bytes
+// apart): k int8, then at xs_off the k / 32 pairs (d, d·Σq) (the K-quant minimums).
 __global__ void quantize_q8_rows_kernel(const float* x, int64_t ldx, int64_t k, int8_t* q8, size_t stride, size_t xs_off) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -910,10 +902,7 @@ bool int8_gemv_supports(TensorType type, int64_t k) {
 size_t q8_bytes(int64_t k) { return size_t((k + 15) / 16 * 16) + size_t(k / 32) * sizeof(float2); }
 
 cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream) {
-  if (k % 32 != 0) return cudaErrorInvalidValue;
-  quantize_q8_kernel<<<blocks_for(k, 256), 256, 0, stream>>>(x, k, static_cast<int8_t*>(q8),
-                                                             const_cast<float2*>(q8_scales(q8, k)));
-  return cudaGetLastError();
+  return launch_quantize_q8_rows(x, k, 1, k, q8, stream);
 }
 
 cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream) {
