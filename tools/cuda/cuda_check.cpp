@@ -226,33 +226,44 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
   p.gpu.set_mmq(true);
 }
 
-// Deterministic mode: row 13 of a 24-row matmul must equal, bit for bit, the same row computed
-// alone (default mode: batch 1 and 24 take different kernels; the difference is printed).
+// Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
+// alone (which takes the default batch-1 kernel), for M from 2 to 40 (past 8 rows the int8 and f32
+// rows kernels run in groups). The default mode's difference is printed beside it.
 void check_batch_invariance(Pair& p, TensorType type, int64_t k, int64_t n) {
   const HostWeight hw = make_weight(type, n, k);
   auto w = p.weight("w", type, k, n, hw.bytes);
-  const int64_t m = 24, row = 13;
-  const std::vector<float> xv = randn(size_t(m * k));
-  const std::vector<float> xr(xv.begin() + row * k, xv.begin() + (row + 1) * k);
-  auto x = p.tensor(xv, m, k);
-  auto x1 = p.tensor(xr, 1, k);
-  double diff[2];
+  const std::vector<int64_t> counts = {2, 5, 8, 13, 40};
+  const int64_t max_m = counts.back();
+  const std::vector<float> xv = randn(size_t(max_m * k));
+  // Each row alone, in the default mode (the deterministic mode takes the same kernel at one row).
+  std::vector<std::vector<float>> alone(static_cast<size_t>(max_m));
+  for (int64_t r = 0; r < max_m; ++r) {
+    auto x1 = p.tensor(std::vector<float>(xv.begin() + r * k, xv.begin() + (r + 1) * k), 1, k);
+    auto out1 = p.output(1, n);
+    p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
+    alone[size_t(r)] = p.get_gpu(out1.g);
+  }
+  double diff[2] = {0, 0};
+  double det_one = 0;  // the deterministic mode's one-row result vs the default's
   for (int det = 0; det < 2; ++det) {
     p.gpu.set_deterministic(det == 1);
-    auto out = p.output(m, n);
-    auto out1 = p.output(1, n);
-    p.gpu.matmul(w.g, x.g, out.g, nullptr);
-    p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
-    const std::vector<float> a = p.get_gpu(out.g), b1 = p.get_gpu(out1.g);
-    diff[det] = 0;
-    for (int64_t o = 0; o < n; ++o) {
-      const double d = std::fabs(double(a[row * n + o]) - double(b1[o]));
-      diff[det] = std::isnan(d) ? INFINITY : std::max(diff[det], d);
+    for (const int64_t m : counts) {
+      auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
+      auto out = p.output(m, n);
+      p.gpu.matmul(w.g, x.g, out.g, nullptr);
+      const std::vector<float> a = p.get_gpu(out.g);
+      for (int64_t r = 0; r < m; ++r) diff[det] = std::max(diff[det], max_abs_diff(std::vector<float>(a.begin() + r * n, a.begin() + (r + 1) * n), alone[size_t(r)]));
+    }
+    if (det == 1) {
+      auto x1 = p.tensor(std::vector<float>(xv.begin(), xv.begin() + k), 1, k);
+      auto out1 = p.output(1, n);
+      p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
+      det_one = max_abs_diff(p.get_gpu(out1.g), alone[0]);
     }
   }
   p.gpu.set_deterministic(false);
-  record(fmt::format("deterministic {} {}x{}: row 13 of 24 vs alone", tensor_type_name(type), n, k), diff[1], 0,
-         fmt::format("[max |diff| in default mode: {:.3g}]", diff[0]));
+  record(fmt::format("deterministic {} {}x{}: every row of 2/5/8/13/40 vs alone", tensor_type_name(type), n, k),
+         std::max(diff[1], det_one), 0, fmt::format("bit for bit [max |diff| in default mode: {:.3g}]", diff[0]));
 }
 
 void check_embed(Pair& p, TensorType type, int64_t vocab, int64_t dim) {
@@ -1782,6 +1793,86 @@ void check_graphs(const std::string& path) {
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));
 }
 
+// Batch invariance of a whole model in the deterministic mode: sequence A's logits when it runs
+// alone (its 8-token prompt as one chunk, then 12 single-token steps) must equal bit for bit those it
+// gets batched (its prompt in chunks of 3 and 5 beside other prompts, then steps beside 3 sequences
+// of other lengths, some still in prefill). A's step inputs are fixed tokens, not its argmax, so the
+// default mode, whose kernels depend on the batch, runs the same inputs; its difference is printed.
+void check_model_invariance(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend gpu(0);
+  model::Transformer mg(file, gpu);
+  const uint32_t bs = 16, per_seq = 4;  // 64 positions per sequence
+  const uint32_t vocab = mg.hparams().vocab;
+  std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
+  const auto tokens = [&](size_t n) {
+    std::vector<int32_t> t(n);
+    for (auto& v : t) v = tok(g_rng);
+    return t;
+  };
+  const std::vector<int32_t> a_prompt = tokens(8), a_steps = tokens(12), b_prompt = tokens(6), c_prompt = tokens(11),
+                             d_prompt = tokens(3), others = tokens(64);
+  const auto table = [&](uint32_t s) {
+    std::vector<int32_t> t(per_seq);
+    for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t(s * per_seq + i);
+    return t;
+  };
+  using L = engine::Batch::Logits;
+  // A's logits after its prompt and after each step: alone, or batched as sequence 0 of each batch.
+  const auto run_a = [&](bool det, bool batched) {
+    gpu.set_deterministic(det);
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), 4 * per_seq);
+    std::vector<float> got;
+    const auto keep = [&](const std::vector<float>& l) { got.insert(got.end(), l.begin(), l.begin() + vocab); };
+    size_t o = 0;  // next of the other sequences' fixed tokens
+    const auto one = [&] { return std::vector<int32_t>{others[o++ % others.size()]}; };
+    if (!batched) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(a_prompt, 0, table(0), L::Last);
+      keep(mg.forward(b));
+    } else {
+      engine::Batch b1;
+      b1.block_size = bs;
+      b1.add_sequence({a_prompt.begin(), a_prompt.begin() + 3}, 0, table(0), L::None);
+      b1.add_sequence(b_prompt, 0, table(1), L::Last);
+      (void)mg.forward(b1);
+      engine::Batch b2;
+      b2.block_size = bs;
+      b2.add_sequence({a_prompt.begin() + 3, a_prompt.end()}, 3, table(0), L::Last);
+      b2.add_sequence(one(), uint32_t(b_prompt.size()), table(1), L::Last);
+      b2.add_sequence(c_prompt, 0, table(2), L::Last);
+      keep(mg.forward(b2));
+    }
+    uint32_t a_past = uint32_t(a_prompt.size()), b_past = uint32_t(b_prompt.size()) + 1, c_past = uint32_t(c_prompt.size());
+    uint32_t d_past = 0;
+    for (size_t step = 0; step < a_steps.size(); ++step) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence({a_steps[step]}, a_past, table(0), L::Last);
+      if (batched) {
+        b.add_sequence(one(), b_past++, table(1), L::Last);
+        b.add_sequence(one(), c_past++, table(2), L::Last);
+        if (step == 2) {  // D's prompt joins a decode step
+          b.add_sequence(d_prompt, 0, table(3), L::Last);
+          d_past = uint32_t(d_prompt.size());
+        } else if (step > 2) {
+          b.add_sequence(one(), d_past++, table(3), L::Last);
+        }
+      }
+      keep(mg.forward(b));
+      ++a_past;
+    }
+    return got;
+  };
+  double diff[2] = {0, 0};
+  for (int det = 0; det < 2; ++det) diff[det] = max_abs_diff(run_a(det == 1, false), run_a(det == 1, true));
+  gpu.set_deterministic(false);
+  record(fmt::format("deterministic model: {} logits of 13 steps, alone vs batched ({} KV)", vocab,
+                     tensor_type_name(g_kv_type)),
+         diff[1], 0, fmt::format("bit for bit [max |diff| in default mode: {:.3g}]", diff[0]));
+}
+
 int run(int argc, char** argv) {
   bool bench = false;
   std::vector<std::string> models;
@@ -1795,6 +1886,8 @@ int run(int argc, char** argv) {
       compare_greedy(argv[++i]);
     } else if (a == "--graphs" && i + 1 < argc) {
       check_graphs(argv[++i]);
+    } else if (a == "--invariance" && i + 1 < argc) {
+      check_model_invariance(argv[++i]);
     } else if (a == "--kv-dtype" && i + 1 < argc) {
       const auto t = parse_tensor_type(argv[++i]);
       if (!t || !cuda::kv_type_supported(*t)) throw_error("--kv-dtype {}: expected f32, f16 or bf16", argv[i]);
@@ -1833,7 +1926,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -1876,7 +1969,8 @@ int run(int argc, char** argv) {
     check_matmul(p, TensorType::Q8_0, 1024, 3001, {1}, false);
     check_matmul(p, TensorType::F32, 172, 64, {1, 7, 19}, true);  // a width that takes the scalar path
     check_matmul(p, TensorType::F16, 172, 64, {2, 19}, false);
-    for (TensorType t : {TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    for (TensorType t : {TensorType::BF16, TensorType::F16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                         TensorType::Q5_K, TensorType::Q4_0, TensorType::F32}) {
       check_batch_invariance(p, t, 4096, 1024);
     }
     check_dequant_ahead(p);

@@ -246,11 +246,11 @@ struct CudaBackend::Impl {
     bf16_of = nullptr;
     bf16_at = nullptr;
   }
-  bool int8_for(TensorType type, int64_t k) const { return int8_gemv && !deterministic && cuda::int8_gemv_supports(type, k); }
+  bool int8_for(TensorType type, int64_t k) const { return int8_gemv && cuda::int8_gemv_supports(type, k); }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
     forget_q8();
-    if (out.rows != 1 || out.cols % 32 != 0 || !int8_gemv || deterministic) return nullptr;
+    if (out.rows != 1 || out.cols % 32 != 0 || !int8_gemv) return nullptr;
     void* p = grow(x_q8_norm, cuda::q8_bytes(out.cols), "normed activations (int8)");
     q8_of = out.data;
     q8_cols = out.cols;
@@ -721,7 +721,9 @@ void CudaBackend::begin_step(const StepInfo& step) {
   const size_t off_tables = off64 + step.slot_mapping.size() * sizeof(int64_t);
   // Tensor-core attention tiles and the split path's rows follow the tables (steps that have them
   // are never graphed: only decode steps are).
-  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.attn_tc_rows, n);
+  // Deterministic mode: every row on the split path (whether a sequence's chunk reaches the
+  // tensor-core kernel depends on how the step was batched).
+  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.deterministic ? 0 : m.attn_tc_rows, n);
   const size_t off_attn = off_tables + step.block_tables.size() * sizeof(int32_t);
   const size_t bytes = off_attn + attn.size() * sizeof(int32_t);
   auto* h = static_cast<uint8_t*>(m.step_staging.acquire(bytes + 8));
@@ -816,7 +818,9 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
   const TensorType type = w.type;
   const void* wd = w.data;
-  if (M == 1 && !m.deterministic) {  // gemv_kernels.h: int8 x for Q8_0/Q4_K/Q6_K, f32 x otherwise
+  // One row: gemv_kernels.h, int8 x for Q8_0/Q4_K/Q6_K, f32 x otherwise. The deterministic mode's
+  // many-row kernels below reproduce these kernels' bits for every row.
+  if (M == 1) {
     cuda::GemvSegs segs;
     segs.add(wd, N, out.data, b);
     m.gemv_batch1(type, segs, x);
@@ -824,8 +828,9 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   }
   m.wrote(out);
   // 2..kMaxI8Rows rows of Q8_0/Q4_K/Q6_K (round 8): the int8 GEMV that reads each weight row once
-  // for all token rows; x quantized per row as at batch 1 (once for Q, K and V).
-  if (M <= std::min<int64_t>(type == TensorType::Q8_0 ? m.i8_rows_q8 : m.i8_rows_max, cuda::kMaxI8Rows) &&
+  // for all token rows; x quantized per row as at batch 1 (once for Q, K and V). Deterministic mode:
+  // every row count, in groups of kMaxI8Rows (round 9).
+  if ((m.deterministic || M <= std::min<int64_t>(type == TensorType::Q8_0 ? m.i8_rows_q8 : m.i8_rows_max, cuda::kMaxI8Rows)) &&
       m.int8_for(type, K)) {
     m.touch({x});
     const float* xd = x.data;
@@ -856,17 +861,24 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     });
     return;
   }
-  // Deterministic mode: every row of every batch through gemv_kernel in groups of 8, whose
-  // per-row reduction order depends only on K, so a row's result does not depend on the batch.
-  if (m.deterministic || M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
-    const bool batch1 = !m.deterministic;
+  // Deterministic mode, other types (round 9): every row through launch_gemv1's arithmetic, the
+  // kernel a single row takes, so a row's result does not depend on the batch.
+  if (m.deterministic) {
     m.touch({x});
-    m.graphs.mix(4, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b, batch1);
+    m.graphs.mix(46, type, wd, N, K, M, x.data, out.data, out.cols, b);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_gemv1_rows(type, wd, N, K, x.data, int(M), out.data, out.cols, b, m.stream), "gemv rows kernel");
+    });
+    return;
+  }
+  if (M <= (plain ? m.gemv_max_rows_plain : m.gemv_max_rows_quant)) {
+    m.touch({x});
+    m.graphs.mix(4, type, wd, N, K, M, x.data, x.cols, out.data, out.cols, b);
     m.graphs.run([=, &m] {
       for (int64_t r = 0; r < M; r += cuda::kMaxGemvRows) {
         const int nb = static_cast<int>(std::min<int64_t>(cuda::kMaxGemvRows, M - r));
         m.launched(cuda::launch_gemv(type, wd, N, K, x.data + r * x.cols, x.cols, nb, out.data + r * out.cols, out.cols, b,
-                                     m.stream, batch1),
+                                     m.stream),
                    "gemv kernel");
       }
     });
@@ -990,7 +1002,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   }
   // One decode row: the int8 copy of out for the output projection's int8 GEMV (round 8), written by
   // the combine kernel instead of a quantize kernel in that matmul (q8_of, as the norms do).
-  const bool q8_copy = q.rows == 1 && n_tiles == 0 && m.int8_gemv && !m.deterministic && width % 32 == 0;
+  const bool q8_copy = q.rows == 1 && n_tiles == 0 && m.int8_gemv && width % 32 == 0;
   if (q8_copy) {
     p.out_q8 = static_cast<int8_t*>(m.grow(m.x_q8_norm, cuda::q8_bytes(width), "norm activations (int8)"));
     p.q8_xs_off = (width + 15) / 16 * 16;
@@ -1095,7 +1107,7 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
     matmul_multi_rows(x, outs);
     return;
   }
-  if (x.rows != 1 || m.deterministic) {
+  if (x.rows != 1) {
     Backend::matmul_multi(x, outs);
     return;
   }
@@ -1171,7 +1183,7 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
     matmul_swiglu_rows(gate, up, x, out);
     return;
   }
-  if (x.rows != 1 || m.deterministic || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols) {
+  if (x.rows != 1 || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols) {
     Backend::matmul_swiglu(gate, up, x, out, up_out);
     return;
   }

@@ -79,8 +79,9 @@ class CudaBackend final : public Backend {
   // Whether a batch-1 int8 matmul of x would read the int8 copy its producer wrote (a norm, or a
   // one-row attention) instead of quantizing x (for the checks).
   bool has_int8_copy(const Tensor& x) const;
-  // Batch-invariant matmul: every row through one GEMV kernel whatever the batch size (default off;
-  // cost in docs/cuda.md). Attention, norms and element-wise ops are per row already.
+  // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
+  // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
+  // takes its split path for every row. Norms and element-wise ops are per row already.
   void set_deterministic(bool on);
   // Round 7 (default on; VELLUM_CUDA_BF16_ACT=0 turns it off at construction): at 2+ rows on the
   // bf16 cuBLAS path the norms write the bf16 copy the next GEMM reads, and same-shape BF16 weight

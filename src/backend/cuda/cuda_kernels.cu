@@ -386,9 +386,9 @@ bool kernel_supports(TensorType type) {
 }
 
 cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int nb,
-                        float* out, int64_t ldo, const float* bias, cudaStream_t stream, bool batch1_kernel) {
+                        float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
   if (nb < 1 || nb > kMaxGemvRows) return cudaErrorInvalidValue;
-  if (nb == 1 && batch1_kernel) {
+  if (nb == 1) {
     GemvSegs segs;
     segs.add(w, n, out, bias);
     return launch_gemv1(type, segs, k, x, stream);

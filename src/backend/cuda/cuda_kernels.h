@@ -27,10 +27,9 @@ cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_
 // out[b][o] = Σ_k x[b][k] W[o][k] (+ bias[o]) for b < nb ≤ kMaxGemvRows: one warp per output
 // feature, the weight read once for all nb rows, f32 arithmetic on the exact dequantized values.
 inline constexpr int kMaxGemvRows = 8;
-// batch1_kernel: nb == 1 takes the faster launch_gemv1 (gemv_kernels.h; another reduction order); false keeps
-// gemv_kernel for every nb, so a row's result does not depend on nb (deterministic mode).
+// nb == 1 takes the faster launch_gemv1 (gemv_kernels.h; another reduction order).
 cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int nb,
-                        float* out, int64_t ldo, const float* bias, cudaStream_t stream, bool batch1_kernel = true);
+                        float* out, int64_t ldo, const float* bias, cudaStream_t stream);
 
 // dst[r][k] (bf16, row-major, rows [row0, row0 + rows)) = dequantized W rows.
 cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, int64_t rows, int64_t k, void* dst,

@@ -73,6 +73,17 @@ __device__ __forceinline__ bool combine_parts(float* acc, int split, bool active
   return true;
 }
 
+// More than B x rows (deterministic mode, round 9): the grid is weight row groups × groups of B x
+// rows, the x group varying fastest, so the blocks that share weight rows run together and all but
+// the first read them from L2. Moves x and out to this block's group; nb becomes its row count.
+template <int B, class X>
+__device__ __forceinline__ void to_group(int groups, const X*& x, size_t xstride, float*& out, int64_t ldo, int& nb) {
+  const int g = int(blockIdx.x % unsigned(groups));
+  x += size_t(g) * B * xstride;
+  out += int64_t(g) * B * ldo;
+  nb = min(B, nb - g * B);
+}
+
 // The persistent kernels' loop over their work items: two register buffers, item i in one while
 // item i + 1's loads are issued into the other.
 template <class Buf, class Load, class Use>
@@ -194,6 +205,68 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
   if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
+}
+
+// Deterministic mode (round 9): B f32 x rows against any decoder with gemv1_kernel's arithmetic
+// (the same split-K parts, lane chunks, per-chunk sums, warp butterfly and part order), so a token
+// row gives the same bits in a batch of any size as alone. A warp reads each chunk of its R weight
+// rows once for all B x rows; more rows than B take more blocks (to_group, x rows k floats apart).
+template <class D, int R, int B>
+__global__ void __launch_bounds__(kWarps * 32) gemv1_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
+                                                                 const float* x, int nb, int groups, float* out,
+                                                                 int64_t ldo, const float* bias, int split) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * (kWarps / split) + warp / split) * R;
+  to_group<B>(groups, x, size_t(k), out, ldo, nb);
+  const bool active = o0 < n;
+  const uint8_t* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;
+  const int64_t chunks = active ? k / D::kChunk : 0;
+  const int64_t first = (warp % split) * 32 + lane, stride = 32 * split;
+  pdl_wait();
+  float acc[R * B];
+#pragma unroll
+  for (int i = 0; i < R * B; ++i) acc[i] = 0.0f;
+  for (int64_t c = first; c < chunks; c += stride) {
+    float wv[R][D::kChunk];
+#pragma unroll
+    for (int r = 0; r < R; ++r) D::load(rows[r], c, wv[r]);
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      if (b >= nb) break;
+      float xv[D::kChunk];
+      const float* xp = x + b * k + c * D::kChunk;
+      if constexpr (D::kChunk % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < D::kChunk; j += 4) {
+          const float4 v = *reinterpret_cast<const float4*>(xp + j);
+          xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < D::kChunk; ++j) sum += wv[r][j] * xv[j];
+        acc[r * B + b] += sum;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < R * B; ++i) acc[i] = warp_sum(acc[i]);
+  if (!combine_parts<R * B>(acc, split, active)) return;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      const int64_t o = o0 + r;
+      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r * B + b] + bias[o] : acc[r * B + b];
+    }
+  }
 }
 
 // Persistent f32-x GEMV for 16-bit weights (round 7), the same arithmetic as gemv1_kernel with
@@ -593,10 +666,11 @@ __device__ __forceinline__ void store_rows(float (&acc)[R][B], int64_t o0, int64
 
 template <class F, int R, int B, int P>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
-                                                                   const int8_t* xq, size_t xstride, int nb, float* out,
-                                                                   int64_t ldo, const float* bias) {
+                                                                   const int8_t* xq, size_t xstride, int nb, int groups,
+                                                                   float* out, int64_t ldo, const float* bias) {
   const int lane = threadIdx.x & 31;
-  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
+  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * R;
+  to_group<B>(groups, xq, xstride, out, ldo, nb);
   const bool active = o0 < n;  // whole warps; no block-level synchronisation below
   const uint8_t* rows[R];
   warp_rows<R>(w, rb, o0, n, rows);
@@ -639,12 +713,13 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
 // l + 32, ... of 64 elements in order, two in flight, as gemv_i8_kernel / gemv_i8p_kernel do at batch 1.
 template <int R, int B>
 __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
-                                                                   const int8_t* xq, size_t xstride, int nb, float* out,
-                                                                   int64_t ldo, const float* bias) {
+                                                                   const int8_t* xq, size_t xstride, int nb, int groups,
+                                                                   float* out, int64_t ldo, const float* bias) {
   using D = I8Q8_0;
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31;
-  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
+  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * R;
+  to_group<B>(groups, xq, xstride, out, ldo, nb);
   const bool active = o0 < n;
   const uint8_t* rows[R];
   warp_rows<R>(w, rb, o0, n, rows);
@@ -891,6 +966,27 @@ cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* u
   });
 }
 
+cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int rows, float* out,
+                              int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (n <= 0 || rows < 1 || reinterpret_cast<uintptr_t>(x) % 16 != 0) return cudaErrorInvalidValue;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  return dispatch(type, vec_ok(w, k), [&](auto dec) {
+    using D = decltype(dec);
+    if (k % D::kChunk != 0) return cudaErrorInvalidValue;
+    const size_t rb = row_stride<D>(k);
+    const int sp = split_for(k / D::kChunk);
+    constexpr int R = D::kChunk >= 32 ? 1 : 2;  // registers: R x kChunk weights
+    const auto go = [&](auto kernel, int b) {
+      const int groups = (rows + b - 1) / b;
+      kernel<<<blocks_for(n, int64_t(R) * (kWarps / sp)) * unsigned(groups), kWarps * 32, 0, stream>>>(
+          wb, rb, n, k, x, rows, groups, out, ldo, bias, sp);
+      return cudaGetLastError();
+    };
+    return rows <= 2 ? go(gemv1_rows_kernel<D, R, 2>, 2) : rows <= 4 ? go(gemv1_rows_kernel<D, R, 4>, 4)
+                                                           : go(gemv1_rows_kernel<D, R, 8>, 8);
+  });
+}
+
 bool int8_gemv_supports(TensorType type, int64_t k) {
   switch (type) {
     case TensorType::Q8_0: return k % I8Q8_0::kChunk == 0;
@@ -914,7 +1010,7 @@ cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64
 
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
                                 int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (n <= 0 || rows < 2 || rows > kMaxI8Rows || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  if (n <= 0 || rows < 2 || rows > 65535 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* xq = static_cast<const int8_t*>(q8);
   const size_t xstride = q8_bytes(k);
@@ -922,8 +1018,11 @@ cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64
   // decode of 2 / 4 / 8 sequences): Q4_K_M R = 1 508 / 735 / 975 tok/s, R = 2 532 / 775 / 1 162,
   // R = 4 522 / 809 / 1 109; Q8_0 R = 1 316 / 425 / 543, R = 2 417 / 636 / 852, R = 4 429 / 699 / 984.
   const int R = g_i8_rows_r != 0 ? g_i8_rows_r : type == TensorType::Q8_0 ? 4 : 2;
+  // More than 8 rows (deterministic mode): groups of 8 (to_group).
+  const int groups = (rows + kMaxI8Rows - 1) / kMaxI8Rows;
   const auto go = [&](auto kernel, size_t rb, int r) {
-    kernel<<<blocks_for(n, int64_t(kWarps) * r), kWarps * 32, 0, stream>>>(wb, rb, n, k, xq, xstride, rows, out, ldo, bias);
+    kernel<<<blocks_for(n, int64_t(kWarps) * r) * unsigned(groups), kWarps * 32, 0, stream>>>(wb, rb, n, k, xq, xstride, rows,
+                                                                                              groups, out, ldo, bias);
     return cudaGetLastError();
   };
   // B, the kernel's row capacity: 2, 4 or 8 (rows <= B; the rest of the accumulators idle).

@@ -35,6 +35,12 @@ cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const
 cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const float* x,
                                 float* out, cudaStream_t stream);
 
+// Deterministic mode (round 9): `rows` x rows (k floats apart, 16-byte aligned) through
+// launch_gemv1's arithmetic, so every row gets the bits a batch-1 launch gives it. Any type
+// launch_gemv1 takes.
+cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int rows, float* out,
+                              int64_t ldo, const float* bias, cudaStream_t stream);
+
 // The int8 path (Q8_0, Q4_K, Q6_K): x quantized to int8 per 32 elements (scale amax/127) into a
 // buffer of q8_bytes(k) (16-byte aligned), then __dp4a against the weight's integers.
 bool int8_gemv_supports(TensorType type, int64_t k);
@@ -45,7 +51,8 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
                                   const void* q8, float* out, cudaStream_t stream);
 // 2..kMaxI8Rows token rows (round 8): x rows quantized into q8 rows q8_bytes(k) apart, then one
 // launch that reads each weight row once for all of them; row b of out (leading dimension ldo) gets
-// exactly the bits a batch-1 launch gives that row.
+// exactly the bits a batch-1 launch gives that row. More rows (deterministic mode) run in groups
+// of kMaxI8Rows, each reading the weights again (from L2 when the groups' blocks run together).
 inline constexpr int kMaxI8Rows = 8;
 cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream);
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
