@@ -975,7 +975,7 @@ cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t
     if (k % D::kChunk != 0) return cudaErrorInvalidValue;
     const size_t rb = row_stride<D>(k);
     const int sp = split_for(k / D::kChunk);
-    constexpr int R = D::kChunk >= 32 ? 1 : 2;  // registers: R x kChunk weights
+    constexpr int R = D::kChunk >= 32 ? 1 : 4;  // registers: R x kChunk weights; x is read once for R rows
     const auto go = [&](auto kernel, int b) {
       const int groups = (rows + b - 1) / b;
       kernel<<<blocks_for(n, int64_t(R) * (kWarps / sp)) * unsigned(groups), kWarps * 32, 0, stream>>>(
