@@ -44,6 +44,9 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required, bo
   cmd.add_option("--max-prefill-chunk", o.max_prefill_chunk,
                  "Prompt tokens per sequence per step (0: the whole budget)");
   cmd.add_flag("!--no-prefix-cache", o.prefix_caching, "Disable automatic prefix caching");
+  cmd.add_flag("--deterministic", o.deterministic,
+               "Batch-invariant GPU kernels: a sequence gets the same tokens whatever runs beside it "
+               "(the CPU backend always does; on a GPU slower from ~8 sequences on)");
 }
 
 EngineOptions parse_engine_flags(const std::string& flags, EngineOptions base) {
@@ -60,9 +63,9 @@ EngineOptions parse_engine_flags(const std::string& flags, EngineOptions base) {
 }
 
 std::string describe(const EngineOptions& o) {
-  return fmt::format("device={} threads={} ctx={} block={} budget={} seqs={} prefix-cache={}", o.device,
+  return fmt::format("device={} threads={} ctx={} block={} budget={} seqs={} prefix-cache={}{}", o.device,
                      o.threads, o.context, o.block_size, o.max_num_batched_tokens, o.max_num_seqs,
-                     o.prefix_caching ? "on" : "off");
+                     o.prefix_caching ? "on" : "off", o.deterministic ? " deterministic" : "");
 }
 
 }  // namespace vellum::app

@@ -26,6 +26,7 @@ struct EngineOptions {
   uint32_t max_num_seqs = 64;             // running sequences at most
   uint32_t max_prefill_chunk = 0;         // prompt tokens per sequence per step (0: the budget)
   bool prefix_caching = true;
+  bool deterministic = false;             // batch-invariant GPU kernels (the CPU backend always is)
 
   // Throws vellum::Error naming the flag of an out-of-range value.
   void validate() const;

@@ -33,7 +33,9 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   if (d == "cpu" || (d == "auto" && !cuda_available())) return std::make_unique<CpuBackend>(options.threads);
   if (d == "auto" || d == "cuda" || d.rfind("cuda:", 0) == 0) {
 #if VELLUM_HAVE_CUDA
-    return std::make_unique<CudaBackend>(cuda_device_index(d));
+    auto cuda = std::make_unique<CudaBackend>(cuda_device_index(d));
+    cuda->set_deterministic(options.deterministic);
+    return cuda;
 #else
     throw_error("--device {}: this build has no CUDA backend (built without the CUDA toolkit)", d);
 #endif

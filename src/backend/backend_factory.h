@@ -12,6 +12,9 @@ namespace vellum::backend {
 struct BackendOptions {
   std::string device = "auto";  // "cpu", "cuda" (or "cuda:N"), "auto": CUDA when a device is visible
   unsigned threads = 0;         // CPU threads (0: all cores)
+  // Batch-invariant kernels: a sequence's logits do not depend on what else is in the step. The
+  // CPU backend always is; the CUDA backend's mode costs speed from ~8 sequences on (docs/cuda.md).
+  bool deterministic = false;
 };
 
 // The backend `options` name; throws vellum::Error for an unknown device or one this build or

@@ -23,6 +23,14 @@ TEST(EngineOptions, FlagStringOverridesOnlyWhatItNames) {
   EXPECT_EQ(parse_engine_flags("-b 16 --max-num-seqs 1", base).max_num_seqs, 1u);
 }
 
+TEST(EngineOptions, DeterministicIsOffUnlessAsked) {
+  EXPECT_FALSE(parse_engine_flags("", {}).deterministic);
+  const EngineOptions o = parse_engine_flags("--deterministic --device cpu", {});
+  EXPECT_TRUE(o.deterministic);
+  EXPECT_NE(describe(o).find("deterministic"), std::string::npos) << describe(o);
+  EXPECT_EQ(describe(parse_engine_flags("", {})).find("deterministic"), std::string::npos);
+}
+
 TEST(EngineOptions, BadFlagsAreErrorsNamingTheFlag) {
   EXPECT_THROW(parse_engine_flags("--no-such-flag", {}), Error);
   EXPECT_THROW(parse_engine_flags("--block-size banana", {}), Error);
