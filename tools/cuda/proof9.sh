@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Round 9 call 4: vellum proof on the GPU, one sequence at a time vs 8 at once with a 32-token budget, default vs --deterministic.
+# Run from a folder holding the stripped vellum, lib/, fixtures/ggml-vocab-llama-spm.gguf and prompts.txt (one prompt a line).
 D=$(cd "$(dirname "$0")" && pwd); export OUT=${OUT:-/tmp/o}; O=$OUT
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 for T in Q4_K_M F16; do
