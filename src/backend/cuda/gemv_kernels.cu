@@ -143,6 +143,21 @@ struct RowMap {
   }
 };
 
+// One chunk of f32 x (16-byte loads when a chunk is a multiple of 4 floats).
+template <class D>
+__device__ __forceinline__ void load_x_chunk(const float* xp, float (&xv)[D::kChunk]) {
+  if constexpr (D::kChunk % 4 == 0) {
+#pragma unroll
+    for (int j = 0; j < D::kChunk; j += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(xp + j);
+      xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
+  }
+}
+
 // f32 x: the exact dequantized weights (any decoder).
 template <class D, int R, bool kSwiglu>
 __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t rb, int64_t k, const float* x, int split) {
@@ -171,17 +186,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_kernel(GemvSegs s, size_t r
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
   const auto body = [&](int64_t c, auto preloaded) {
     float xv[D::kChunk];
-    const float* xp = x + c * D::kChunk;
-    if constexpr (D::kChunk % 4 == 0) {
-#pragma unroll
-      for (int j = 0; j < D::kChunk; j += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(xp + j);
-        xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
-    }
+    load_x_chunk<D>(x + c * D::kChunk, xv);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       float wv[D::kChunk];
@@ -236,17 +241,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv1_rows_kernel(const uint8_t* 
     for (int b = 0; b < B; ++b) {
       if (b >= nb) break;
       float xv[D::kChunk];
-      const float* xp = x + b * k + c * D::kChunk;
-      if constexpr (D::kChunk % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < D::kChunk; j += 4) {
-          const float4 v = *reinterpret_cast<const float4*>(xp + j);
-          xv[j] = v.x, xv[j + 1] = v.y, xv[j + 2] = v.z, xv[j + 3] = v.w;
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < D::kChunk; ++j) xv[j] = xp[j];
-      }
+      load_x_chunk<D>(x + b * k + c * D::kChunk, xv);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         float sum = 0.0f;
