@@ -31,6 +31,7 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
 #include "core/error.h"
 #include "engine/batch.h"
@@ -178,13 +179,16 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    // cuBLAS path it replaces. Each mode checked against f64.
    const bool i8 = cuda::int8_gemv_supports(type, k) && m <= cuda::kMaxI8Rows;
    const bool mmq = m >= 2 && cuda::mmq_supports(type, k);
-   std::vector<int> modes;  // 0: int8 GEMV, 1: mmq, 2: the f32 GEMV / cuBLAS path
+   const bool dq = m >= 2 && cuda::dq_mma_supports(type, k);
+   std::vector<int> modes;  // 0: int8 GEMV, 1: mmq, 2: the f32 GEMV / cuBLAS path, 3: dq_mma
    if (i8) modes.push_back(0);
    if (mmq) modes.push_back(1);
    modes.push_back(2);
+   if (dq) modes.push_back(3);
    for (const int mode : modes) {
     p.gpu.set_int8_gemv(mode == 0);
     p.gpu.set_mmq(mode == 1);
+    p.gpu.set_dq_mma(mode == 3);
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -199,15 +203,21 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const bool int8 = mode == 0, mma = mode == 1;
+    const bool int8 = mode == 0, mma = mode == 1, dqm = mode == 3;
     // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path);
     // mmq rounds x the same way, its bound is that rounding (1e-2, twice the expected error).
-    const double bound = int8 ? 2e-2 : mma ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
+    // dq_mma: x and the weights (K-quant scales too) in bf16, as the cuBLAS path.
+    const double bound = int8 ? 2e-2 : (mma || dqm) ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     const std::string name = fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                                         int8 ? "int8 gemv" : mma ? "int8 mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm"));
+                                         int8 ? "int8 gemv" : mma ? "int8 mma" : dqm ? "dq mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : "bf16 gemm"));
     const std::vector<float> got = p.get_gpu(out.g);
     record(name, rel_err(got, ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
+    if (dqm) {  // K split: the last block adds the partial sums in split order, whoever arrives last
+      p.gpu.fill(out.g, std::nanf(""));
+      p.gpu.matmul(w.g, x.g, out.g, bias ? &b.g : nullptr);
+      record(name + " run twice", max_abs_diff(p.get_gpu(out.g), got), 0, "bit for bit");
+    }
     if (int8 && m >= 2) {  // every row as a batch-1 launch gives it: bit for bit
       double diff = 0;
       for (int64_t r = 0; r < m; ++r) {
@@ -224,6 +234,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
   }
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
+  p.gpu.set_dq_mma(true);
 }
 
 // Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
@@ -650,6 +661,7 @@ void check_dequant_ahead(Pair& p) {
   std::vector<std::vector<float>> outs[2];
   uint64_t hits = 0;
   p.gpu.set_mmq(false);  // earlier checks raise the mmq row limit: take the cuBLAS path at 64 rows
+  p.gpu.set_dq_mma(false);
   for (const bool ahead : {false, true}) {
     p.gpu.set_dequant_ahead(ahead);
     const auto before = p.gpu.dequant_ahead_stats();
@@ -676,6 +688,7 @@ void check_dequant_ahead(Pair& p) {
   record("dequant ahead: Q4_K, Q8_0, Q6_K, 64 rows vs f64", err, 1e-2);
   p.gpu.set_dequant_ahead(true);
   p.gpu.set_mmq(true);
+  p.gpu.set_dq_mma(true);
 }
 
 void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_t k, bool bias, bool reversed) {
@@ -1388,32 +1401,37 @@ void bench_gemv(double bw) {
   }
 }
 
-// Matmul of many token rows, int8 tensor cores (mmq) vs dequantize + cuBLAS BF16: weight bytes /
-// time (decode-sized batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
+// Matmul of many token rows: bf16 tensor cores on weights dequantized in registers (dq_mma, round
+// 10), int8 tensor cores (mmq) and dequantize + cuBLAS BF16: weight bytes / time (decode-sized
+// batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
 void bench_mmq(double bw, double gemm_tflops) {
   CudaBackend be(0);
-  be.set_mmq_max_rows(int64_t(1) << 30);  // the kernel at every size, also where the default skips it
+  be.set_mmq_max_rows(int64_t(1) << 30);  // each kernel at every size, also where the default skips it
+  be.set_dq_mma_rows(1, int64_t(1) << 30);
   for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}, {4096, 4096}, {1024, 4096}}) {
       const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
       const HostWeight hw = make_weight(t, n / 16, k);  // real blocks (finite scales), repeated
       std::vector<uint8_t> w(bytes);
       for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
       const Weight wt = be.upload_weight("w", t, k, n, w);
-      for (int64_t m : {8, 32, 128, 256, 512, 2048}) {
+      for (int64_t m : {8, 16, 32, 64, 128, 256, 512, 2048}) {
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
         const std::vector<float> xv = randn(size_t(m * k));
         be.write(x, xv.data());
-        for (const bool mmq : {true, false}) {
-          be.set_mmq(mmq);
+        for (const int mode : {0, 1, 2}) {  // dq_mma, mmq, dequantize + cuBLAS
+          if (mode == 1 && m > 512) continue;
+          be.set_dq_mma(mode == 0);
+          be.set_mmq(mode == 1);
           const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, m >= 512 ? 10 : 30);
           const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
           bench_line(fmt::format("matmul {} {}x{} rows {} ({}): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
                                  "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
-                                 tensor_type_name(t), n, k, m, mmq ? "int8 mma" : "dequant+cuBLAS", ms * 1e3, gbs,
-                                 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
+                                 tensor_type_name(t), n, k, m, mode == 0 ? "dq mma" : mode == 1 ? "int8 mma" : "dequant+cuBLAS",
+                                 ms * 1e3, gbs, 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
         }
         be.set_mmq(true);
+        be.set_dq_mma(true);
         be.release_scratch();
       }
     }
@@ -1495,7 +1513,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_deterministic(g_deterministic);
   be.set_mmq(!g_no_mmq);
   be.set_swiglu_rows(g_swiglu_rows);
-  bench_line(fmt::format("model {}: many-row quantized matmul {}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma"));
+  const char* dq = std::getenv("VELLUM_CUDA_DQ_MMA");
+  bench_line(fmt::format("model {}: many-row quantized matmul {}{}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma",
+                         dq != nullptr && std::string(dq) == "0" ? "" : ", dq mma at 9-256 rows"));
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
   be.synchronize();
@@ -1934,6 +1954,7 @@ int run(int argc, char** argv) {
     Pair p;
     p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // rows 1..8: GEMV kernels for every type; 9+: cuBLAS
     p.gpu.set_mmq_max_rows(int64_t(1) << 30);     // mmq at every row count it is checked at
+    p.gpu.set_dq_mma_rows(2, int64_t(1) << 30);   // dq_mma likewise
     const std::vector<TensorType> types = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
                                            TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                            TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,

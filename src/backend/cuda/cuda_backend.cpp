@@ -9,6 +9,7 @@
 #include <cmath>
 #include <bit>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +21,7 @@
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
 #include "core/error.h"
 
@@ -115,6 +117,14 @@ struct CudaBackend::Impl {
   bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
   int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
+  // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: bf16 tensor cores on weights dequantized
+  // in registers (dq_mma.h, round 10), ahead of mmq and dequantize + cuBLAS. set_dq_mma /
+  // set_dq_mma_rows; VELLUM_CUDA_DQ_MMA=0 turns it off, VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range.
+  bool dq_mma = true;
+  int64_t dq_min_rows = 9, dq_max_rows = 256;
+  int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
+  int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at ~3 blocks each)
+  cuda::DeviceBuffer dq_ws, dq_cnt;
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
@@ -291,8 +301,11 @@ struct CudaBackend::Impl {
   bool cublas_bf16(TensorType type, int64_t M, int64_t K) const {
     if (deterministic || type == TensorType::F32 || M < 2) return false;
     const bool plain = type == TensorType::F16 || type == TensorType::BF16;
-    if (M <= (plain ? gemv_max_rows_plain : gemv_max_rows_quant)) return false;
+    if (M <= (plain ? gemv_max_rows_plain : gemv_max_rows_quant) || dq_mma_for(type, M, K)) return false;
     return !(M <= mmq_max_rows && mmq && cuda::mmq_supports(type, K));
+  }
+  bool dq_mma_for(TensorType type, int64_t M, int64_t K) const {
+    return dq_mma && !deterministic && M >= dq_min_rows && M <= dq_max_rows && cuda::dq_mma_supports(type, K);
   }
   // Rows of a dequantized weight tile (BF16 weights are read in place: all rows).
   int64_t weight_tile_elems = kWeightTileElems;
@@ -428,6 +441,13 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
   if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
   if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
+  m.sms = prop.multiProcessorCount;
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = std::string(d) != "0";
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_ROWS"); d != nullptr) {
+    long long lo = 0, hi = 0;
+    if (std::sscanf(d, "%lld,%lld", &lo, &hi) == 2) m.dq_min_rows = lo, m.dq_max_rows = hi;
+  }
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS"); d != nullptr) m.dq_splits = std::max(0, std::atoi(d));
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -467,6 +487,11 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = on; }
+void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
+  impl_->dq_min_rows = min_rows;
+  impl_->dq_max_rows = max_rows;
+}
 bool CudaBackend::has_int8_copy(const Tensor& x) const { return impl_->has_q8_copy(x); }
 void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = impl_->i8_rows_q8 = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
@@ -847,6 +872,30 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     m.q8r_of = overlap ? nullptr : xd;
     m.q8r_rows = M;
     m.q8r_cols = K;
+    return;
+  }
+  // dq_min_rows..dq_max_rows rows of Q8_0/Q4_K/Q6_K (round 10): bf16 tensor cores, the weights
+  // dequantized in registers, x in bf16 (the copy a norm left, or converted once for Q, K and V).
+  if (m.dq_mma_for(type, M, K)) {
+    const cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, m.sms, m.dq_splits);
+    float* ws = nullptr;
+    int32_t* cnt = nullptr;
+    if (plan.splits > 1) {
+      ws = static_cast<float*>(m.grow(m.dq_ws, plan.ws_floats * sizeof(float), "matmul partial sums"));
+      const void* old_cnt = m.dq_cnt.get();
+      const size_t old_size = m.dq_cnt.size();
+      cnt = static_cast<int32_t*>(m.grow(m.dq_cnt, plan.counters * sizeof(int32_t), "matmul counters"));
+      if (cnt != old_cnt || m.dq_cnt.size() != old_size) {  // zeroed once; every launch leaves them zero
+        check(cudaMemsetAsync(cnt, 0, m.dq_cnt.size(), m.stream), "matmul counters");
+      }
+    }
+    const void* xb = m.bf16_input(x);
+    float* od = out.data;
+    const int64_t ldo = out.cols;
+    m.graphs.mix(47, type, wd, N, K, M, xb, ws, cnt, od, ldo, b, plan.splits, plan.nt);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_dq_mma(type, wd, N, K, xb, M, plan, ws, cnt, od, ldo, b, m.stream), "dq_mma kernel");
+    });
     return;
   }
   // 2..mmq_max_rows rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K: int8 tensor-core GEMM on the quantized

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -164,15 +165,6 @@ __device__ __forceinline__ float2 step_scale(const uint8_t* r, int s, int ks) {
 }
 
 // ---- PTX helpers --------------------------------------------------------------------------------
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 // c = A (16 × 32, rows g / g+8) · B (32 × 8); fragment layouts of the PTX ISA for .s8.
 __device__ __forceinline__ void mma_k32(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                         uint32_t b1) {

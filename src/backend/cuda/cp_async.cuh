@@ -1,0 +1,20 @@
+#pragma once
+// cp.async (sm_80+): 16-byte copies global -> shared that complete in the background, grouped by
+// commit and awaited by group count, so a kernel keeps several pipeline stages in flight.
+
+#include <cuda_runtime.h>
+
+namespace vellum::cuda {
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+}  // namespace vellum::cuda

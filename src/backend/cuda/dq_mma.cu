@@ -1,0 +1,379 @@
+// Quantized weights × bf16 activations on bf16 tensor cores, weights dequantized in registers
+// (dq_mma.h).
+//
+// A block: 4 warps, each 16·MT weight rows (MT m16 tiles), all 8·NT tokens of the block (NT n8
+// tiles). K is walked in 128-element ranges: 4 sub-blocks of 32, one per lane quad position q. A
+// lane (g = lane / 4, q) loads, for each of its weight rows g and g + 8 of a tile, the 16 bytes of
+// sub-block q (plus its scales) straight into registers, one range ahead; the tokens' bf16 values
+// of the range go to shared memory by cp.async, 3 stages deep, shared by the 4 warps.
+//
+// K order inside a range: mma step j (0..7) gives lane q the four elements 4j..4j+3 of its
+// sub-block, where the fragment layout wants logical columns 2q, 2q+1 (register a0/a1) and 2q+8,
+// 2q+9 (a2/a3). The x fragment follows the same map, so a lane's x for step j is the 8 bytes at
+// element 32q + 4j of the range: both fragments are contiguous loads, no ldmatrix, no shuffles.
+// (The dot product does not care in which order the tensor core meets the k's, only that A and B
+// agree.)
+//
+// Dequantization: Q4_K and Q6_K build 128 + q as bf16 by byte permutes (0x43 high byte), subtract
+// the bias exactly and scale with one bf16x2 FMA (the sub-block scales rounded to bf16: ~2^-9
+// relative, below x's own bf16 rounding); Q8_0 goes through f32 and matches the dequantized BF16
+// weights of the cuBLAS path bit for bit.
+
+#include "backend/cuda/dq_mma.h"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+
+#include "backend/cuda/cp_async.cuh"
+#include "backend/cuda/dequant.cuh"
+#include "backend/cuda/pdl.cuh"
+
+namespace vellum::cuda {
+namespace {
+
+constexpr int kRange = 128;               // K elements per pipeline step
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kStages = 3;
+constexpr int kXStride = 2 * kRange + 64;  // bytes per staged token row: ≡ 64 (mod 128), see stage_x
+
+__device__ __forceinline__ uint4 ldg16(const uint8_t* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+__device__ __forceinline__ uint32_t ldg_u16(const uint8_t* p) { return __ldg(reinterpret_cast<const unsigned short*>(p)); }
+__device__ __forceinline__ uint32_t word_of(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+__device__ __forceinline__ uint32_t byte_at(uint32_t w, int i) { return (w >> (8 * i)) & 0xFFu; }
+
+__device__ __forceinline__ uint32_t bf2_fma(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+__device__ __forceinline__ uint32_t bf2_dup(float v) {  // v rounded to bf16, in both halves
+  const uint32_t h = __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  return h | (h << 16);
+}
+__device__ __forceinline__ uint32_t bf2_pack(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+constexpr uint32_t kBf2One = 0x3F803F80u;       // (1, 1)
+constexpr uint32_t kBf2NegZero = 0x80008000u;   // (-0, -0): a·b + (-0) = a·b exactly
+constexpr uint32_t kBf2Neg128 = 0xC300C300u;    // (-128, -128)
+constexpr uint32_t kBf2Neg160 = 0xC320C320u;    // (-160, -160)
+
+// Bytes 0..3 of v as four small unsigned integers (< 128) into two bf16x2 values 128 + b:
+// lo = (b0, b1), hi = (b2, b3).
+__device__ __forceinline__ void biased_pairs(uint32_t v, uint32_t& lo, uint32_t& hi) {
+  lo = __byte_perm(v, 0x43434343u, 0x5140);
+  hi = __byte_perm(v, 0x43434343u, 0x7362);
+}
+
+// ---- weight types: a lane's raw bytes for one range of one row, their scales, and step j --------
+// load(row, r, q): sub-block q of range r. scales(raw, r, q): per-sub-block factors. step(raw, sc,
+// j, lo, hi): elements 4j..4j+3 of the sub-block as bf16x2 (4j, 4j+1) and (4j+2, 4j+3).
+struct DqQ4_K {  // DecQ4_KR: groups of 4 super-blocks = 4 headers (64 bytes), then 32 sub-blocks × 16
+  struct Raw {
+    uint4 q, h;  // quants (byte b: element b low nibble, b + 16 high), the super-block's header
+  };
+  struct Scales {
+    uint32_t d, m;  // d·sc and -dmin·m, bf16 pairs
+  };
+  static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
+  __device__ static Raw load(const uint8_t* row, int r, int q) {
+    const int c = 4 * r + q;  // sub-block of the row; super-block r / 2
+    return {ldg16(row + (c / 32) * DecQ4_KR::kGroupBytes + DecQ4_KR::kQuantOff + 16 * (c % 32)),
+            ldg16(row + (r / 8) * DecQ4_KR::kGroupBytes + 16 * ((r / 2) % 4))};
+  }
+  __device__ static Scales scales(const Raw& raw, int r, int q) {
+    // scale_min_k4 of sub-block 4·(r % 2) + q, from the 12 scale bytes in h.y, h.z, h.w.
+    const uint32_t by = byte_at(raw.h.y, q), bz = byte_at(raw.h.z, q), bw = byte_at(raw.h.w, q);
+    const bool first = r % 2 == 0;
+    const uint32_t sc = first ? by & 63u : (bw & 0xFu) | ((by >> 6) << 4);
+    const uint32_t mn = first ? bz & 63u : (bw >> 4) | ((bz >> 6) << 4);
+    const float d = __half2float(__ushort_as_half(uint16_t(raw.h.x & 0xFFFFu)));
+    const float dmin = __half2float(__ushort_as_half(uint16_t(raw.h.x >> 16)));
+    return {bf2_dup(d * float(sc)), bf2_dup(-(dmin * float(mn)))};
+  }
+  __device__ static void step(const Raw& raw, const Scales& s, int j, uint32_t& lo, uint32_t& hi) {
+    const uint32_t w = word_of(raw.q, j % 4);
+    const uint32_t nib = j < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
+    biased_pairs(nib, lo, hi);
+    lo = bf2_fma(bf2_fma(lo, kBf2One, kBf2Neg128), s.d, s.m);
+    hi = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg128), s.d, s.m);
+  }
+};
+
+struct DqQ6_K {  // DecQ6_KR: groups of 4 super-blocks: ql 32 × 16, qh 32 × 8, scales 64, d 4 × 2
+  struct Raw {
+    uint4 ql;
+    uint2 qh;
+    uint32_t sc, d;  // the sub-block's two int8 scales (16 bits), its super-block's f16 d
+  };
+  struct Scales {
+    uint32_t s0, s1;  // d·sc for elements 0..15 and 16..31, bf16 pairs
+  };
+  static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
+  __device__ static Raw load(const uint8_t* row, int r, int q) {
+    const uint8_t* grp = row + (r / 8) * DecQ6_KR::kGroupBytes;
+    const int t = 4 * (r % 8) + q;  // sub-block of the group
+    Raw raw;
+    raw.ql = ldg16(grp + 16 * t);
+    raw.qh = __ldg(reinterpret_cast<const uint2*>(grp + DecQ6_KR::kQhOff + 8 * t));
+    raw.sc = ldg_u16(grp + DecQ6_KR::kScOff + 2 * t);
+    raw.d = ldg_u16(grp + DecQ6_KR::kDOff + 2 * (t / 8));
+    return raw;
+  }
+  __device__ static Scales scales(const Raw& raw, int, int) {
+    const float d = __half2float(__ushort_as_half(uint16_t(raw.d)));
+    return {bf2_dup(d * float(int8_t(raw.sc & 0xFFu))), bf2_dup(d * float(int8_t(raw.sc >> 8)))};
+  }
+  __device__ static void step(const Raw& raw, const Scales& s, int j, uint32_t& lo, uint32_t& hi) {
+    const uint32_t w = word_of(raw.ql, j % 4);
+    const uint32_t nib = j < 4 ? w & 0x0F0F0F0Fu : (w >> 4) & 0x0F0F0F0Fu;
+    const uint32_t v = nib | DecQ6_KR::hi2(j < 4 ? raw.qh.x : raw.qh.y, j % 4);  // 0..63
+    biased_pairs(v, lo, hi);
+    const uint32_t sc = j < 4 ? s.s0 : s.s1;
+    lo = bf2_fma(bf2_fma(lo, kBf2One, kBf2Neg160), sc, kBf2NegZero);  // (v - 32)·d·sc
+    hi = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg160), sc, kBf2NegZero);
+  }
+};
+
+struct DqQ8_0 {  // DecQ8_0R: groups of 8 blocks = 8 f16 scales (16 bytes), then 8 × 32 int8
+  struct Raw {
+    uint4 q0, q1;
+    uint32_t d;
+  };
+  struct Scales {
+    float d;
+  };
+  static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
+  __device__ static Raw load(const uint8_t* row, int r, int q) {
+    const uint8_t* grp = row + (r / 2) * DecQ8_0R::kGroupBytes;
+    const int b = 4 * (r % 2) + q;  // block of the group
+    return {ldg16(grp + 16 + 32 * b), ldg16(grp + 32 + 32 * b), ldg_u16(grp + 2 * b)};
+  }
+  __device__ static Scales scales(const Raw& raw, int, int) { return {__half2float(__ushort_as_half(uint16_t(raw.d)))}; }
+  // float(q)·d in f32 (exact: 8 × 11 significant bits), rounded once to bf16, as DecQ8_0R + the
+  // dequantization kernel do.
+  __device__ static void step(const Raw& raw, const Scales& s, int j, uint32_t& lo, uint32_t& hi) {
+    const uint32_t u = word_of(j < 4 ? raw.q0 : raw.q1, j % 4) ^ 0x80808080u;  // int8 + 128
+    float y[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) y[i] = (__uint_as_float(__byte_perm(u, 0x4B000000u, 0x7440 + i)) - 8388736.0f) * s.d;
+    lo = bf2_pack(y[0], y[1]);
+    hi = bf2_pack(y[2], y[3]);
+  }
+};
+
+__device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// grid: (token tiles, row tiles, K splits); token tiles vary fastest, so the blocks that read one
+// weight tile run together and share it through L2.
+template <class T, int MT, int NT>
+__global__ void __launch_bounds__(kThreads)
+    dq_mma_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int ranges, const uint8_t* __restrict__ x,
+                  int64_t k, int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out,
+                  int64_t ldo, const float* __restrict__ bias) {
+  constexpr int kRows = kWarps * MT * 16, kToks = NT * 8;
+  __shared__ __align__(16) uint8_t xs[kStages][kToks * kXStride];
+  __shared__ int last_block;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid / 32, g = lane / 4, q = lane % 4;
+  const int64_t m0 = int64_t(blockIdx.x) * kToks, n0 = int64_t(blockIdx.y) * kRows;
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int rb = int(int64_t(ranges) * split / splits), re = int(int64_t(ranges) * (split + 1) / splits);
+
+  // Weight rows of this lane (rows past n re-read the last one; their sums are not stored).
+  const uint8_t* wrow[MT][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) wrow[i][h] = w + min(n0 + warp * MT * 16 + i * 16 + g + 8 * h, n - 1) * int64_t(row_bytes);
+  // Weights are never written by a kernel: the first range's loads go out before the wait.
+  typename T::Raw cur[MT][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) cur[i][h] = T::load(wrow[i][h], rb, q);
+  pdl_wait();
+
+  // Token row t's 16-byte piece c (elements 8c..8c+7 of the range) goes to slot 4·(c % 4) + c / 4:
+  // at step pair p the lanes q = 0..3 read pieces 4q + p, i.e. 64 contiguous bytes a token, and
+  // with a token stride ≡ 64 (mod 128) two tokens' reads fall on different banks.
+  const auto stage_x = [&](int st, int r) {
+    for (int i = tid; i < kToks * 16; i += kThreads) {
+      const int t = i / 16, c = i % 16;
+      const int64_t row = min(m0 + t, m - 1);
+      cp_async16(xs[st] + t * kXStride + 16 * (4 * (c % 4) + c / 4), x + (row * k + int64_t(r) * kRange + 8 * c) * 2);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (rb + s < re) stage_x(s, rb + s);
+    cp_async_commit();
+  }
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  for (int r = rb; r < re; ++r) {
+    const int it = r - rb;
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // range r has landed for every thread; range r - 1's stage is free
+    if (r + kStages - 1 < re) stage_x((it + kStages - 1) % kStages, r + kStages - 1);
+    cp_async_commit();
+    typename T::Raw nxt[MT][2];  // next range's weights in flight while this one is computed
+    const int rn = min(r + 1, re - 1);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) nxt[i][h] = T::load(wrow[i][h], rn, q);
+    typename T::Scales sc[MT][2];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) sc[i][h] = T::scales(cur[i][h], r, q);
+    const uint8_t* xst = xs[it % kStages];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      uint4 xv[NT];
+#pragma unroll
+      for (int j = 0; j < NT; ++j) xv[j] = *reinterpret_cast<const uint4*>(xst + (j * 8 + g) * kXStride + 16 * (4 * p + q));
+#pragma unroll
+      for (int jj = 0; jj < 2; ++jj) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          uint32_t a[4];
+          T::step(cur[i][0], sc[i][0], 2 * p + jj, a[0], a[2]);
+          T::step(cur[i][1], sc[i][1], 2 * p + jj, a[1], a[3]);
+#pragma unroll
+          for (int j = 0; j < NT; ++j) mma_bf16(acc[i][j], a, jj ? xv[j].z : xv[j].x, jj ? xv[j].w : xv[j].y);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) cur[i][h] = nxt[i][h];
+  }
+  cp_async_wait<0>();
+
+  // K split: every block stores its partial tile; the last to arrive adds them in split order.
+  if (splits > 1) {
+    const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    constexpr int kTile = kRows * kToks;
+    float* part = ws + (tile * splits + split) * kTile;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) part[((i * NT + j) * 4 + e) * kThreads + tid] = acc[i][j][e];
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last_block = atomicAdd(&counters[tile], 1) == splits - 1;
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    const float* base = ws + tile * splits * kTile;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int idx = ((i * NT + j) * 4 + e) * kThreads + tid;
+          float v = 0.0f;
+          for (int s = 0; s < splits; ++s) v += __ldcg(base + s * kTile + idx);
+          acc[i][j][e] = v;
+        }
+    if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
+  }
+  // acc[i][j]: rows g / g + 8 of m-tile i, tokens 2q / 2q + 1 of n-tile j.
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+#pragma unroll
+    for (int e2 = 0; e2 < 2; ++e2) {
+      const int64_t row = n0 + warp * MT * 16 + i * 16 + g + 8 * e2;
+      if (row >= n) continue;
+      const float bv = bias != nullptr ? bias[row] : 0.0f;
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const int64_t tok = m0 + j * 8 + 2 * q;
+        if (tok < m) out[tok * ldo + row] = acc[i][j][2 * e2] + bv;
+        if (tok + 1 < m) out[(tok + 1) * ldo + row] = acc[i][j][2 * e2 + 1] + bv;
+      }
+    }
+  }
+}
+
+constexpr int kMt = 2;  // m16 tiles a warp: 128 weight rows a block
+
+template <class T, int NT>
+cudaError_t launch_nt(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                      int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
+  dq_mma_kernel<T, kMt, NT><<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n,
+                                                           int(k / kRange), static_cast<const uint8_t*>(x), k, m, ws,
+                                                           counters, out, ldo, bias);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                        int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  switch (plan.nt) {
+    case 1: return launch_nt<T, 1>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    case 2: return launch_nt<T, 2>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    case 4: return launch_nt<T, 4>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+bool dq_mma_supports(TensorType type, int64_t k) {
+  const bool typed = type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
+  return typed && k > 0 && k % 256 == 0 && k / kRange <= (int64_t(1) << 30);
+}
+
+DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits) {
+  DqMmaPlan p;
+  p.nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
+  const int64_t rows = kWarps * kMt * 16, toks = 8 * p.nt;
+  p.tok_tiles = unsigned((m + toks - 1) / toks);
+  p.row_tiles = unsigned((n + rows - 1) / rows);
+  const int64_t tiles = int64_t(p.tok_tiles) * p.row_tiles, ranges = k / kRange;
+  // ~3 blocks a multiprocessor, each at least 4 ranges (512 k) long.
+  const int64_t want = (3 * int64_t(std::max(sms, 1)) + tiles - 1) / tiles;
+  const int64_t s = splits > 0 ? splits : want;
+  p.splits = unsigned(std::clamp<int64_t>(s, 1, std::max<int64_t>(1, splits > 0 ? ranges : ranges / 4)));
+  if (p.splits > 1) {
+    p.ws_floats = size_t(tiles) * p.splits * rows * toks;
+    p.counters = size_t(tiles);
+  }
+  return p;
+}
+
+cudaError_t launch_dq_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                          float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (!dq_mma_supports(type, k) || m <= 0 || n <= 0 || plan.row_tiles > 65535u || plan.splits > 65535u ||
+      (plan.splits > 1 && (ws == nullptr || counters == nullptr))) {
+    return cudaErrorInvalidValue;
+  }
+  switch (type) {
+    case TensorType::Q8_0: return launch_type<DqQ8_0>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    case TensorType::Q4_K: return launch_type<DqQ4_K>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    default: return launch_type<DqQ6_K>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+  }
+}
+
+}  // namespace vellum::cuda

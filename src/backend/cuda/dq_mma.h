@@ -1,0 +1,44 @@
+#pragma once
+// Quantized weights times bf16 activations on bf16 tensor cores, the weights dequantized in
+// registers (round 10): the matmul of decode batches from ~9 to a few hundred token rows.
+//
+// mmq (mmq.h) rounds x to int8 and must scale every 32-element int32 sum of every output in f32,
+// work that grows with the token rows; dequantize + cuBLAS writes and reads a BF16 copy of every
+// weight each step (~4.5 ms a llama3-8b step). Here each weight element is turned into bf16 once
+// per token tile by a few register instructions and fed to `mma.sync.m16n8k16` as the A fragment
+// (weight rows = M), while the tokens' bf16 rows are the B fragment (staged in shared memory, shared
+// by the block's warps). The K order inside each 128-element range is permuted so that both
+// fragments are plain contiguous loads: lane quad position q owns sub-block q of the range (16
+// bytes of Q4_K quants), and mma step j takes its elements 4j..4j+3 (docs/cuda.md, round 10).
+// Plain C++17 interface (host side: cuda_backend.cpp); kernels: dq_mma.cu.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+// Q8_0, Q4_K and Q6_K (in the device layouts of cuda_kernels.h), k a multiple of 256.
+bool dq_mma_supports(TensorType type, int64_t k);
+
+// How one matmul is cut: blocks of 8·nt tokens × 128 weight rows, K split `splits` ways (then the
+// last block of each tile to arrive adds the partial sums, in split order: deterministic).
+struct DqMmaPlan {
+  int nt = 0;                  // 8-token mma tiles per block
+  unsigned tok_tiles = 0, row_tiles = 0, splits = 0;
+  size_t ws_floats = 0;        // partial sums (splits > 1)
+  size_t counters = 0;         // one arrival counter per output tile (splits > 1), zero between launches
+};
+// `sms`: the device's multiprocessors (the K split aims at ~3 blocks each); `splits` > 0 forces it.
+DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits = 0);
+
+// out[r][o] = Σ_k x[r][k] W[o][k] (+ bias[o]) for r < m: x bf16, rows k apart (16-byte aligned);
+// out f32, rows ldo apart. ws / counters as the plan sizes them (counters zeroed before the first
+// launch; every launch leaves them zero).
+cudaError_t launch_dq_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                          float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream);
+
+}  // namespace vellum::cuda
