@@ -1401,6 +1401,40 @@ void bench_gemv(double bw) {
   }
 }
 
+// dq_mma's kernel alone (no backend, x already bf16): launches timed back to back with events.
+double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps) {
+  std::vector<uint16_t> xh(size_t(m * k));
+  const std::vector<float> xv = randn(xh.size());
+  for (size_t i = 0; i < xh.size(); ++i) xh[i] = __bfloat16_as_ushort(__float2bfloat16(xv[i]));
+  const cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132);
+  void *x = nullptr, *ws = nullptr, *cnt = nullptr, *out = nullptr;
+  cuda::check(cudaMalloc(&x, xh.size() * 2), "alloc");
+  cuda::check(cudaMalloc(&ws, std::max<size_t>(plan.ws_floats, 1) * 4), "alloc");
+  cuda::check(cudaMalloc(&cnt, std::max<size_t>(plan.counters, 1) * 4), "alloc");
+  cuda::check(cudaMalloc(&out, size_t(m * n) * 4), "alloc");
+  cuda::check(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice), "copy");
+  cuda::check(cudaMemset(cnt, 0, std::max<size_t>(plan.counters, 1) * 4), "memset");
+  const auto launch = [&] {
+    cuda::check(cuda::launch_dq_mma(t, w, n, k, x, m, plan, static_cast<float*>(ws), static_cast<int32_t*>(cnt),
+                                    static_cast<float*>(out), n, nullptr, nullptr),
+                "dq_mma");
+  };
+  launch();
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  cudaEventRecord(e0);
+  for (int i = 0; i < reps; ++i) launch();
+  cudaEventRecord(e1);
+  cuda::check(cudaEventSynchronize(e1), "sync");
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  for (void* p : {x, ws, cnt, out}) cudaFree(p);
+  return double(ms) / reps;
+}
+
 // Matmul of many token rows: bf16 tensor cores on weights dequantized in registers (dq_mma, round
 // 10), int8 tensor cores (mmq) and dequantize + cuBLAS BF16: weight bytes / time (decode-sized
 // batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
@@ -1430,6 +1464,11 @@ void bench_mmq(double bw, double gemm_tflops) {
                                  tensor_type_name(t), n, k, m, mode == 0 ? "dq mma" : mode == 1 ? "int8 mma" : "dequant+cuBLAS",
                                  ms * 1e3, gbs, 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
         }
+        const double ms = time_dq_kernel(t, wt.data, n, k, m, 50);
+        const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
+        bench_line(fmt::format("matmul {} {}x{} rows {} (dq kernel alone): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
+                               "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
+                               tensor_type_name(t), n, k, m, ms * 1e3, gbs, 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
         be.set_mmq(true);
         be.set_dq_mma(true);
         be.release_scratch();

@@ -2,10 +2,12 @@
 // (dq_mma.h).
 //
 // A block: 4 warps, each 16·MT weight rows (MT m16 tiles), all 8·NT tokens of the block (NT n8
-// tiles). K is walked in 128-element ranges: 4 sub-blocks of 32, one per lane quad position q. A
-// lane (g = lane / 4, q) loads, for each of its weight rows g and g + 8 of a tile, the 16 bytes of
-// sub-block q (plus its scales) straight into registers, one range ahead; the tokens' bf16 values
-// of the range go to shared memory by cp.async, 3 stages deep, shared by the 4 warps.
+// tiles). K is walked in 128-element ranges: 4 sub-blocks of 32, one per lane quad position q.
+// Each range's weight bytes (64 contiguous quant bytes a Q4_K row, plus scales) and the tokens'
+// bf16 values go to shared memory by cp.async, up to 4 stages deep, so that ~3 ranges of every
+// row are in flight; a lane (g = lane / 4, q) then reads the 16 bytes of sub-block q of its rows g
+// and g + 8 of each tile. (v1 loaded them from global memory into registers one range ahead: 64
+// bytes a row at a time and one range in flight ran at 15-25% of copy bandwidth.)
 //
 // K order inside a range: mma step j (0..7) gives lane q the four elements 4j..4j+3 of its
 // sub-block, where the fragment layout wants logical columns 2q, 2q+1 (register a0/a1) and 2q+8,
@@ -35,11 +37,9 @@ namespace {
 constexpr int kRange = 128;               // K elements per pipeline step
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kStages = 3;
+constexpr int kMaxSmem = 227 * 1024;  // sm_90 opt-in shared memory per block
 constexpr int kXStride = 2 * kRange + 64;  // bytes per staged token row: ≡ 64 (mod 128), see stage_x
 
-__device__ __forceinline__ uint4 ldg16(const uint8_t* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
-__device__ __forceinline__ uint32_t ldg_u16(const uint8_t* p) { return __ldg(reinterpret_cast<const unsigned short*>(p)); }
 __device__ __forceinline__ uint32_t word_of(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 __device__ __forceinline__ uint32_t byte_at(uint32_t w, int i) { return (w >> (8 * i)) & 0xFFu; }
 
@@ -68,21 +68,26 @@ __device__ __forceinline__ void biased_pairs(uint32_t v, uint32_t& lo, uint32_t&
   hi = __byte_perm(v, 0x43434343u, 0x7362);
 }
 
-// ---- weight types: a lane's raw bytes for one range of one row, their scales, and step j --------
-// load(row, r, q): sub-block q of range r. scales(raw, r, q): per-sub-block factors. step(raw, sc,
-// j, lo, hi): elements 4j..4j+3 of the sub-block as bf16x2 (4j, 4j+1) and (4j+2, 4j+3).
+// ---- weight types ------------------------------------------------------------------------------
+// A range of a row is staged as kQuant contiguous quant bytes (read by lane q at kQuantLane·q) and
+// kExtras small pieces (scales, headers; 16 or 8 bytes each) in a second array. stage offsets are
+// relative to the row start. load(quants, extras, r, q) reads lane q's share from shared memory;
+// scales() turns it into per-sub-block factors; step(j) gives elements 4j..4j+3 of the lane's
+// sub-block as bf16x2 (4j, 4j+1) and (4j+2, 4j+3).
 struct DqQ4_K {  // DecQ4_KR: groups of 4 super-blocks = 4 headers (64 bytes), then 32 sub-blocks × 16
+  static constexpr int kQuant = 64, kQuantStride = 64, kExtras = 1, kExtraStride = 16;
+  static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
+  __device__ static int64_t quant_off(int r) { return int64_t(r / 8) * DecQ4_KR::kGroupBytes + DecQ4_KR::kQuantOff + 64 * (r % 8); }
+  __device__ static int64_t extra_off(int r, int) { return int64_t(r / 8) * DecQ4_KR::kGroupBytes + 16 * ((r / 2) % 4); }
+  __device__ static constexpr int extra_bytes(int) { return 16; }
   struct Raw {
     uint4 q, h;  // quants (byte b: element b low nibble, b + 16 high), the super-block's header
   };
   struct Scales {
     uint32_t d, m;  // d·sc and -dmin·m, bf16 pairs
   };
-  static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
-  __device__ static Raw load(const uint8_t* row, int r, int q) {
-    const int c = 4 * r + q;  // sub-block of the row; super-block r / 2
-    return {ldg16(row + (c / 32) * DecQ4_KR::kGroupBytes + DecQ4_KR::kQuantOff + 16 * (c % 32)),
-            ldg16(row + (r / 8) * DecQ4_KR::kGroupBytes + 16 * ((r / 2) % 4))};
+  __device__ static Raw load(const uint8_t* qs, const uint8_t* ex, int, int q) {
+    return {*reinterpret_cast<const uint4*>(qs + 16 * q), *reinterpret_cast<const uint4*>(ex)};
   }
   __device__ static Scales scales(const Raw& raw, int r, int q) {
     // scale_min_k4 of sub-block 4·(r % 2) + q, from the 12 scale bytes in h.y, h.z, h.w.
@@ -104,6 +109,15 @@ struct DqQ4_K {  // DecQ4_KR: groups of 4 super-blocks = 4 headers (64 bytes), t
 };
 
 struct DqQ6_K {  // DecQ6_KR: groups of 4 super-blocks: ql 32 × 16, qh 32 × 8, scales 64, d 4 × 2
+  // Extras: qh of the range (2 × 16 bytes), its 8 scale bytes, the group's 4 d (16-byte slot).
+  static constexpr int kQuant = 64, kQuantStride = 64, kExtras = 4, kExtraStride = 64;
+  static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
+  __device__ static int64_t quant_off(int r) { return int64_t(r / 8) * DecQ6_KR::kGroupBytes + 64 * (r % 8); }
+  __device__ static int64_t extra_off(int r, int e) {
+    const int64_t g = int64_t(r / 8) * DecQ6_KR::kGroupBytes;
+    return e < 2 ? g + DecQ6_KR::kQhOff + 32 * (r % 8) + 16 * e : e == 2 ? g + DecQ6_KR::kScOff + 8 * (r % 8) : g + DecQ6_KR::kDOff;
+  }
+  __device__ static constexpr int extra_bytes(int e) { return e == 2 ? 8 : 16; }
   struct Raw {
     uint4 ql;
     uint2 qh;
@@ -112,16 +126,9 @@ struct DqQ6_K {  // DecQ6_KR: groups of 4 super-blocks: ql 32 × 16, qh 32 × 8,
   struct Scales {
     uint32_t s0, s1;  // d·sc for elements 0..15 and 16..31, bf16 pairs
   };
-  static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
-  __device__ static Raw load(const uint8_t* row, int r, int q) {
-    const uint8_t* grp = row + (r / 8) * DecQ6_KR::kGroupBytes;
-    const int t = 4 * (r % 8) + q;  // sub-block of the group
-    Raw raw;
-    raw.ql = ldg16(grp + 16 * t);
-    raw.qh = __ldg(reinterpret_cast<const uint2*>(grp + DecQ6_KR::kQhOff + 8 * t));
-    raw.sc = ldg_u16(grp + DecQ6_KR::kScOff + 2 * t);
-    raw.d = ldg_u16(grp + DecQ6_KR::kDOff + 2 * (t / 8));
-    return raw;
+  __device__ static Raw load(const uint8_t* qs, const uint8_t* ex, int r, int q) {
+    return {*reinterpret_cast<const uint4*>(qs + 16 * q), *reinterpret_cast<const uint2*>(ex + 8 * q),
+            *reinterpret_cast<const uint16_t*>(ex + 32 + 2 * q), *reinterpret_cast<const uint16_t*>(ex + 48 + 2 * ((r % 8) / 2))};
   }
   __device__ static Scales scales(const Raw& raw, int, int) {
     const float d = __half2float(__ushort_as_half(uint16_t(raw.d)));
@@ -139,6 +146,13 @@ struct DqQ6_K {  // DecQ6_KR: groups of 4 super-blocks: ql 32 × 16, qh 32 × 8,
 };
 
 struct DqQ8_0 {  // DecQ8_0R: groups of 8 blocks = 8 f16 scales (16 bytes), then 8 × 32 int8
+  // A range is 4 blocks: 128 quant bytes (row stride 144: two rows' 16-byte reads on other banks)
+  // and their 4 scales (8 bytes).
+  static constexpr int kQuant = 128, kQuantStride = 144, kExtras = 1, kExtraStride = 16;
+  static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
+  __device__ static int64_t quant_off(int r) { return int64_t(r / 2) * DecQ8_0R::kGroupBytes + 16 + 128 * (r % 2); }
+  __device__ static int64_t extra_off(int r, int) { return int64_t(r / 2) * DecQ8_0R::kGroupBytes + 8 * (r % 2); }
+  __device__ static constexpr int extra_bytes(int) { return 8; }
   struct Raw {
     uint4 q0, q1;
     uint32_t d;
@@ -146,11 +160,9 @@ struct DqQ8_0 {  // DecQ8_0R: groups of 8 blocks = 8 f16 scales (16 bytes), then
   struct Scales {
     float d;
   };
-  static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
-  __device__ static Raw load(const uint8_t* row, int r, int q) {
-    const uint8_t* grp = row + (r / 2) * DecQ8_0R::kGroupBytes;
-    const int b = 4 * (r % 2) + q;  // block of the group
-    return {ldg16(grp + 16 + 32 * b), ldg16(grp + 32 + 32 * b), ldg_u16(grp + 2 * b)};
+  __device__ static Raw load(const uint8_t* qs, const uint8_t* ex, int, int q) {
+    const uint4* p = reinterpret_cast<const uint4*>(qs + 32 * q);
+    return {p[0], p[1], *reinterpret_cast<const uint16_t*>(ex + 2 * q)};
   }
   __device__ static Scales scales(const Raw& raw, int, int) { return {__half2float(__ushort_as_half(uint16_t(raw.d)))}; }
   // float(q)·d in f32 (exact: 8 × 11 significant bits), rounded once to bf16, as DecQ8_0R + the
@@ -171,47 +183,74 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Shared memory of one pipeline stage: the block's rows' quant bytes, their extras, the tokens' x.
+template <class T, int MT, int NT>
+struct DqStage {
+  static constexpr int kRows = kWarps * MT * 16, kToks = NT * 8;
+  static constexpr int kQuantOff = 0, kExtraOff = kRows * T::kQuantStride, kXOff = kExtraOff + kRows * T::kExtraStride;
+  static constexpr int kBytes = kXOff + kToks * kXStride;
+};
+
 // grid: (token tiles, row tiles, K splits); token tiles vary fastest, so the blocks that read one
 // weight tile run together and share it through L2.
-template <class T, int MT, int NT>
+template <class T, int MT, int NT, int STAGES>
 __global__ void __launch_bounds__(kThreads)
     dq_mma_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int ranges, const uint8_t* __restrict__ x,
                   int64_t k, int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out,
                   int64_t ldo, const float* __restrict__ bias) {
-  constexpr int kRows = kWarps * MT * 16, kToks = NT * 8;
-  __shared__ __align__(16) uint8_t xs[kStages][kToks * kXStride];
+  using St = DqStage<T, MT, NT>;
+  constexpr int kRows = St::kRows, kToks = St::kToks;
+  constexpr int kQuantPieces = T::kQuant / 16;
+  extern __shared__ __align__(16) uint8_t smem[];
   __shared__ int last_block;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid / 32, g = lane / 4, q = lane % 4;
   const int64_t m0 = int64_t(blockIdx.x) * kToks, n0 = int64_t(blockIdx.y) * kRows;
   const int splits = int(gridDim.z), split = int(blockIdx.z);
   const int rb = int(int64_t(ranges) * split / splits), re = int(int64_t(ranges) * (split + 1) / splits);
 
-  // Weight rows of this lane (rows past n re-read the last one; their sums are not stored).
-  const uint8_t* wrow[MT][2];
+  // What this thread copies each range: quant pieces (row, piece) tid, tid + 128, ... (four
+  // consecutive threads cover a row's 64 contiguous bytes), one extra piece per row for threads
+  // below kRows·kExtras / 128, and the tokens' 16-byte pieces. Rows past n / m re-read the last one.
+  const auto wrow = [&](int r) { return w + min(n0 + r, n - 1) * int64_t(row_bytes); };
+  const auto stage_w = [&](int st, int r) {
+    uint8_t* base = smem + st * St::kBytes;
+    const int64_t qo = T::quant_off(r);
 #pragma unroll
-  for (int i = 0; i < MT; ++i)
+    for (int i = tid; i < kRows * kQuantPieces; i += kThreads) {
+      const int row = i / kQuantPieces, c = i % kQuantPieces;
+      cp_async16(base + St::kQuantOff + row * T::kQuantStride + 16 * c, wrow(row) + qo + 16 * c);
+    }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) wrow[i][h] = w + min(n0 + warp * MT * 16 + i * 16 + g + 8 * h, n - 1) * int64_t(row_bytes);
-  // Weights are never written by a kernel: the first range's loads go out before the wait.
-  typename T::Raw cur[MT][2];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) cur[i][h] = T::load(wrow[i][h], rb, q);
-  pdl_wait();
-
-  // Token row t's 16-byte piece c (elements 8c..8c+7 of the range) goes to slot 4·(c % 4) + c / 4:
-  // at step pair p the lanes q = 0..3 read pieces 4q + p, i.e. 64 contiguous bytes a token, and
-  // with a token stride ≡ 64 (mod 128) two tokens' reads fall on different banks.
+    for (int i = tid; i < kRows * T::kExtras; i += kThreads) {
+      const int row = i / T::kExtras, e = i % T::kExtras;
+      uint8_t* dst = base + St::kExtraOff + row * T::kExtraStride + 16 * e;
+      if (T::extra_bytes(e) == 16) {
+        cp_async16(dst, wrow(row) + T::extra_off(r, e));
+      } else {
+        cp_async8(dst, wrow(row) + T::extra_off(r, e));
+      }
+    }
+  };
+  // Token t's piece c (elements 8c..8c+7 of the range) goes to slot 4·(c % 4) + c / 4: at step pair
+  // p the lanes q = 0..3 read pieces 4q + p, 64 contiguous bytes a token, and with a token stride
+  // ≡ 64 (mod 128) two tokens' reads fall on different banks.
   const auto stage_x = [&](int st, int r) {
+    uint8_t* base = smem + st * St::kBytes + St::kXOff;
+#pragma unroll
     for (int i = tid; i < kToks * 16; i += kThreads) {
       const int t = i / 16, c = i % 16;
       const int64_t row = min(m0 + t, m - 1);
-      cp_async16(xs[st] + t * kXStride + 16 * (4 * (c % 4) + c / 4), x + (row * k + int64_t(r) * kRange + 8 * c) * 2);
+      cp_async16(base + t * kXStride + 16 * (4 * (c % 4) + c / 4), x + (row * k + int64_t(r) * kRange + 8 * c) * 2);
     }
   };
+  // Weights are never written by a kernel: the first stages' weight copies start before the wait
+  // (into this block's shared memory only); they join the first stage's group.
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < STAGES - 1; ++s)
+    if (rb + s < re) stage_w(s, rb + s);
+  pdl_wait();
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
     if (rb + s < re) stage_x(s, rb + s);
     cp_async_commit();
   }
@@ -226,22 +265,25 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int r = rb; r < re; ++r) {
     const int it = r - rb;
-    cp_async_wait<kStages - 2>();
+    cp_async_wait<STAGES - 2>();
     __syncthreads();  // range r has landed for every thread; range r - 1's stage is free
-    if (r + kStages - 1 < re) stage_x((it + kStages - 1) % kStages, r + kStages - 1);
+    if (r + STAGES - 1 < re) {
+      stage_w((it + STAGES - 1) % STAGES, r + STAGES - 1);
+      stage_x((it + STAGES - 1) % STAGES, r + STAGES - 1);
+    }
     cp_async_commit();
-    typename T::Raw nxt[MT][2];  // next range's weights in flight while this one is computed
-    const int rn = min(r + 1, re - 1);
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) nxt[i][h] = T::load(wrow[i][h], rn, q);
+    const uint8_t* st = smem + (it % STAGES) * St::kBytes;
+    typename T::Raw raw[MT][2];
     typename T::Scales sc[MT][2];
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) sc[i][h] = T::scales(cur[i][h], r, q);
-    const uint8_t* xst = xs[it % kStages];
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * MT * 16 + i * 16 + g + 8 * h;
+        raw[i][h] = T::load(st + St::kQuantOff + row * T::kQuantStride, st + St::kExtraOff + row * T::kExtraStride, r, q);
+        sc[i][h] = T::scales(raw[i][h], r, q);
+      }
+    const uint8_t* xst = st + St::kXOff;
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
       uint4 xv[NT];
@@ -252,17 +294,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int i = 0; i < MT; ++i) {
           uint32_t a[4];
-          T::step(cur[i][0], sc[i][0], 2 * p + jj, a[0], a[2]);
-          T::step(cur[i][1], sc[i][1], 2 * p + jj, a[1], a[3]);
+          T::step(raw[i][0], sc[i][0], 2 * p + jj, a[0], a[2]);
+          T::step(raw[i][1], sc[i][1], 2 * p + jj, a[1], a[3]);
 #pragma unroll
           for (int j = 0; j < NT; ++j) mma_bf16(acc[i][j], a, jj ? xv[j].z : xv[j].x, jj ? xv[j].w : xv[j].y);
         }
       }
     }
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) cur[i][h] = nxt[i][h];
   }
   cp_async_wait<0>();
 
@@ -320,10 +358,20 @@ constexpr int kMt = 2;  // m16 tiles a warp: 128 weight rows a block
 template <class T, int NT>
 cudaError_t launch_nt(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                       int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  // Stages: up to 4 while two blocks still fit on a multiprocessor (3 for Q8_0's wider rows).
+  constexpr int kStageBytes = DqStage<T, kMt, NT>::kBytes;
+  constexpr int kStagesFit = (kMaxSmem / 2 - 1024) / kStageBytes;
+  constexpr int S = std::max(2, std::min(4, kStagesFit));
+  const auto kernel = dq_mma_kernel<T, kMt, NT, S>;
+  static bool raised = false;  // above the default 48 KiB, once per instantiation
+  if (!raised) {
+    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kStageBytes);
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
-  dq_mma_kernel<T, kMt, NT><<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n,
-                                                           int(k / kRange), static_cast<const uint8_t*>(x), k, m, ws,
-                                                           counters, out, ldo, bias);
+  kernel<<<grid, kThreads, S * kStageBytes, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, int(k / kRange),
+                                                     static_cast<const uint8_t*>(x), k, m, ws, counters, out, ldo, bias);
   return cudaGetLastError();
 }
 
