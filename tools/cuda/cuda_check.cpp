@@ -1958,6 +1958,24 @@ int run(int argc, char** argv) {
       g_no_mmq = true;
     } else if (a == "--mmq-bench") {
       g_mmq_bench = true;
+    } else if (a == "--dq-probe" && i + 4 < argc) {  // TYPE N K M: dq_mma's kernel alone, for a profiler
+      const auto t = parse_tensor_type(argv[i + 1]);
+      const int64_t n = std::atoll(argv[i + 2]), k = std::atoll(argv[i + 3]), m = std::atoll(argv[i + 4]);
+      i += 4;
+      if (!t || !cuda::dq_mma_supports(*t, k) || n <= 0 || m <= 0) {
+        std::fprintf(stderr, "--dq-probe: a Q8_0/Q4_K/Q6_K type, n, k (multiple of 256), m\n");
+        return 2;
+      }
+      CudaBackend be(0);
+      const size_t bytes = row_bytes(*t, uint64_t(k)) * size_t(n);
+      const HostWeight hw = make_weight(*t, std::min<int64_t>(n, 64), k);
+      std::vector<uint8_t> wb(bytes);
+      for (size_t j = 0; j < bytes; ++j) wb[j] = hw.bytes[j % hw.bytes.size()];
+      const Weight wt = be.upload_weight("w", *t, k, n, wb);
+      const double ms = time_dq_kernel(*t, wt.data, n, k, m, 20);
+      std::printf("dq probe %s %lldx%lld rows %lld: %.1f us, %.0f GB/s\n", argv[i - 3], (long long)n, (long long)k, (long long)m,
+                  ms * 1e3, bytes / (ms * 1e-3) / 1e9);
+      return 0;
     } else if (a == "--skip-op-bench") {
       g_skip_op_bench = true;
     } else if (a == "--deterministic") {
