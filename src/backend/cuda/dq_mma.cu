@@ -26,6 +26,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
@@ -37,7 +38,6 @@ namespace {
 constexpr int kRange = 128;               // K elements per pipeline step
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kMaxSmem = 227 * 1024;  // sm_90 opt-in shared memory per block
 constexpr int kXStride = 2 * kRange + 64;  // bytes per staged token row: ≡ 64 (mod 128), see stage_x
 
 __device__ __forceinline__ uint32_t word_of(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
@@ -194,7 +194,7 @@ struct DqStage {
 // grid: (token tiles, row tiles, K splits); token tiles vary fastest, so the blocks that read one
 // weight tile run together and share it through L2.
 template <class T, int MT, int NT, int STAGES>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 4)  // 4 blocks (16 warps) a multiprocessor: latency, not issue, was the limit
     dq_mma_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int ranges, const uint8_t* __restrict__ x,
                   int64_t k, int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out,
                   int64_t ldo, const float* __restrict__ bias) {
@@ -208,39 +208,63 @@ __global__ void __launch_bounds__(kThreads)
   const int splits = int(gridDim.z), split = int(blockIdx.z);
   const int rb = int(int64_t(ranges) * split / splits), re = int(int64_t(ranges) * (split + 1) / splits);
 
-  // What this thread copies each range: quant pieces (row, piece) tid, tid + 128, ... (four
-  // consecutive threads cover a row's 64 contiguous bytes), one extra piece per row for threads
-  // below kRows·kExtras / 128, and the tokens' 16-byte pieces. Rows past n / m re-read the last one.
-  const auto wrow = [&](int r) { return w + min(n0 + r, n - 1) * int64_t(row_bytes); };
+  // What this thread copies each range, fixed for the whole K walk: quant pieces (row, piece) tid,
+  // tid + 128, ... (four consecutive threads cover a row's 64 contiguous bytes), extra pieces
+  // likewise, and the tokens' 16-byte pieces; only a per-range offset is added in the loop. Rows
+  // past n / m re-read the last one.
+  constexpr int kQuantItems = kRows * kQuantPieces / kThreads, kExtraItems = (kRows * T::kExtras + kThreads - 1) / kThreads;
+  constexpr int kXItems = kToks * 16 / kThreads > 0 ? kToks * 16 / kThreads : 1;
+  static_assert(kRows * kQuantPieces % kThreads == 0 && kToks * 16 % kThreads == 0 || kToks * 16 < kThreads);
+  const uint8_t* qsrc[kQuantItems];
+  int qdst[kQuantItems];
+#pragma unroll
+  for (int it = 0; it < kQuantItems; ++it) {
+    const int i = tid + it * kThreads, row = i / kQuantPieces, c = i % kQuantPieces;
+    qsrc[it] = w + min(n0 + row, n - 1) * int64_t(row_bytes) + 16 * c;
+    qdst[it] = St::kQuantOff + row * T::kQuantStride + 16 * c;
+  }
+  const uint8_t* esrc[kExtraItems];
+  int edst[kExtraItems], ekind[kExtraItems];
+#pragma unroll
+  for (int it = 0; it < kExtraItems; ++it) {
+    const int i = min(tid + it * kThreads, kRows * T::kExtras - 1), row = i / T::kExtras;
+    ekind[it] = i % T::kExtras;
+    esrc[it] = w + min(n0 + row, n - 1) * int64_t(row_bytes);
+    edst[it] = St::kExtraOff + row * T::kExtraStride + 16 * ekind[it];
+  }
+  // Token t's piece c (elements 8c..8c+7 of the range) goes to slot 4·(c % 4) + c / 4: at step pair
+  // p the lanes q = 0..3 read pieces 4q + p, 64 contiguous bytes a token, and with a token stride
+  // ≡ 64 (mod 128) two tokens' reads fall on different banks.
+  const uint8_t* xsrc[kXItems];
+  int xdst[kXItems];
+#pragma unroll
+  for (int it = 0; it < kXItems; ++it) {
+    const int i = min(tid + it * kThreads, kToks * 16 - 1), t = i / 16, c = i % 16;
+    xsrc[it] = x + (min(m0 + t, m - 1) * k + 8 * c) * 2;
+    xdst[it] = St::kXOff + t * kXStride + 16 * (4 * (c % 4) + c / 4);
+  }
   const auto stage_w = [&](int st, int r) {
     uint8_t* base = smem + st * St::kBytes;
     const int64_t qo = T::quant_off(r);
 #pragma unroll
-    for (int i = tid; i < kRows * kQuantPieces; i += kThreads) {
-      const int row = i / kQuantPieces, c = i % kQuantPieces;
-      cp_async16(base + St::kQuantOff + row * T::kQuantStride + 16 * c, wrow(row) + qo + 16 * c);
-    }
+    for (int it = 0; it < kQuantItems; ++it) cp_async16(base + qdst[it], qsrc[it] + qo);
 #pragma unroll
-    for (int i = tid; i < kRows * T::kExtras; i += kThreads) {
-      const int row = i / T::kExtras, e = i % T::kExtras;
-      uint8_t* dst = base + St::kExtraOff + row * T::kExtraStride + 16 * e;
-      if (T::extra_bytes(e) == 16) {
-        cp_async16(dst, wrow(row) + T::extra_off(r, e));
+    for (int it = 0; it < kExtraItems; ++it) {
+      if (tid + it * kThreads >= kRows * T::kExtras) break;
+      const uint8_t* src = esrc[it] + T::extra_off(r, ekind[it]);
+      if (T::extra_bytes(ekind[it]) == 16) {
+        cp_async16(base + edst[it], src);
       } else {
-        cp_async8(dst, wrow(row) + T::extra_off(r, e));
+        cp_async8(base + edst[it], src);
       }
     }
   };
-  // Token t's piece c (elements 8c..8c+7 of the range) goes to slot 4·(c % 4) + c / 4: at step pair
-  // p the lanes q = 0..3 read pieces 4q + p, 64 contiguous bytes a token, and with a token stride
-  // ≡ 64 (mod 128) two tokens' reads fall on different banks.
   const auto stage_x = [&](int st, int r) {
-    uint8_t* base = smem + st * St::kBytes + St::kXOff;
+    uint8_t* base = smem + st * St::kBytes;
 #pragma unroll
-    for (int i = tid; i < kToks * 16; i += kThreads) {
-      const int t = i / 16, c = i % 16;
-      const int64_t row = min(m0 + t, m - 1);
-      cp_async16(base + t * kXStride + 16 * (4 * (c % 4) + c / 4), x + (row * k + int64_t(r) * kRange + 8 * c) * 2);
+    for (int it = 0; it < kXItems; ++it) {
+      if (tid + it * kThreads >= kToks * 16) break;
+      cp_async16(base + xdst[it], xsrc[it] + int64_t(r) * kRange * 2);
     }
   };
   // Weights are never written by a kernel: the first stages' weight copies start before the wait
@@ -355,13 +379,10 @@ __global__ void __launch_bounds__(kThreads)
 
 constexpr int kMt = 2;  // m16 tiles a warp: 128 weight rows a block
 
-template <class T, int NT>
+template <class T, int NT, int S>
 cudaError_t launch_nt(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                       int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
-  // Stages: up to 4 while two blocks still fit on a multiprocessor (3 for Q8_0's wider rows).
   constexpr int kStageBytes = DqStage<T, kMt, NT>::kBytes;
-  constexpr int kStagesFit = (kMaxSmem / 2 - 1024) / kStageBytes;
-  constexpr int S = std::max(2, std::min(4, kStagesFit));
   const auto kernel = dq_mma_kernel<T, kMt, NT, S>;
   static bool raised = false;  // above the default 48 KiB, once per instantiation
   if (!raised) {
@@ -378,10 +399,12 @@ cudaError_t launch_nt(const void* w, int64_t n, int64_t k, const void* x, int64_
 template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                         int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  // Stages (experiment, round 10): 2 fits 4-5 blocks a multiprocessor, 4 fits 2.
+  const bool deep = plan.stages >= 3;
   switch (plan.nt) {
-    case 1: return launch_nt<T, 1>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
-    case 2: return launch_nt<T, 2>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
-    case 4: return launch_nt<T, 4>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    case 1: return (deep ? launch_nt<T, 1, 3> : launch_nt<T, 1, 2>)(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    case 2: return (deep ? launch_nt<T, 2, 3> : launch_nt<T, 2, 2>)(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    case 4: return (deep ? launch_nt<T, 4, 3> : launch_nt<T, 4, 2>)(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -396,6 +419,11 @@ bool dq_mma_supports(TensorType type, int64_t k) {
 DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits) {
   DqMmaPlan p;
   p.nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
+  static const int stages = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DQ_MMA_STAGES");
+    return e != nullptr ? std::atoi(e) : 2;
+  }();
+  p.stages = stages;
   const int64_t rows = kWarps * kMt * 16, toks = 8 * p.nt;
   p.tok_tiles = unsigned((m + toks - 1) / toks);
   p.row_tiles = unsigned((n + rows - 1) / rows);
