@@ -1554,7 +1554,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_swiglu_rows(g_swiglu_rows);
   const char* dq = std::getenv("VELLUM_CUDA_DQ_MMA");
   bench_line(fmt::format("model {}: many-row quantized matmul {}{}", path, g_no_mmq ? "dequant+cuBLAS (--no-mmq)" : "int8 mma",
-                         dq != nullptr && std::string(dq) == "0" ? "" : ", dq mma at 9-256 rows"));
+                         dq != nullptr && std::string(dq) == "1" ? ", dq mma (VELLUM_CUDA_DQ_MMA=1)" : ""));
   const auto t0 = std::chrono::steady_clock::now();
   model::Transformer model(file, be);
   be.synchronize();

@@ -224,7 +224,8 @@ __global__ void __launch_bounds__(kThreads, 4)  // 4 blocks (16 warps) a multipr
     qdst[it] = St::kQuantOff + row * T::kQuantStride + 16 * c;
   }
   const uint8_t* esrc[kExtraItems];
-  int edst[kExtraItems], ekind[kExtraItems];
+  int edst[kExtraItems];
+  int ekind[kExtraItems];
 #pragma unroll
   for (int it = 0; it < kExtraItems; ++it) {
     const int i = min(tid + it * kThreads, kRows * T::kExtras - 1), row = i / T::kExtras;

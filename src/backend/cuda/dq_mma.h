@@ -1,6 +1,8 @@
 #pragma once
 // Quantized weights times bf16 activations on bf16 tensor cores, the weights dequantized in
-// registers (round 10): the matmul of decode batches from ~9 to a few hundred token rows.
+// registers (round 10): meant for decode batches from ~9 to a few hundred token rows. Opt-in
+// (CudaBackend::set_dq_mma, VELLUM_CUDA_DQ_MMA=1): on an H200 it is latency-bound at 2-4 warps a
+// scheduler and loses to mmq / dequantize + cuBLAS end to end (docs/cuda.md, round 10).
 //
 // mmq (mmq.h) rounds x to int8 and must scale every 32-element int32 sum of every output in f32,
 // work that grows with the token rows; dequantize + cuBLAS writes and reads a BF16 copy of every
