@@ -30,6 +30,7 @@
 
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/mma_tile_store.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
@@ -280,13 +281,7 @@ __global__ void __launch_bounds__(kThreads, 4)  // 4 blocks (16 warps) a multipr
     cp_async_commit();
   }
 
-  float acc[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  float acc[MT][NT][4] = {};
 
   for (int r = rb; r < re; ++r) {
     const int it = r - rb;
@@ -360,22 +355,7 @@ __global__ void __launch_bounds__(kThreads, 4)  // 4 blocks (16 warps) a multipr
         }
     if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
   }
-  // acc[i][j]: rows g / g + 8 of m-tile i, tokens 2q / 2q + 1 of n-tile j.
-#pragma unroll
-  for (int i = 0; i < MT; ++i) {
-#pragma unroll
-    for (int e2 = 0; e2 < 2; ++e2) {
-      const int64_t row = n0 + warp * MT * 16 + i * 16 + g + 8 * e2;
-      if (row >= n) continue;
-      const float bv = bias != nullptr ? bias[row] : 0.0f;
-#pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const int64_t tok = m0 + j * 8 + 2 * q;
-        if (tok < m) out[tok * ldo + row] = acc[i][j][2 * e2] + bv;
-        if (tok + 1 < m) out[(tok + 1) * ldo + row] = acc[i][j][2 * e2 + 1] + bv;
-      }
-    }
-  }
+  store_row_token_tiles(acc, n0 + warp * MT * 16, m0, g, q, n, m, out, ldo, bias);
 }
 
 constexpr int kMt = 2;  // m16 tiles a warp: 128 weight rows a block

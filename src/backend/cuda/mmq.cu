@@ -20,6 +20,7 @@
 
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/mma_tile_store.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
@@ -331,21 +332,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
           for (int e = 0; e < 4; ++e)
             acc[i][j][e] += red[((q - 1) * WARPS_M * WARPS_N + tile) * kPer * 32 + ((i * NT + j) * 4 + e) * 32 + lane];
   }
-#pragma unroll
-  for (int i = 0; i < MT; ++i) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int64_t row = n0 + wm * MT * 16 + i * 16 + g + 8 * e;
-      if (row >= n) continue;
-      const float bv = bias != nullptr ? bias[row] : 0.0f;
-#pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const int64_t tok = m0 + wn * NT * 8 + j * 8 + 2 * t;
-        if (tok < m) out[tok * ldo + row] = acc[i][j][2 * e] + bv;
-        if (tok + 1 < m) out[(tok + 1) * ldo + row] = acc[i][j][2 * e + 1] + bv;
-      }
-    }
-  }
+  store_row_token_tiles(acc, n0 + wm * MT * 16, m0 + wn * NT * 8, g, t, n, m, out, ldo, bias);
 }
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
