@@ -1683,8 +1683,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       bench_line(fmt::format("decode {} seqs x 1k context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
                              tensor_type_name(g_kv_type), greedy ? "greedy (argmax on the GPU)" : "all logits to the host",
                              graphs ? "on" : "off", ds * 1e3, B / ds,
-                             graphs ? fmt::format(" (so far: {} captures, {} replays, {} eager fallbacks, {} programmatic edges)",
-                                                  st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges)
+                             graphs ? fmt::format(" (so far: {} captures in {:.1f} ms, {} replays, {} eager fallbacks, {} programmatic edges)",
+                                                  st.captures, st.capture_seconds * 1e3, st.replays, st.eager_fallbacks,
+                                                  st.programmatic_edges)
                                     : ""));
     }
     be.set_cuda_graphs(false);
@@ -1698,11 +1699,18 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
 void profile_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
-  be.set_cuda_graphs(false);
+  // VELLUM_PROFILE_GRAPHS: the decode steps of 32 and 128 sequences replayed from graphs instead
+  // (the warm-up steps run the class's eager step and its capture), to compare with eager.
+  const bool graphs = std::getenv("VELLUM_PROFILE_GRAPHS") != nullptr;
+  be.set_cuda_graphs(graphs);
+  if (graphs) be.set_graph_max_rows(256);
   model::Transformer model(file, be);
   const char* ctx_env = std::getenv("VELLUM_PROFILE_CTX");  // decode context, 1024 unless set
   const uint32_t ctx = ctx_env ? uint32_t(std::max(1, std::atoi(ctx_env))) : 1024u;
-  const uint32_t bs = 16, per_seq = (ctx + 16) / bs + 1, seqs = 128;
+  // VELLUM_PROFILE_PREFILL=N: only a prefill of N tokens is profiled.
+  const char* prefill_env = std::getenv("VELLUM_PROFILE_PREFILL");
+  const uint32_t prefill_tokens = prefill_env ? uint32_t(std::max(1, std::atoi(prefill_env))) : 512u;
+  const uint32_t bs = 16, per_seq = (std::max(ctx, prefill_tokens) + 16) / bs + 1, seqs = 128;
   be.init_kv(model.kv_layout(bs, g_kv_type), per_seq * seqs);
   const auto table = [&](uint32_t s) {
     std::vector<int32_t> t(per_seq);
@@ -1718,12 +1726,12 @@ void profile_model(const std::string& path) {
   const auto prefill = [&] {
     engine::Batch b;
     b.block_size = bs;
-    b.add_sequence(std::vector<int32_t>(512, 7), 0, table(0), engine::Batch::Logits::Last);
+    b.add_sequence(std::vector<int32_t>(prefill_tokens, 7), 0, table(0), engine::Batch::Logits::Last);
     model.forward(b);
   };
   const auto profiled = [&](const char* what, const std::function<void()>& f) {
     f();
-    f();  // warm: workspaces sized, cuBLAS initialised
+    f();  // warm: workspaces sized, cuBLAS initialised (graphs: captured)
     be.synchronize();
     cuda::check(cudaProfilerStart(), "cudaProfilerStart");
     const auto t0 = std::chrono::steady_clock::now();
@@ -1733,11 +1741,15 @@ void profile_model(const std::string& path) {
     cuda::check(cudaProfilerStop(), "cudaProfilerStop");
     bench_line(fmt::format("profiled {} ({}): {:.3f} ms wall (under the profiler)", what, path, ms));
   };
-  profiled("decode 1 seq x 1k", [&] { decode(1); });
+  if (prefill_env != nullptr) {
+    profiled(fmt::format("prefill {}", prefill_tokens).c_str(), prefill);
+    return;
+  }
+  if (!graphs) profiled("decode 1 seq x 1k", [&] { decode(1); });
   if (std::getenv("VELLUM_PROFILE_BATCH1_ONLY")) return;  // one step only: a quicker profile
   profiled("decode 32 seqs x 1k", [&] { decode(32); });
   profiled("decode 128 seqs x 1k", [&] { decode(128); });
-  profiled("prefill 512", prefill);
+  if (!graphs) profiled("prefill 512", prefill);
 }
 
 // Greedy decoding of the same GGUF on the CPU and the CUDA backend: 5 prompts of 8 random token
@@ -1790,7 +1802,8 @@ void compare_greedy(const std::string& path) {
 }
 
 // CUDA graph replay against the eager path: the same greedy decode (one sequence: an 8-token prompt
-// then 24 single-token steps; then four sequences: 3-token prompts then 12 steps together) with
+// then 24 single-token steps; four sequences: 3-token prompts then 12 steps together; 20 sequences,
+// then 40: 2-token prompts then 6 steps together, through the many-row matmul paths) with
 // graphs off and on must give bit-identical logits, and the second run must have replayed graphs
 // whose kernels launch programmatically (pdl.cuh).
 void check_graphs(const std::string& path) {
@@ -1798,6 +1811,7 @@ void check_graphs(const std::string& path) {
   CudaBackend gpu(0);
   model::Transformer mg(file, gpu);
   const uint32_t bs = 16, per_seq = 4;  // 64 positions per sequence
+  constexpr uint32_t kManyRows = 40;
   const uint32_t vocab = mg.hparams().vocab;
   std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
   std::vector<int32_t> prompt(8 + 4 * 3);
@@ -1810,7 +1824,7 @@ void check_graphs(const std::string& path) {
   const auto argmax = [&](const float* l) { return int32_t(std::max_element(l, l + vocab) - l); };
   const auto decode = [&](bool graphs) {
     gpu.set_cuda_graphs(graphs);
-    gpu.init_kv(mg.kv_layout(bs, g_kv_type), 5 * per_seq);  // a zeroed pool (--kv-dtype, default F16)
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), (5 + kManyRows) * per_seq);  // zeroed (--kv-dtype, default F16)
     std::vector<float> all;
     std::vector<int32_t> next(prompt.begin(), prompt.begin() + 8);
     uint32_t n_past = 0;
@@ -1835,6 +1849,22 @@ void check_graphs(const std::string& path) {
       past += uint32_t(nx[0].size());
       for (uint32_t q = 0; q < 4; ++q) nx[q] = {argmax(l.data() + size_t(q) * vocab)};
     }
+    // Many rows (mmq at 20 rows of a quantized model, cuBLAS at 40, under capture): 2-token
+    // prompts, then 6 steps together.
+    for (const uint32_t rows : {20u, kManyRows}) {
+      std::vector<std::vector<int32_t>> mx(rows);
+      for (uint32_t q = 0; q < rows; ++q) mx[q] = {prompt[q % prompt.size()], prompt[(q * 7 + rows) % prompt.size()]};
+      past = 0;
+      for (int step = 0; step < 7; ++step) {
+        engine::Batch b;
+        b.block_size = bs;
+        for (uint32_t q = 0; q < rows; ++q) b.add_sequence(mx[q], past, table(5 + q), engine::Batch::Logits::Last);
+        const std::vector<float> l = mg.forward(b);
+        all.insert(all.end(), l.begin(), l.end());
+        past += uint32_t(mx[0].size());
+        for (uint32_t q = 0; q < rows; ++q) mx[q] = {argmax(l.data() + size_t(q) * vocab)};
+      }
+    }
     return all;
   };
   const std::vector<float> eager = decode(false), graph = decode(true);
@@ -1846,7 +1876,7 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 38 steps", tensor_type_name(g_kv_type), eager.size()),
+  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 52 steps (1, 4, 20, 40 rows)", tensor_type_name(g_kv_type), eager.size()),
          same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));

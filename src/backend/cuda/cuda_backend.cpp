@@ -43,10 +43,10 @@ constexpr int64_t kMaxGridY = 65535;
 // VELLUM_CUDA_WEIGHT_TILE_MIB overrides it (experiments).
 constexpr int64_t kWeightTileElems = int64_t(64) << 20;
 constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
-// Decode steps with more rows than this run eagerly. Measured on an H200 (docs/cuda.md): graphs
-// gain at 1 and 8 rows, lose 0-6% at 32 and 35-60% at 128-256 rows (not the padded attention
-// grid: the same without padding; cuBLAS under capture is the suspect).
-constexpr size_t kMaxGraphRows = 8;
+// Decode steps with more rows than this run eagerly (set_graph_max_rows / VELLUM_CUDA_GRAPH_ROWS).
+// Round 3 measured graphs 35-60% slower at 128-256 rows; on round 10's code they gain 1-7% at
+// every size from 1 to 256 rows (docs/cuda.md, round 11).
+constexpr size_t kMaxGraphRows = 256;
 // A decode step's attention grid covers a power of two of kAttnSplit-position spans, at least this
 // many (1 024 positions), so that a graph serves every context up to it (blocks past a row's
 // context return at once).
@@ -104,9 +104,10 @@ struct CudaBackend::Impl {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   // cuBLAS's workspace at a fixed address: under stream capture cuBLAS uses only a workspace set by
-  // the user (it did not recover the large-batch graph slowdown, see kMaxGraphRows).
+  // the user.
   static constexpr size_t kBlasWorkspace = size_t(32) << 20;
   void* blas_ws = nullptr;
+  size_t graph_max_rows = kMaxGraphRows;  // decode steps of more rows run eagerly
   // Token rows up to which matmul uses the GEMV kernels. Plain types go to cuBLAS from 2 rows on
   // (it streams BF16 weights as fast as the GEMV, with no per-row x traffic). Quantized types go to
   // dequantize + cuBLAS from 3 rows: on llama3-8b Q8_0 the 8-row GEMV step took 66 ms, the
@@ -426,6 +427,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   check(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
   m.graphs.enabled = graphs == nullptr || std::string(graphs) != "0";
+  if (const char* r = std::getenv("VELLUM_CUDA_GRAPH_ROWS"); r != nullptr) m.graph_max_rows = size_t(std::max(0, std::atoi(r)));
   const char* pdl = std::getenv("VELLUM_CUDA_PDL");
   m.graphs.programmatic = prop.major >= 9 && (pdl == nullptr || std::string(pdl) != "0");
   // VELLUM_CUDA_ATTN_TC_ROWS=N: set_attention_tc_rows(N) for whole programs (0 turns it off).
@@ -515,10 +517,14 @@ void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
 }
+void CudaBackend::set_graph_max_rows(int rows) {
+  impl_->graphs.flush();
+  impl_->graph_max_rows = size_t(std::max(0, rows));
+}
 void CudaBackend::set_programmatic_launch(bool on) { impl_->graphs.set_programmatic(on); }
 CudaBackend::GraphStats CudaBackend::graph_stats() const {
   const auto& g = impl_->graphs;
-  return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges};
+  return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges, g.evictions, g.capture_seconds};
 }
 
 CudaBackend::DequantAheadStats CudaBackend::dequant_ahead_stats() const {
@@ -780,7 +786,7 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.attn_splits = (m.max_ctx + cuda::kAttnSplit - 1) / cuda::kAttnSplit;
   // Decode-only steps (one new token per sequence) go through CUDA graphs, one class per row count
   // and padded split count; prefill and mixed steps stay eager.
-  bool decode = n > 0 && n <= kMaxGraphRows && step.sequences.size() == n && step.slot_mapping.size() == n;
+  bool decode = n > 0 && n <= m.graph_max_rows && step.sequences.size() == n && step.slot_mapping.size() == n;
   for (const StepSequence& s : step.sequences) decode = decode && s.q_count == 1;
   if (decode && m.graphs.enabled) {
     m.attn_splits = std::max(kMinGraphSplits, static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));

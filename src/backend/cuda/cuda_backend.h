@@ -103,6 +103,8 @@ class CudaBackend final : public Backend {
   // CUDA graphs for decode-only steps (default on; VELLUM_CUDA_GRAPHS=0 turns them off at
   // construction): cuda_graphs.h. Off: every op is launched as it is called.
   void set_cuda_graphs(bool on);
+  // Decode steps of at most this many rows go through graphs (default 256; VELLUM_CUDA_GRAPH_ROWS).
+  void set_graph_max_rows(int rows);
   // Sequences that add at least this many query rows in a step (prefill, verify) take the
   // tensor-core attention kernel when the pool is F16/BF16 (docs/cuda.md, round 5); 0: never.
   void set_attention_tc_rows(int rows);
@@ -110,7 +112,8 @@ class CudaBackend final : public Backend {
   // VELLUM_CUDA_PDL=0 turns it off at construction): backend/cuda/pdl.cuh.
   void set_programmatic_launch(bool on);
   struct GraphStats {
-    int64_t captures = 0, replays = 0, eager_fallbacks = 0, programmatic_edges = 0;
+    int64_t captures = 0, replays = 0, eager_fallbacks = 0, programmatic_edges = 0, evictions = 0;
+    double capture_seconds = 0;  // host time spent capturing and instantiating
   };
   GraphStats graph_stats() const;
   // Quantized weights dequantized ahead on the side stream (right guesses) or in line, and the

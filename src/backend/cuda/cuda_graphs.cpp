@@ -1,6 +1,7 @@
 #include "backend/cuda/cuda_graphs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -56,10 +57,20 @@ void keep_full_dependency(const void* kernel) {
 StepGraphs::~StepGraphs() { clear(); }
 
 void StepGraphs::clear() {
-  for (auto& [fp, exec] : graphs_) {
-    if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
+  for (auto& [fp, e] : graphs_) {
+    if (e.exec != nullptr) (void)cudaGraphExecDestroy(e.exec);
   }
   graphs_.clear();
+}
+
+void StepGraphs::evict_least_recent() {
+  auto oldest = std::min_element(graphs_.begin(), graphs_.end(),
+                                 [](const auto& a, const auto& b) { return a.second.last_use < b.second.last_use; });
+  if (oldest == graphs_.end()) return;
+  // One still in flight is freed when its launch completes (cudaGraphExecDestroy's contract).
+  if (oldest->second.exec != nullptr) (void)cudaGraphExecDestroy(oldest->second.exec);
+  graphs_.erase(oldest);
+  ++evictions;
 }
 
 void StepGraphs::set_programmatic(bool on) {
@@ -145,15 +156,18 @@ void StepGraphs::finish(cudaStream_t stream) {
   if (!recording_) return;
   auto it = graphs_.find(fp_);
   if (it == graphs_.end()) {
-    if (graphs_.size() >= kMaxGraphs) clear();
+    if (graphs_.size() >= kMaxGraphs) evict_least_recent();
+    const auto t0 = std::chrono::steady_clock::now();
     cudaGraphExec_t exec = capture(stream);
+    capture_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     captures += exec != nullptr ? 1 : 0;
-    it = graphs_.emplace(fp_, exec).first;
+    it = graphs_.emplace(fp_, Entry{exec, 0}).first;
   }
-  if (it->second != nullptr) {
+  it->second.last_use = ++uses_;
+  if (it->second.exec != nullptr) {
     recording_ = false;
     ops_.clear();
-    check(cudaGraphLaunch(it->second, stream), "cudaGraphLaunch");
+    check(cudaGraphLaunch(it->second.exec, stream), "cudaGraphLaunch");
     ++replays;
   } else {
     ++eager_fallbacks;

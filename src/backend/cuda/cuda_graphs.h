@@ -63,6 +63,8 @@ class StepGraphs {
 
   int64_t captures = 0, replays = 0, eager_fallbacks = 0;  // for the check and the benchmark
   int64_t programmatic_edges = 0;                         // edges made programmatic, all captures
+  int64_t evictions = 0;                                  // graphs dropped to make room
+  double capture_seconds = 0;                             // host time in capture + instantiate
 
  private:
   template <class T>
@@ -82,12 +84,19 @@ class StepGraphs {
   bool make_edges_programmatic(cudaGraph_t graph);
   void clear();
 
-  static constexpr size_t kMaxGraphs = 64;  // then all are dropped and captured again
+  // Graphs kept; a new one then replaces the least recently replayed (a server's batch size drifts,
+  // so old sizes stop coming back while the current ones keep theirs).
+  static constexpr size_t kMaxGraphs = 64;
+  struct Entry {
+    cudaGraphExec_t exec = nullptr;  // nullptr: capture failed, run eagerly
+    uint64_t last_use = 0;
+  };
+  void evict_least_recent();
   bool recording_ = false, capturing_ = false;
-  uint64_t fp_ = 0;
+  uint64_t fp_ = 0, uses_ = 0;
   std::vector<std::function<void()>> ops_;
-  std::unordered_set<uint64_t> warm_;                       // classes that ran once eagerly
-  std::unordered_map<uint64_t, cudaGraphExec_t> graphs_;    // nullptr: capture failed, run eagerly
+  std::unordered_set<uint64_t> warm_;          // classes that ran once eagerly
+  std::unordered_map<uint64_t, Entry> graphs_;  // by fingerprint
 };
 
 }  // namespace vellum::cuda
