@@ -118,14 +118,14 @@ struct CudaBackend::Impl {
   bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
   int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
-  // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: bf16 tensor cores on weights dequantized
-  // in registers (dq_mma.h, round 10), ahead of mmq and dequantize + cuBLAS. Off by default: it
-  // lost to them end to end on an H200 (docs/cuda.md, round 10). set_dq_mma / set_dq_mma_rows;
+  // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on weights dequantized once a
+  // block into shared memory (dq_mma.h, round 11), ahead of mmq and dequantize + cuBLAS. Off by
+  // default: it loses to them from 64 rows on an H200 (docs/cuda.md, round 11). set_dq_mma / set_dq_mma_rows;
   // VELLUM_CUDA_DQ_MMA=1 turns it on, VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range.
   bool dq_mma = false;
   int64_t dq_min_rows = 9, dq_max_rows = 256;
   int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
-  int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at ~3 blocks each)
+  int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
 
   std::vector<void*> weights;

@@ -1,17 +1,14 @@
 #pragma once
-// Quantized weights times bf16 activations on bf16 tensor cores, the weights dequantized in
-// registers (round 10): meant for decode batches from ~9 to a few hundred token rows. Opt-in
-// (CudaBackend::set_dq_mma, VELLUM_CUDA_DQ_MMA=1): on an H200 it is latency-bound at 2-4 warps a
-// scheduler and loses to mmq / dequantize + cuBLAS end to end (docs/cuda.md, round 10).
+// Quantized weights times bf16 activations on Hopper's warpgroup tensor cores (wgmma, sm_90a),
+// each 64-element stage of a 128-row weight tile dequantized once into shared memory and
+// multiplied by up to 256 token rows (round 11; round 10 dequantized in registers for mma.sync).
+// Meant for ~9 to a few hundred token rows. Opt-in (CudaBackend::set_dq_mma, VELLUM_CUDA_DQ_MMA=1):
+// on an H200 it beats mmq for Q4_K at ~32 rows and loses to dequantize + cuBLAS from 64 rows, the
+// block's own per-stage chain setting its pace (docs/cuda.md, round 11).
 //
 // mmq (mmq.h) rounds x to int8 and must scale every 32-element int32 sum of every output in f32,
 // work that grows with the token rows; dequantize + cuBLAS writes and reads a BF16 copy of every
-// weight each step (~4.5 ms a llama3-8b step). Here each weight element is turned into bf16 once
-// per token tile by a few register instructions and fed to `mma.sync.m16n8k16` as the A fragment
-// (weight rows = M), while the tokens' bf16 rows are the B fragment (staged in shared memory, shared
-// by the block's warps). The K order inside each 128-element range is permuted so that both
-// fragments are plain contiguous loads: lane quad position q owns sub-block q of the range (16
-// bytes of Q4_K quants), and mma step j takes its elements 4j..4j+3 (docs/cuda.md, round 10).
+// weight each step (~4.5 ms a llama3-8b step).
 // Plain C++17 interface (host side: cuda_backend.cpp); kernels: dq_mma.cu.
 
 #include <cstddef>
@@ -26,16 +23,16 @@ namespace vellum::cuda {
 // Q8_0, Q4_K and Q6_K (in the device layouts of cuda_kernels.h), k a multiple of 256.
 bool dq_mma_supports(TensorType type, int64_t k);
 
-// How one matmul is cut: blocks of 8·nt tokens × 128 weight rows, K split `splits` ways (then the
+// How one matmul is cut: blocks of 8·nt tokens (32, 64, 128 or 256) × 128 weight rows, K split `splits` ways (then the
 // last block of each tile to arrive adds the partial sums, in split order: deterministic).
 struct DqMmaPlan {
   int nt = 0;                  // 8-token mma tiles per block
-  int stages = 2;              // cp.async pipeline depth (2: more blocks a multiprocessor)
+  int stages = 4;              // cp.async pipeline depth (fixed)
   unsigned tok_tiles = 0, row_tiles = 0, splits = 0;
   size_t ws_floats = 0;        // partial sums (splits > 1)
   size_t counters = 0;         // one arrival counter per output tile (splits > 1), zero between launches
 };
-// `sms`: the device's multiprocessors (the K split aims at ~3 blocks each); `splits` > 0 forces it.
+// `sms`: the device's multiprocessors (the K split aims at one wave of blocks); `splits` > 0 forces it.
 DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits = 0);
 
 // out[r][o] = Σ_k x[r][k] W[o][k] (+ bias[o]) for r < m: x bf16, rows k apart (16-byte aligned);
