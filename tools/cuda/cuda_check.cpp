@@ -1435,8 +1435,8 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   return double(ms) / reps;
 }
 
-// Matmul of many token rows: bf16 tensor cores on weights dequantized in registers (dq_mma, round
-// 10), int8 tensor cores (mmq) and dequantize + cuBLAS BF16: weight bytes / time (decode-sized
+// Matmul of many token rows: wgmma on weights dequantized once a block into shared memory (dq_mma,
+// round 11), int8 tensor cores (mmq) and dequantize + cuBLAS BF16: weight bytes / time (decode-sized
 // batches are bandwidth bound) and 2·M·N·K / time against the BF16 GEMM peak.
 void bench_mmq(double bw, double gemm_tflops) {
   CudaBackend be(0);
@@ -1694,16 +1694,12 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
 
 // For a kernel profiler (ncu --profile-from-start off): eager (no graphs) steps of a model, each
 // bracketed by cudaProfilerStart/Stop: one decode step of 1, 32 and 128 sequences at 1k context, and
-// a 512-token prefill (VELLUM_PROFILE_BATCH1_ONLY: the first only). Everything before (load, warm-up
-// steps) is outside the profiled ranges.
+// a 512-token prefill (VELLUM_PROFILE_BATCH1_ONLY: the first only; VELLUM_PROFILE_PREFILL=N: a prefill
+// of N tokens only). Everything before (load, warm-up steps) is outside the profiled ranges.
 void profile_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
-  // VELLUM_PROFILE_GRAPHS: the decode steps of 32 and 128 sequences replayed from graphs instead
-  // (the warm-up steps run the class's eager step and its capture), to compare with eager.
-  const bool graphs = std::getenv("VELLUM_PROFILE_GRAPHS") != nullptr;
-  be.set_cuda_graphs(graphs);
-  if (graphs) be.set_graph_max_rows(256);
+  be.set_cuda_graphs(false);
   model::Transformer model(file, be);
   const char* ctx_env = std::getenv("VELLUM_PROFILE_CTX");  // decode context, 1024 unless set
   const uint32_t ctx = ctx_env ? uint32_t(std::max(1, std::atoi(ctx_env))) : 1024u;
@@ -1731,7 +1727,7 @@ void profile_model(const std::string& path) {
   };
   const auto profiled = [&](const char* what, const std::function<void()>& f) {
     f();
-    f();  // warm: workspaces sized, cuBLAS initialised (graphs: captured)
+    f();  // warm: workspaces sized, cuBLAS initialised
     be.synchronize();
     cuda::check(cudaProfilerStart(), "cudaProfilerStart");
     const auto t0 = std::chrono::steady_clock::now();
@@ -1745,11 +1741,11 @@ void profile_model(const std::string& path) {
     profiled(fmt::format("prefill {}", prefill_tokens).c_str(), prefill);
     return;
   }
-  if (!graphs) profiled("decode 1 seq x 1k", [&] { decode(1); });
+  profiled("decode 1 seq x 1k", [&] { decode(1); });
   if (std::getenv("VELLUM_PROFILE_BATCH1_ONLY")) return;  // one step only: a quicker profile
   profiled("decode 32 seqs x 1k", [&] { decode(32); });
   profiled("decode 128 seqs x 1k", [&] { decode(128); });
-  if (!graphs) profiled("prefill 512", prefill);
+  profiled("prefill 512", prefill);
 }
 
 // Greedy decoding of the same GGUF on the CPU and the CUDA backend: 5 prompts of 8 random token

@@ -331,7 +331,6 @@ DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits) {
   DqMmaPlan p;
   const int64_t toks = m <= 32 ? 32 : m <= 64 ? 64 : m <= 128 ? 128 : 256;
   p.nt = int(toks / 8);
-  p.stages = kStages;
   p.tok_tiles = unsigned((m + toks - 1) / toks);
   p.row_tiles = unsigned((n + kRows - 1) / kRows);
   const int64_t tiles = int64_t(p.tok_tiles) * p.row_tiles, nk = k / kK;

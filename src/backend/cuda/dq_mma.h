@@ -27,7 +27,6 @@ bool dq_mma_supports(TensorType type, int64_t k);
 // last block of each tile to arrive adds the partial sums, in split order: deterministic).
 struct DqMmaPlan {
   int nt = 0;                  // 8-token mma tiles per block
-  int stages = 4;              // cp.async pipeline depth (fixed)
   unsigned tok_tiles = 0, row_tiles = 0, splits = 0;
   size_t ws_floats = 0;        // partial sums (splits > 1)
   size_t counters = 0;         // one arrival counter per output tile (splits > 1), zero between launches
