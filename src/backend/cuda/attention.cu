@@ -145,6 +145,60 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
   }
 }
 
+// ---- fused merge of a row's spans (both 16-bit decode kernels) ----------------------------------
+
+// After a block has written its spans' partials: count them in on the (row, KV head group)'s
+// arrival counter; the block that completes the row returns true (and has reset the counter).
+__device__ __forceinline__ bool arrive_last(int32_t* cnt, int n, int spans) {
+  __shared__ int last_flag;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int before = atomicAdd(cnt, n);
+    last_flag = before + n == spans;
+    if (before + n == spans) *cnt = 0;  // every block of this (row, group) has arrived
+  }
+  __syncthreads();
+  const bool last = last_flag;
+  if (last) __threadfence();
+  return last;
+}
+
+// Warp merges head `head` of row (rl, r) over its `spans` partials: max exact, weight and V sums in
+// span order, lane taking dims lane + 32e (the combine kernel's formula per dim). With p.out_q8 (one
+// row) it also writes the int8 copy: dims 32e..32e+31 are one quantization block.
+template <int HD>
+__device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int64_t r, int head, int spans, int lane) {
+  constexpr int DPL = HD / 32;
+  const int64_t base = (rl * p.heads + head) * p.max_splits;
+  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
+  float m = -INFINITY;
+  for (int s2 = 0; s2 < spans; ++s2) m = fmaxf(m, __ldcg(&ml[s2].x));
+  float sum = 0.0f, o[DPL];
+#pragma unroll
+  for (int e = 0; e < DPL; ++e) o[e] = 0.0f;
+  const float* acc = p.part_acc + base * HD + lane;
+#pragma unroll 4
+  for (int s2 = 0; s2 < spans; ++s2) {
+    const float2 v = __ldcg(&ml[s2]);
+    const float w = expf(v.x - m);
+    sum += v.y * w;
+#pragma unroll
+    for (int e = 0; e < DPL; ++e) o[e] += __ldcg(acc + int64_t(s2) * HD + 32 * e) * w;
+  }
+  const int64_t i0 = int64_t(head) * HD + lane;
+  float* out = p.out + r * p.ldo + i0;
+#pragma unroll
+  for (int e = 0; e < DPL; ++e) {
+    const float v = o[e] / sum;
+    out[32 * e] = v;
+    if (p.out_q8 != nullptr) {
+      const int64_t i = i0 + 32 * e;
+      quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
+    }
+  }
+}
+
 // ---- split path, 16-bit pools with 64 or 128 dims ------------------------------------------------
 
 // One thread block per (span, KV head, group of ≤4 query heads, row); no shared-memory staging.
@@ -271,6 +325,12 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
       p.part_ml[2 * idx + 1] = ((red_l[0][j] + red_l[1][j]) + red_l[2][j]) + red_l[3][j];
     }
   }
+  // Fused merge (round 12): the block completing the row merges it, so a batch-1 step has no
+  // combine kernel. Rows of more spans, or without counters, are left to the combine kernel.
+  const int spans = (ctx + kAttnSplit - 1) / kAttnSplit;
+  if (p.counters == nullptr || spans > kAttnFuseSpans) return;
+  if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.y % groups, 1, spans)) return;
+  if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, spans, lane);
 }
 
 // ---- split path, 16-bit pools with 64 or 128 dims, round 7: staged runs of spans ---------------
@@ -316,16 +376,6 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// DPL consecutive floats (4 or 2; 16- or 8-byte aligned) read through L2 (written by other blocks).
-__device__ __forceinline__ void ldcg_vec(float (&a)[4], const float* p) {
-  const float4 v = __ldcg(reinterpret_cast<const float4*>(p));
-  a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
-}
-__device__ __forceinline__ void ldcg_vec(float (&a)[2], const float* p) {
-  const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
-  a[0] = v.x, a[1] = v.y;
-}
-
 template <int HD, int STAGES>
 constexpr size_t dec_smem_bytes() {  // stages × (K, V) × one span × HD × 2 bytes
   return size_t(STAGES) * 2 * kAttnSplit * HD * 2;
@@ -365,7 +415,6 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   T* const vs = ks + STAGES * kAttnSplit * HD;
   __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
   __shared__ __align__(16) float red_acc[4][kDecHeads][HD];
-  __shared__ int last_flag;
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
   const int spans = (ctx + kAttnSplit - 1) / kAttnSplit;
@@ -509,42 +558,8 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   }
   if (spans > kAttnFuseSpans) return;  // the combine kernel merges long rows
   // Fused merge: publish this block's partials, count them in; the block completing the row merges.
-  __threadfence();
-  __syncthreads();
-  int32_t* cnt = p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups;
-  if (threadIdx.x == 0) {
-    const int before = atomicAdd(cnt, n);
-    last_flag = before + n == spans;
-    if (before + n == spans) *cnt = 0;  // every block of this (row, group) has arrived
-  }
-  __syncthreads();
-  if (!last_flag) return;
-  __threadfence();
-  // Warp j merges head g0 + j; lane takes HD/32 dims. Max exact; sums in span order.
-  constexpr int DPL = HD / 32;
-  const int j = warp;
-  if (j >= ng) return;
-  const int64_t base = (rl * p.heads + int64_t(kvh) * G + g0 + j) * p.max_splits;
-  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
-  float m = -INFINITY;
-  for (int s2 = 0; s2 < spans; ++s2) m = fmaxf(m, __ldcg(&ml[s2].x));
-  float sum = 0.0f, o[DPL];
-#pragma unroll
-  for (int e = 0; e < DPL; ++e) o[e] = 0.0f;
-  const float* acc = p.part_acc + base * HD + lane * DPL;
-#pragma unroll 4
-  for (int s2 = 0; s2 < spans; ++s2) {
-    const float2 v = __ldcg(&ml[s2]);
-    const float w = expf(v.x - m);
-    sum += v.y * w;
-    float a[DPL];
-    ldcg_vec(a, acc + int64_t(s2) * HD);
-#pragma unroll
-    for (int e = 0; e < DPL; ++e) o[e] += a[e] * w;
-  }
-  float* out = p.out + r * p.ldo + int64_t(kvh * G + g0 + j) * HD + lane * DPL;
-#pragma unroll
-  for (int e = 0; e < DPL; ++e) out[e] = o[e] / sum;
+  if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, n, spans)) return;
+  if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, spans, lane);
 }
 
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
@@ -866,8 +881,8 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   const int knob = decode_variant();
   const int v = knob == 0 ? (small ? 1 : 2) : knob;
   const bool hd128 = p.kv.head_dim == 128;
-  fused = v != 1 && p.counters != nullptr;
-  if (!fused) {
+  fused = p.counters != nullptr;
+  if (v == 1 || !fused) {
     hd128 ? launch_decode<T, 128>(p, row0, rows, stream) : launch_decode<T, 64>(p, row0, rows, stream);
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
@@ -904,10 +919,16 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   if (rows == 0) return cudaSuccess;
   const int G = p.heads / p.kv.kv_heads, hd = p.kv.head_dim;
   if (G > kMaxAttnGroup || hd > kMaxAttnHeadDim) return cudaErrorInvalidValue;
+  if (p.out_q8 != nullptr && (rows != 1 || p.split_rows != nullptr)) return cudaErrorInvalidValue;  // the caller's one row
+  // The int8 copy is written by whichever kernel merges the row (32 dims of a head are one
+  // quantization block), else by a quantize kernel at the end.
+  const bool q8_in_merge = hd % 32 == 0;
+  AttnParams pk = p;
+  if (!q8_in_merge) pk.out_q8 = nullptr;
   bool done = false, fused = false;
   cudaError_t rc = cudaSuccess;
-  if (p.kv.type == TensorType::F16) done = try_decode<__half>(p, row0, rows, stream, rc, fused);
-  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(p, row0, rows, stream, rc, fused);
+  if (p.kv.type == TensorType::F16) done = try_decode<__half>(pk, row0, rows, stream, rc, fused);
+  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(pk, row0, rows, stream, rc, fused);
   if (rc != cudaSuccess) return rc;
   if (!done) {
     const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
@@ -927,21 +948,14 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
   // Every row has at most max_splits spans: when the decode kernel merged them all, no combine.
-  // The int8 copy: by the combine kernel when it writes every row's output, else quantized after.
-  const bool q8_in_combine = p.out_q8 != nullptr && !fused && rows == 1 && hd % 32 == 0;
   if (!(fused && p.max_splits <= kAttnFuseSpans)) {
-    AttnParams pc = p;
-    if (!q8_in_combine) pc.out_q8 = nullptr;
     attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
-        pc, row0, fused ? kAttnFuseSpans : 0);
+        pk, row0, fused ? kAttnFuseSpans : 0);
     rc = cudaGetLastError();
     if (rc != cudaSuccess) return rc;
   }
-  if (p.out_q8 != nullptr && !q8_in_combine) {
-    if (rows != 1 || p.split_rows != nullptr) return cudaErrorInvalidValue;  // the caller's one row
-    return launch_quantize_q8(p.out + row0 * p.ldo, int64_t(p.heads) * hd, p.out_q8, stream);
-  }
-  return cudaSuccess;
+  if (p.out_q8 == nullptr || q8_in_merge) return cudaSuccess;
+  return launch_quantize_q8(p.out + row0 * p.ldo, int64_t(p.heads) * hd, p.out_q8, stream);
 }
 
 int64_t attn_counters(int heads, int kv_heads, int64_t rows) {

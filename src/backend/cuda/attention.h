@@ -7,8 +7,9 @@
 //   whichever thread block takes it (16-bit pools: a block walks a run of spans of one KV head and
 //   ≤4-head query group, K/V staged through shared memory by cp.async, scores and weighted sums on
 //   tensor cores; round 7), then the spans
-//   are merged in a fixed order: by the row's last block when it has ≤ kAttnFuseSpans spans, else
-//   by a second kernel. The split depends on positions only, never on the batch.
+//   are merged in a fixed order: by the row's last block when it has ≤ kAttnFuseSpans spans (both
+//   16-bit decode kernels, round 12 for round 5's), else by a second kernel. The split depends on
+//   positions only, never on the batch.
 // - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
 //   rows of one sequence chunk × one query head per thread block, mma.sync m16n8k16 with f32
 //   accumulation, Q and P rounded to the pool's 16-bit type, online softmax in f32.
@@ -54,8 +55,9 @@ struct AttnParams {
   int64_t small_rows = 0;
   // A one-row launch's int8 copy of out for the next batch-1 int8 GEMV (round 8; nullptr: none):
   // q8_bytes(heads x head_dim) bytes laid out as launch_quantize_q8 writes them, scales at q8_xs_off.
-  // Written by the combine kernel (head_dim a multiple of 32: a block of 32 outputs is one
-  // quantization block), else by a quantize kernel after it.
+  // Written by whichever kernel merges the row (the decode kernel's last block or the combine
+  // kernel; head_dim a multiple of 32: 32 dims of a head are one quantization block), else by a
+  // quantize kernel after them.
   int8_t* out_q8 = nullptr;
   int64_t q8_xs_off = 0;
 };
@@ -66,7 +68,7 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
 // first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
 // launches, AttnParams::small_rows; 2 otherwise), 1 = round 5 (one span per block, registers, CUDA
-// cores, separate combine), 2 = round 7 (staged spans, tensor cores, fused merge; Q and P rounded
+// cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded
 // to the pool's type), 3 = variant 2 with 3 stages; spans per block N: the
 // grid gets ceil(max_splits / N) runs per (row, group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);

@@ -382,11 +382,11 @@ struct CudaBackend::Impl {
     for (int i = 0; i < segs.count; ++i) graphs.mix(segs.w[i], segs.rows[i], segs.out[i], segs.bias[i]);
     graphs.run([=, this] {
       if (!i8) {
-        launched(cuda::launch_gemv1(type, segs, K, xd, stream), "gemv kernel");
+        if (!skip(16)) launched(cuda::launch_gemv1(type, segs, K, xd, stream), "gemv kernel");
         return;
       }
-      if (quantize) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
-      launched(cuda::launch_gemv_i8(type, segs, K, q8, stream), "int8 gemv kernel");
+      if (quantize && !skip(8)) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
+      if (!skip(16)) launched(cuda::launch_gemv_i8(type, segs, K, q8, stream), "int8 gemv kernel");
     });
   }
   void wrote(const Tensor& out) {  // an op wrote `out`: a cached copy is stale if they overlap
@@ -402,6 +402,15 @@ struct CudaBackend::Impl {
     if (b.get() == nullptr || bytes > b.size()) graphs.flush();
     return b.ensure(bytes, what);
   }
+
+  // Experiment only (VELLUM_CUDA_ABLATE, a bit mask): skip launching a class of batch-1 kernels to
+  // measure what it costs inside a decode step; the results are wrong. 1 norms, 2 rope + K/V store,
+  // 4 attention, 8 x quantization, 16 GEMVs.
+  unsigned ablate = [] {
+    const char* e = std::getenv("VELLUM_CUDA_ABLATE");
+    return e != nullptr ? unsigned(std::atoi(e)) : 0u;
+  }();
+  bool skip(unsigned bit) const { return (ablate & bit) != 0; }
 
   void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
   void launched(cudaError_t rc, const char* op) const { check(rc, op); }
@@ -1057,7 +1066,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
     }
   }
   // One decode row: the int8 copy of out for the output projection's int8 GEMV (round 8), written by
-  // the combine kernel instead of a quantize kernel in that matmul (q8_of, as the norms do).
+  // the kernel that merges the row instead of a quantize kernel in that matmul (q8_of, as the norms do).
   const bool q8_copy = q.rows == 1 && n_tiles == 0 && m.int8_gemv && width % 32 == 0;
   if (q8_copy) {
     p.out_q8 = static_cast<int8_t*>(m.grow(m.x_q8_norm, cuda::q8_bytes(width), "norm activations (int8)"));
@@ -1067,6 +1076,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off);
   m.graphs.run([=, &m] {
+    if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
     for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {
       m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, rows - r0), m.stream), "attention kernel");
@@ -1153,6 +1163,7 @@ void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain
   void* xb = m.norm_bf16(out);
   m.graphs.mix(14, x.data, d, g, x.rows, x.cols, eps, out.data, q8, xb);
   m.graphs.run([=, &m] {
+    if (x.rows == 1 && m.skip(1)) return;
     m.launched(cuda::launch_add_rms_norm(x.data, d, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb), "add_rms_norm kernel");
   });
 }
@@ -1260,11 +1271,11 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
   m.graphs.mix(15, type, gw, uw, N, K, xd, od, q8, quantize);
   m.graphs.run([=, &m] {  // silu(gate)·up in the GEMV's epilogue: up never goes to memory
     if (!i8) {
-      m.launched(cuda::launch_gemv1_swiglu(type, gw, uw, N, K, xd, od, m.stream), "gemv swiglu kernel");
+      if (!m.skip(16)) m.launched(cuda::launch_gemv1_swiglu(type, gw, uw, N, K, xd, od, m.stream), "gemv swiglu kernel");
       return;
     }
-    if (quantize) m.launched(cuda::launch_quantize_q8(xd, K, q8, m.stream), "quantize_q8 kernel");
-    m.launched(cuda::launch_gemv_i8_swiglu(type, gw, uw, N, K, q8, od, m.stream), "int8 gemv swiglu kernel");
+    if (quantize && !m.skip(8)) m.launched(cuda::launch_quantize_q8(xd, K, q8, m.stream), "quantize_q8 kernel");
+    if (!m.skip(16)) m.launched(cuda::launch_gemv_i8_swiglu(type, gw, uw, N, K, q8, od, m.stream), "int8 gemv swiglu kernel");
   });
 }
 
@@ -1331,6 +1342,7 @@ void CudaBackend::rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor
                int(view.type), view.k_off, view.v_off, view.block_size, view.kv_heads);
   m.graphs.mix_bytes(&p, sizeof p);
   m.graphs.run([=, &m] {
+    if (q.rows == 1 && m.skip(2)) return;
     m.launched(cuda::launch_rope_store_kv(q.data, q.cols, k.data, v.data, q.rows, int(head_dim), positions, p, view, slots,
                                           m.stream),
                "rope_store_kv kernel");
