@@ -210,33 +210,55 @@ __device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int6
 constexpr int kDecHeads = 4;  // query heads per block
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
-  pdl_wait();
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
   __shared__ float red_m[4][kDecHeads], red_l[4][kDecHeads];
   __shared__ float red_acc[4][kDecHeads][HD];
-  const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
-  const int ctx = p.row_ctx[r];
+  const int64_t rl = blockIdx.z;
   const int sp = blockIdx.x, p0 = sp * kAttnSplit;
-  if (p0 >= ctx) return;
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.y / groups, g0 = (blockIdx.y % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, sub = lane / LG, part = lane % LG;
-  const int32_t* table = p.tables + p.row_table[r];
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
-  uint4 kr[IT], vr[IT];
+  uint4 kr[IT];
+  uint4 vr[IT];
+  // This thread's K/V of positions [lo, hi) of the span (zeros elsewhere).
+  const auto load_kv = [&](const int32_t* table, int lo, int hi) {
 #pragma unroll
-  for (int it = 0; it < IT; ++it) {
-    const int pos = p0 + warp * PW + it * PPI + sub;
-    if (pos < ctx) {
-      const T* base = pool + int64_t(table[pos / p.kv.block_size]) * p.kv.block_elems +
-                      int64_t(pos % p.kv.block_size) * row_elems + int64_t(kvh) * HD + part * 8;
-      kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
-      vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
-    } else {
-      kr[it] = make_uint4(0, 0, 0, 0), vr[it] = make_uint4(0, 0, 0, 0);
+    for (int it = 0; it < IT; ++it) {
+      const int pos = p0 + warp * PW + it * PPI + sub;
+      if (pos >= lo && pos < hi) {
+        const T* base = pool + int64_t(table[pos / p.kv.block_size]) * p.kv.block_elems +
+                        int64_t(pos % p.kv.block_size) * row_elems + int64_t(kvh) * HD + part * 8;
+        kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
+        vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
+      } else if (lo == 0) {
+        kr[it] = make_uint4(0, 0, 0, 0), vr[it] = make_uint4(0, 0, 0, 0);
+      }
     }
+  };
+  // kv_before_wait (round 12): one row whose only position written this step is ctx - 1; the step's
+  // inputs and every older position were written before the step's first kernel, so they are loaded
+  // before the wait and only position ctx - 1 after it.
+  int ctx = 0;
+  int64_t r = 0;
+  const int32_t* table = nullptr;
+  if (p.kv_before_wait) {
+    r = split_row(p, row0, rl);
+    ctx = p.row_ctx[r];
+    table = p.tables + p.row_table[r];
+    load_kv(table, 0, ctx - 1);
   }
+  pdl_wait();
+  if (p.kv_before_wait) {
+    load_kv(table, ctx - 1, ctx);
+  } else {
+    r = split_row(p, row0, rl);
+    ctx = p.row_ctx[r];
+    table = p.tables + p.row_table[r];
+    load_kv(table, 0, ctx);
+  }
+  if (p0 >= ctx) return;
   float q[kDecHeads][8];
 #pragma unroll
   for (int j = 0; j < kDecHeads; ++j) {
@@ -925,6 +947,7 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   const bool q8_in_merge = hd % 32 == 0;
   AttnParams pk = p;
   if (!q8_in_merge) pk.out_q8 = nullptr;
+  if (rows != 1) pk.kv_before_wait = 0;
   bool done = false, fused = false;
   cudaError_t rc = cudaSuccess;
   if (p.kv.type == TensorType::F16) done = try_decode<__half>(pk, row0, rows, stream, rc, fused);

@@ -60,6 +60,9 @@ struct AttnParams {
   // quantize kernel after them.
   int8_t* out_q8 = nullptr;
   int64_t q8_xs_off = 0;
+  // Set by launch_attention for a one-row launch (round 12): the decode kernel may load the row's
+  // older K/V before its programmatic wait (pdl.cuh); only position ctx - 1 is written this step.
+  int kv_before_wait = 0;
 };
 
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).

@@ -1067,6 +1067,8 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   }
   // One decode row: the int8 copy of out for the output projection's int8 GEMV (round 8), written by
   // the kernel that merges the row instead of a quantize kernel in that matmul (q8_of, as the norms do).
+  // A step of one token row writes only that row's position: older K/V may be read before the wait.
+  p.kv_before_wait = q.rows == 1 && n_tiles == 0 && m.n_tokens == 1 ? 1 : 0;
   const bool q8_copy = q.rows == 1 && n_tiles == 0 && m.int8_gemv && width % 32 == 0;
   if (q8_copy) {
     p.out_q8 = static_cast<int8_t*>(m.grow(m.x_q8_norm, cuda::q8_bytes(width), "norm activations (int8)"));
@@ -1074,7 +1076,8 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   }
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off);
+               p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
+               p.kv_before_wait);
   m.graphs.run([=, &m] {
     if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");

@@ -19,9 +19,12 @@
 // those blocks would then do a whole share of the work alone. Their launchers call
 // keep_full_dependency (host, cuda_graphs.cpp) with the kernel's address.
 //
-// Before the wait a kernel may only compute from its parameters and load what no kernel writes:
-// the non-persistent GEMVs load their first pass of weights into registers there, so that those
-// loads stream while the previous kernel finishes. (Prefetching weights into L2 instead, many KB a
+// Before the wait a kernel may only compute from its parameters and load what no kernel of the
+// step writes: weights (the non-persistent GEMVs load their first pass into registers there, so
+// that those loads stream while the previous kernel finishes; the norms their gain), the step's
+// inputs (positions, slots, block tables, contexts: uploaded before the step's first kernel, whose
+// edge is a full one; RoPE computes its angles from them) and, in a step of one token row, K/V of
+// positions older than that row's (the one-row decode attention, AttnParams::kv_before_wait). (Prefetching weights into L2 instead, many KB a
 // row, was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
 
 namespace vellum::cuda {
