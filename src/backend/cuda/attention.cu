@@ -905,7 +905,11 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   const bool hd128 = p.kv.head_dim == 128;
   fused = p.counters != nullptr;
   if (v == 1 || !fused) {
-    hd128 ? launch_decode<T, 128>(p, row0, rows, stream) : launch_decode<T, 64>(p, row0, rows, stream);
+    // Round 5's kernel merges only one-row launches (round 12: as fast as the combine kernel at
+    // batch 1; at 4-8 rows 1% slower than it, BF16 llama3-8b).
+    AttnParams p1 = p;
+    if (rows != 1) p1.counters = nullptr, fused = false;
+    hd128 ? launch_decode<T, 128>(p1, row0, rows, stream) : launch_decode<T, 64>(p1, row0, rows, stream);
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
     rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);

@@ -6,10 +6,9 @@
 //   positions; each span's partial (max, weight sum, weighted V sum) is computed the same way
 //   whichever thread block takes it (16-bit pools: a block walks a run of spans of one KV head and
 //   ≤4-head query group, K/V staged through shared memory by cp.async, scores and weighted sums on
-//   tensor cores; round 7), then the spans
-//   are merged in a fixed order: by the row's last block when it has ≤ kAttnFuseSpans spans (both
-//   16-bit decode kernels, round 12 for round 5's), else by a second kernel. The split depends on
-//   positions only, never on the batch.
+//   tensor cores; round 7), then the spans are merged in a fixed order: by the row's last block
+//   when it has ≤ kAttnFuseSpans spans (round 7's kernel; round 5's in one-row launches, round
+//   12), else by a second kernel. The split depends on positions only, never on the batch.
 // - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
 //   rows of one sequence chunk × one query head per thread block, mma.sync m16n8k16 with f32
 //   accumulation, Q and P rounded to the pool's 16-bit type, online softmax in f32.

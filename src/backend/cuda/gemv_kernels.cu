@@ -2,8 +2,8 @@
 // loads for all of them; its lanes (and, with split-K, the warps sharing its rows) take fixed chunks
 // of a row, so a row's reduction order depends only on k. Fewer rows per warp for short outputs, so
 // that they still spread over the SMs. The int8 path of Q8_0 has two kernels with the same reduction
-// order: the one-shot gemv_i8_kernel (one row group per warp) and the persistent gemv_i8p_kernel (a
-// warp walks row groups with the next one's loads in flight); persistent_by_default picks (round 6).
+// order: the one-shot gemv_i8_kernel (one row group per warp; the default since round 12) and the
+// persistent gemv_i8p_kernel (a warp walks row groups with the next one's loads in flight; a knob).
 // Q4_K and Q6_K have their own kernel on their own device layout, gemv_kq_kernel (round 7).
 
 #include "backend/cuda/gemv_kernels.h"
@@ -770,10 +770,17 @@ __global__ void quantize_q8_rows_kernel(const float* x, int64_t ldx, int64_t k, 
 // (14 336 x 4 096, Q/K/V): 2 rows, 1 pass (Q4_K 68% / 52% of copy bandwidth, Q6_K 75% / 60%);
 // otherwise Q4_K 1 row, 2 passes (4 096 x 14 336 72%, 4 096 x 4 096 48%), Q6_K 1 row, 1 pass (75%,
 // 53%) or 4 at <= 2 048 rows; SwiGLU Q4_K 2 passes (86%), Q6_K 1 (92%). Same bits for every choice.
+// Experiment (VELLUM_CUDA_KQ_SMALL_P): passes in flight for launches of k <= 4 096 and < 6 144 rows
+// (Q/K, V, the output projection), 0 = the measured default below.
+int g_kq_small_p = [] {
+  const char* e = std::getenv("VELLUM_CUDA_KQ_SMALL_P");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
 template <class F>
 int default_variant(int64_t weight_rows, int64_t k, bool swiglu) {
   constexpr bool kQ4 = std::is_same_v<F, GemvQ4K>;
   if (swiglu) return kQ4 ? 2 : -1;
+  if (g_kq_small_p > 0 && k <= 4096 && weight_rows < 6144) return g_kq_small_p;
   if (weight_rows >= 6144 && k < 8192) return 21;
   return kQ4 ? 2 : weight_rows <= 2048 ? 4 : -1;
 }
@@ -1054,18 +1061,15 @@ cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64
 
 namespace {
 
-// Default kernel choice, from the H200 measurements of round 6 (docs/cuda.md): the persistent
-// kernel at R = 4 wins only for Q8_0 launches of >= 8 192 weight rows or k >= 8 192 (14 336x4 096
-// 60% -> 70% of copy bandwidth, 4 096x14 336 64% -> 77%, SwiGLU pair 76% -> 90%); at 4 096-6 144
-// rows it tied or lost, and for Q4_K and Q6_K it lost at every shape. Either choice gives the same
-// bits for Q8_0 and Q4_K (same reduction order), so the rule may depend on the launch's size.
-template <class D>
-bool persistent_by_default(int64_t weight_rows, int64_t k) {
-  return std::is_same_v<D, I8Q8_0> && (weight_rows >= 8192 || k >= 8192);
-}
-
-// One int8 launch: the persistent kernel with R rows a warp (SwiGLU: R/2 outputs), or, as variant
-// -1 of the bench knob, round 5's one-shot kernel (kept to measure against).
+// Default kernel choice. Round 6 (H200, before decode graphs used programmatic launch) measured the
+// persistent kernel ahead for Q8_0 launches of >= 8 192 weight rows or k >= 8 192; since round 8
+// the one-shot kernel loads its first weights before the programmatic wait, which a persistent
+// kernel (full dependency, pdl.cuh) cannot, and round 12 measured the one-shot kernel ahead at every
+// shape (llama3-8b Q8_0 batch 1, graphs + PDL: 316-327 -> 333-334 tok/s; eager 286-289 -> 291-294).
+// So the persistent kernel is only a knob variant (1/2/4, 11-14). Same bits either way (same
+// reduction order).
+// One int8 launch: the one-shot kernel (the default, or variant -1 of the bench knob), or the
+// persistent kernel with R rows a warp (SwiGLU: R/2 outputs; variants 1 / 2 / 4, 11 / 12 / 14).
 template <class D, bool kSwiglu>
 cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const void* q8, cudaStream_t stream) {
   const size_t rb = row_stride<typename D::Dec>(k);
@@ -1075,7 +1079,7 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
   // Q6_K's 128-element chunks: two buffers of 2 rows already spill, so the knob can pick the
   // persistent kernel for it at 1 row a warp only, and its SwiGLU pair always takes the one-shot.
   constexpr bool kOneShotOnly = D::kInFlight == 1 && kSwiglu;
-  if (g_i8_variant < 0 || kOneShotOnly || (g_i8_variant == 0 && !persistent_by_default<D>(weight_rows, k)) ||
+  if (g_i8_variant <= 0 || kOneShotOnly ||
       (g_i8_variant > 10 && D::kInFlight == 1)) {
     return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
       constexpr int R = decltype(r)::value;

@@ -58,7 +58,7 @@ cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
                                 int64_t ldo, const float* bias, cudaStream_t stream);
 // Bench knob (vellum_cuda_check's GEMV timings, not thread-safe): 0 = the default int8 kernel
-// choice. Q8_0: 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
+// choice (Q8_0: the one-shot kernel since round 12). Q8_0: 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
 // 11 / 12 / 14 = the same with x staged in shared memory (an experiment), -1 = round 5's one-shot
 // kernel. Q4_K / Q6_K (round 7's kernel): -1 / 2 / 4 / 8 = 1 row a warp with 1 / 2 / 4 / 8 passes of
 // loads in flight, 21 / 22 / 24 = 2 rows a warp with 1 / 2 / 4. Every variant gives the same bits.
