@@ -770,17 +770,10 @@ __global__ void quantize_q8_rows_kernel(const float* x, int64_t ldx, int64_t k, 
 // (14 336 x 4 096, Q/K/V): 2 rows, 1 pass (Q4_K 68% / 52% of copy bandwidth, Q6_K 75% / 60%);
 // otherwise Q4_K 1 row, 2 passes (4 096 x 14 336 72%, 4 096 x 4 096 48%), Q6_K 1 row, 1 pass (75%,
 // 53%) or 4 at <= 2 048 rows; SwiGLU Q4_K 2 passes (86%), Q6_K 1 (92%). Same bits for every choice.
-// Experiment (VELLUM_CUDA_KQ_SMALL_P): passes in flight for launches of k <= 4 096 and < 6 144 rows
-// (Q/K, V, the output projection), 0 = the measured default below.
-int g_kq_small_p = [] {
-  const char* e = std::getenv("VELLUM_CUDA_KQ_SMALL_P");
-  return e != nullptr ? std::atoi(e) : 0;
-}();
 template <class F>
 int default_variant(int64_t weight_rows, int64_t k, bool swiglu) {
   constexpr bool kQ4 = std::is_same_v<F, GemvQ4K>;
   if (swiglu) return kQ4 ? 2 : -1;
-  if (g_kq_small_p > 0 && k <= 4096 && weight_rows < 6144) return g_kq_small_p;
   if (weight_rows >= 6144 && k < 8192) return 21;
   return kQ4 ? 2 : weight_rows <= 2048 ? 4 : -1;
 }
