@@ -59,8 +59,9 @@ struct AttnParams {
   // quantize kernel after them.
   int8_t* out_q8 = nullptr;
   int64_t q8_xs_off = 0;
-  // Set by launch_attention for a one-row launch (round 12): the decode kernel may load the row's
-  // older K/V before its programmatic wait (pdl.cuh); only position ctx - 1 is written this step.
+  // Set by the caller for a step of one token row (round 12; launch_attention ignores it in other
+  // launches): the decode kernel may load the row's older K/V before its programmatic wait
+  // (pdl.cuh), since only position ctx - 1 is written during the step.
   int kv_before_wait = 0;
 };
 
