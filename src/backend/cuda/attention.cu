@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
   const T* pool = static_cast<const T*>(p.kv.pool);
   uint4 kr[IT];
   uint4 vr[IT];
-  // This thread's K/V of positions [lo, hi) of the span (zeros elsewhere).
+  // This thread's K/V of positions [lo, hi) of the span; lo = 0 also zeroes the others.
   const auto load_kv = [&](const int32_t* table, int lo, int hi) {
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
@@ -237,27 +237,16 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
       }
     }
   };
-  // kv_before_wait (round 12): one row whose only position written this step is ctx - 1; the step's
-  // inputs and every older position were written before the step's first kernel, so they are loaded
-  // before the wait and only position ctx - 1 after it.
-  int ctx = 0;
-  int64_t r = 0;
-  const int32_t* table = nullptr;
-  if (p.kv_before_wait) {
-    r = split_row(p, row0, rl);
-    ctx = p.row_ctx[r];
-    table = p.tables + p.row_table[r];
-    load_kv(table, 0, ctx - 1);
-  }
+  // The step's inputs (row, context, block table) were uploaded before the step's first kernel, so
+  // they are read before the wait. kv_before_wait (round 12): one row whose only position written
+  // this step is ctx - 1, so every older position is loaded before the wait too.
+  const int64_t r = split_row(p, row0, rl);
+  const int ctx = p.row_ctx[r];
+  const int32_t* table = p.tables + p.row_table[r];
+  const int early = p.kv_before_wait ? ctx - 1 : 0;  // positions [0, early) before the wait
+  load_kv(table, 0, early);
   pdl_wait();
-  if (p.kv_before_wait) {
-    load_kv(table, ctx - 1, ctx);
-  } else {
-    r = split_row(p, row0, rl);
-    ctx = p.row_ctx[r];
-    table = p.tables + p.row_table[r];
-    load_kv(table, 0, ctx);
-  }
+  load_kv(table, early, ctx);
   if (p0 >= ctx) return;
   float q[kDecHeads][8];
 #pragma unroll
