@@ -56,6 +56,7 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 
 #if VELLUM_HAVE_CUDA
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/dq_mma.h"
 
 namespace vellum::cuda {
 namespace {
@@ -88,6 +89,34 @@ TEST(CudaLayout, SupportedTypes) {
   }
   EXPECT_FALSE(kernel_supports(TensorType::IQ2_XXS));
   EXPECT_FALSE(kernel_supports(TensorType::I32));
+}
+
+// dq_mma's K split keeps a launch within one wave of blocks (two a multiprocessor up to 64 tokens,
+// one above): rounding up had put 128 tokens x 14 336 rows (112 tiles) into 224 blocks on 132
+// multiprocessors, 1.7 waves, the second a tail as long as the first.
+TEST(CudaLayout, DqMmaPlanStaysWithinOneWave) {
+  struct Case {
+    int64_t n, k, m;
+  };
+  for (const Case c : {Case{14336, 4096, 128}, Case{14336, 4096, 32}, Case{4096, 4096, 32}, Case{4096, 14336, 64},
+                       Case{1024, 4096, 128}, Case{14336, 4096, 512}}) {
+    const DqMmaPlan p = dq_mma_plan(c.n, c.k, c.m, 132);
+    const int64_t tokens = int64_t(p.nt) * 8, per_sm = tokens <= 64 ? 2 : 1;
+    const int64_t tiles = int64_t(p.tok_tiles) * p.row_tiles, blocks = tiles * p.splits;
+    EXPECT_EQ(p.row_tiles * 128u >= uint64_t(c.n) && (p.row_tiles - 1) * 128u < uint64_t(c.n), true) << c.n;
+    EXPECT_GE(int64_t(p.tok_tiles) * tokens, c.m);
+    EXPECT_GE(p.splits, 1u);
+    if (p.splits > 1) {
+      EXPECT_LE(blocks, per_sm * 132) << c.n << "x" << c.k << " rows " << c.m << ": " << p.splits << " splits";
+      if (int64_t(p.splits) < c.k / 64 / 8) EXPECT_GT(blocks + tiles, per_sm * 132) << "one more split would still fit";
+      EXPECT_LE(int64_t(p.splits) * 8, c.k / 64) << "each split at least 8 stages";
+      EXPECT_EQ(p.ws_floats, size_t(blocks) * 128 * size_t(tokens));
+      EXPECT_EQ(p.counters, size_t(tiles));
+    }
+  }
+  EXPECT_EQ(dq_mma_plan(14336, 4096, 128, 132).splits, 1u);  // 112 tiles: one block each
+  EXPECT_EQ(dq_mma_plan(4096, 4096, 32, 132).splits, 8u);    // 32 tiles x 8 = 256 of 264 slots
+  EXPECT_EQ(dq_mma_plan(4096, 4096, 32, 132, 3).splits, 3u); // forced
 }
 
 }  // namespace

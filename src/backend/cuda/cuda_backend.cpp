@@ -119,11 +119,15 @@ struct CudaBackend::Impl {
   int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
   // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on weights dequantized once a
-  // block into shared memory (dq_mma.h, round 11), ahead of mmq and dequantize + cuBLAS. Off by
-  // default: it loses to them from 64 rows on an H200 (docs/cuda.md, round 11). set_dq_mma / set_dq_mma_rows;
-  // VELLUM_CUDA_DQ_MMA=1 turns it on, VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range.
-  bool dq_mma = false;
+  // block into shared memory (dq_mma.h, round 11), ahead of mmq and dequantize + cuBLAS, when forced
+  // (set_dq_mma(true), VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By
+  // default (dq_auto) only where it measured faster end to end (H200, docs/cuda.md round 13: with
+  // its K split kept within one wave): Q4_K / Q6_K weights of >= kDqAutoMinN rows at 33..128
+  // token rows, i.e. an 8B model's gate and up at 64-128 sequences (Q4_K_M +4%); Q8_0 lost there.
+  // set_dq_mma(false) and VELLUM_CUDA_DQ_MMA=0 turn both off.
+  bool dq_mma = false, dq_auto = true;
   int64_t dq_min_rows = 9, dq_max_rows = 256;
+  static constexpr int64_t kDqAutoMinRows = 33, kDqAutoMaxRows = 128, kDqAutoMinN = 8192;
   int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
@@ -300,14 +304,17 @@ struct CudaBackend::Impl {
     return xb;
   }
   // Whether matmul() takes the bf16 cuBLAS path for `M` rows of a `type` weight with `K` columns.
-  bool cublas_bf16(TensorType type, int64_t M, int64_t K) const {
+  bool cublas_bf16(TensorType type, int64_t M, int64_t K, int64_t N) const {
     if (deterministic || type == TensorType::F32 || M < 2) return false;
     const bool plain = type == TensorType::F16 || type == TensorType::BF16;
-    if (M <= (plain ? gemv_max_rows_plain : gemv_max_rows_quant) || dq_mma_for(type, M, K)) return false;
+    if (M <= (plain ? gemv_max_rows_plain : gemv_max_rows_quant) || dq_mma_for(type, M, K, N)) return false;
     return !(M <= mmq_max_rows && mmq && cuda::mmq_supports(type, K));
   }
-  bool dq_mma_for(TensorType type, int64_t M, int64_t K) const {
-    return dq_mma && !deterministic && M >= dq_min_rows && M <= dq_max_rows && cuda::dq_mma_supports(type, K);
+  bool dq_mma_for(TensorType type, int64_t M, int64_t K, int64_t N) const {
+    if (deterministic || !cuda::dq_mma_supports(type, K)) return false;
+    if (dq_mma) return M >= dq_min_rows && M <= dq_max_rows;
+    return dq_auto && (type == TensorType::Q4_K || type == TensorType::Q6_K) && M >= kDqAutoMinRows && M <= kDqAutoMaxRows &&
+           N >= kDqAutoMinN;
   }
   // Rows of a dequantized weight tile (BF16 weights are read in place: all rows).
   int64_t weight_tile_elems = kWeightTileElems;
@@ -454,7 +461,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
   if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
   m.sms = prop.multiProcessorCount;
-  if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = std::string(d) != "0";
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = m.dq_auto = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_ROWS"); d != nullptr) {
     long long lo = 0, hi = 0;
     if (std::sscanf(d, "%lld,%lld", &lo, &hi) == 2) m.dq_min_rows = lo, m.dq_max_rows = hi;
@@ -499,7 +506,7 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
-void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = on; }
+void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
   impl_->dq_min_rows = min_rows;
   impl_->dq_max_rows = max_rows;
@@ -892,7 +899,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   }
   // dq_min_rows..dq_max_rows rows of Q8_0/Q4_K/Q6_K (round 10): bf16 tensor cores, the weights
   // dequantized in registers, x in bf16 (the copy a norm left, or converted once for Q, K and V).
-  if (m.dq_mma_for(type, M, K)) {
+  if (m.dq_mma_for(type, M, K, N)) {
     const cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, m.sms, m.dq_splits);
     float* ws = nullptr;
     int32_t* cnt = nullptr;
@@ -1213,7 +1220,7 @@ void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> 
   const auto pairable = [&](const MatmulOut& o) {
     const Weight& w = *o.w;
     return w.type == TensorType::BF16 && x.cols == w.cols && o.out.cols == w.rows && o.out.rows == x.rows &&
-           m.cublas_bf16(w.type, x.rows, w.cols) && (o.bias == nullptr || (o.bias->type == TensorType::F32 && o.bias->cols == w.rows));
+           m.cublas_bf16(w.type, x.rows, w.cols, w.rows) && (o.bias == nullptr || (o.bias->type == TensorType::F32 && o.bias->cols == w.rows));
   };
   for (size_t i = 0; i < outs.size(); ++i) {
     if (done[i] || !pairable(outs[i])) continue;
@@ -1248,7 +1255,7 @@ void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> 
 void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
   Impl& m = *impl_;
   if (x.rows != 1 && m.bf16_act && m.swiglu_rows && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
-      m.cublas_bf16(gate.type, x.rows, gate.cols) && gate.rows % 8 == 0 && x.cols == gate.cols && out.cols == gate.rows &&
+      m.cublas_bf16(gate.type, x.rows, gate.cols, gate.rows) && gate.rows % 8 == 0 && x.cols == gate.cols && out.cols == gate.rows &&
       out.rows == x.rows) {
     matmul_swiglu_rows(gate, up, x, out);
     return;

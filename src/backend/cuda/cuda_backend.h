@@ -74,8 +74,9 @@ class CudaBackend final : public Backend {
   // Rows up to which mmq is used (default cuda::kMmqMaxRows; the check sets more to test it).
   void set_mmq_max_rows(int64_t rows);
   // Q8_0/Q4_K/Q6_K matmul of min_rows..max_rows token rows on bf16 tensor cores, the weights
-  // dequantized in registers (dq_mma.h; default off: slower than mmq / dequantize + cuBLAS end to
-  // end, docs/cuda.md round 10; rows 9..256 when on; off or outside: the other paths).
+  // dequantized once a block into shared memory (dq_mma.h). Default: only Q4_K / Q6_K weights of
+  // 8 192+ rows at 33..128 token rows (faster there end to end, docs/cuda.md round 13); true forces
+  // it for every supported weight at min_rows..max_rows (default 9..256), false turns it off.
   void set_dq_mma(bool on);
   void set_dq_mma_rows(int64_t min_rows, int64_t max_rows);
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead

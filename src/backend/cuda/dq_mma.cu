@@ -337,7 +337,9 @@ DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits) {
   // One wave: shared memory fits 2 blocks a multiprocessor up to 64 tokens, 1 above; each split
   // at least 8 stages (512 k) long.
   const int64_t per_sm = toks <= 64 ? 2 : 1;
-  const int64_t want = (per_sm * int64_t(std::max(sms, 1)) + tiles - 1) / tiles;
+  // Splits that stay within one wave (round 13: rounding up put 128 tokens × 14 336 rows, 112
+  // tiles, into 224 blocks = 1.7 waves at one block a multiprocessor, the second wave a tail).
+  const int64_t want = std::max<int64_t>(1, per_sm * int64_t(std::max(sms, 1)) / tiles);
   const int64_t s = splits > 0 ? splits : want;
   p.splits = unsigned(std::clamp<int64_t>(s, 1, std::max<int64_t>(1, splits > 0 ? nk : nk / 8)));
   if (p.splits > 1) {
