@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Round 13 call 3: llama3-8b Q4_K_M / Q8_0 aggregate decode with dq_mma on 14 336-row weights only (VELLUM_CUDA_DQ_MMA_MIN_N), alternating.
+# NOTE: VELLUM_CUDA_DQ_MMA_MIN_N existed only in the build this call measured; on main the default (no VELLUM_CUDA_DQ_MMA) applies the rule it chose.
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/o}; mkdir -p "$O"
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 C=$D/vellum_cuda_check
