@@ -897,8 +897,8 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     m.q8r_cols = K;
     return;
   }
-  // dq_min_rows..dq_max_rows rows of Q8_0/Q4_K/Q6_K (round 10): bf16 tensor cores, the weights
-  // dequantized in registers, x in bf16 (the copy a norm left, or converted once for Q, K and V).
+  // dq_mma (dq_mma_for: forced, or by default the shapes where it wins): bf16 tensor cores, the
+  // weights dequantized once a block, x in bf16 (the copy a norm left, or converted once for Q, K and V).
   if (m.dq_mma_for(type, M, K, N)) {
     const cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, m.sms, m.dq_splits);
     float* ws = nullptr;

@@ -2,9 +2,9 @@
 // Quantized weights times bf16 activations on Hopper's warpgroup tensor cores (wgmma, sm_90a),
 // each 64-element stage of a 128-row weight tile dequantized once into shared memory and
 // multiplied by up to 256 token rows (round 11; round 10 dequantized in registers for mma.sync).
-// Meant for ~9 to a few hundred token rows. Opt-in (CudaBackend::set_dq_mma, VELLUM_CUDA_DQ_MMA=1):
-// on an H200 it beats mmq for Q4_K at ~32 rows and loses to dequantize + cuBLAS from 64 rows, the
-// block's own per-stage chain setting its pace (docs/cuda.md, round 11).
+// Meant for ~9 to a few hundred token rows. By default (CudaBackend) only Q4_K / Q6_K weights of
+// 8 192+ rows at 33..128 token rows, where it beats dequantize + cuBLAS end to end on an H200
+// (docs/cuda.md, round 13); VELLUM_CUDA_DQ_MMA=1 forces it at 9..256 rows.
 //
 // mmq (mmq.h) rounds x to int8 and must scale every 32-element int32 sum of every output in f32,
 // work that grows with the token rows; dequantize + cuBLAS writes and reads a BF16 copy of every
