@@ -573,6 +573,194 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, spans, lane);
 }
 
+// ---- split path, 16-bit pools with 64 or 128 dims, round 14: a copy pipeline per warp ------------
+
+// Round 7's kernel (above) measured 55-62% of copy bandwidth at many sequences: each span costs
+// three block barriers and a 2 KB partial (written, then read back by the merge: 12.5% on top of
+// the K/V bytes), and while a block waits for its span nothing else of its own is in flight.
+// Round 14's kernel gives each warp its own cp.async ring of NS 16-position tiles (K and V of one
+// KV head: 8 KB at 128 dims) and its own online softmax, so a warp never waits for the others
+// until a chunk of kChunk positions is done; the warps merge once per chunk and the block writes
+// one partial per chunk (4x fewer than per span). A chunk's partial depends on its positions only
+// (warp w takes tiles w, w + 4, ... of the chunk, in order), so it is the same whichever block
+// computes it and however many chunks a block takes: graphs, the deterministic mode and the
+// chunks-per-block choice see the same bits.
+constexpr int kChunk = 256, kWarpTile = 16, kChunkTiles = kChunk / kWarpTile;
+constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
+
+template <int HD, int NS>
+constexpr size_t dec3_smem_bytes() {  // warps × stages × (K, V) × 16 positions × HD × 2 bytes
+  return size_t(kDec3Warps) * NS * 2 * kWarpTile * HD * 2;
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem_row) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// One thread block per (KV head and ≤4-head query group, run of consecutive chunks, row).
+// Per tile: S = Q·Kᵀ (the group's heads as rows 0-3 of the A operand, K by ldmatrix), the online
+// softmax on the accumulator fragments (running max and sum per head row, the accumulators rescaled
+// only when a max moved), O += P·V (P rounded to the pool's type, V by ldmatrix.trans); Q and P
+// rounded as in round 7's kernel (same error bounds).
+template <typename T, int HD, int NS>
+__global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
+  constexpr int KK = HD / 16, CPR = HD / 8, CPL = kWarpTile * CPR / 32;  // 16-byte chunks: per row, per lane
+  extern __shared__ uint4 dec_smem[];
+  __shared__ float red_m[kDec3Warps][kDecHeads], red_l[kDec3Warps][kDecHeads];
+  __shared__ __align__(16) float red_acc[kDec3Warps][kDecHeads][HD];
+  const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
+  const int ctx = p.row_ctx[r];
+  const int chunks = (ctx + kChunk - 1) / kChunk;
+  const int per = (chunks + gridDim.y - 1) / gridDim.y;  // the row's own chunks over the grid's runs
+  const int c0 = blockIdx.y * per;
+  if (c0 >= chunks) return;
+  const int n = min(per, chunks - c0);
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int gr = lane >> 2, gc = lane & 3;
+  const int32_t* table = p.tables + p.row_table[r];
+  const int bs = p.kv.block_size;
+  const bool one_block = bs % kWarpTile == 0;  // a tile lies in one KV block: one table entry a tile
+  const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
+  const T* pool = static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD;
+  T* const ks = reinterpret_cast<T*>(dec_smem) + warp * NS * 2 * kWarpTile * HD;  // this warp's ring
+  const int total = n * kTilesPerWarp;
+  // First position of this warp's k-th tile of the run (-1: past the run or the context).
+  const auto tile_t0 = [&](int k) {
+    if (k >= total) return -1;
+    const int t0 = (c0 + k / kTilesPerWarp) * kChunk + (warp + kDec3Warps * (k % kTilesPerWarp)) * kWarpTile;
+    return t0 < ctx ? t0 : -1;
+  };
+  const auto lookup = [&](int k) {  // the tile's block id, loaded a tile before its copy is issued
+    const int t0 = tile_t0(k);
+    return t0 >= 0 && one_block ? table[t0 / bs] : 0;
+  };
+  const auto issue = [&](int k, int blk) {  // tile k into stage k % NS; always one commit group
+    const int t0 = tile_t0(k);
+    if (t0 >= 0) {
+      T* const kd = ks + (k % NS) * 2 * kWarpTile * HD;
+      T* const vd = kd + kWarpTile * HD;
+#pragma unroll
+      for (int i = 0; i < CPL; ++i) {
+        const int c = i * 32 + lane, row = c / CPR, col = c % CPR, pos = t0 + row;
+        const bool in = pos < ctx;
+        const int b = one_block ? blk : in ? table[pos / bs] : 0;
+        const int64_t off = int64_t(b) * p.kv.block_elems + int64_t(one_block ? t0 % bs + row : pos % bs) * row_elems + col * 8;
+        cp_async16(kd + swz<HD>(row, col), in ? pool + off + p.kv.k_off : pool, in ? 16 : 0);
+        cp_async16(vd + swz<HD>(row, col), in ? pool + off + p.kv.v_off : pool, in ? 16 : 0);
+      }
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int k = 0; k < NS - 1; ++k) issue(k, lookup(k));
+  int next_blk = lookup(NS - 1);
+  uint32_t qa[KK][2];  // Q: A-fragment halves a0/a2 of head row gr (zero past the group)
+  {
+    const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(gr, ng - 1)) * HD;
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      const float2 a = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2);
+      const float2 b = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2 + 8);
+      qa[kk][0] = gr < ng ? pack2(a.x, a.y, T{}) : 0u;
+      qa[kk][1] = gr < ng ? pack2(b.x, b.y, T{}) : 0u;
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    float m = -INFINITY, l = 0.0f, o[HD / 8][4];
+#pragma unroll
+    for (int d = 0; d < HD / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    for (int i = 0; i < kTilesPerWarp; ++i) {
+      const int k = j * kTilesPerWarp + i;
+      cp_async_wait<NS - 2>();  // this lane's copies of tile k landed
+      __syncwarp();             // every lane's; the stage read at tile k - 1 is free again
+      issue(k + NS - 1, next_blk);
+      next_blk = lookup(k + NS);
+      const int t0 = tile_t0(k);
+      if (t0 < 0) continue;  // warp-uniform
+      const T* const kt = ks + (k % NS) * 2 * kWarpTile * HD;
+      const T* const vt = kt + kWarpTile * HD;
+      float s[2][4];
+#pragma unroll
+      for (int t = 0; t < 2; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < KK; ++kk) {
+        const uint32_t a[4] = {qa[kk][0], 0u, qa[kk][1], 0u};
+        uint32_t b[4];  // positions 0-7 / 8-15 × dims 16kk..16kk+7 / +8..+15
+        ldmatrix_x4(b, kt + swz<HD>((lane & 7) + ((lane >> 4) << 3), 2 * kk + ((lane >> 3) & 1)));
+        mma(s[0], a, b[0], b[1], T{});
+        mma(s[1], a, b[2], b[3], T{});
+      }
+      float mloc = -INFINITY;
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          s[t][e] = t0 + 8 * t + gc * 2 + e < ctx ? s[t][e] * p.scale : -INFINITY;
+          mloc = fmaxf(mloc, s[t][e]);
+        }
+      }
+      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 1));
+      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 2));
+      const float mn = fmaxf(m, mloc);  // finite: position t0 < ctx
+      const float alpha = expf(m - mn);  // 0 at the chunk's first tile (m = -inf)
+      float pr[2][2];
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) pr[t][e] = gr < ng ? expf(s[t][e] - mn) : 0.0f;  // masked: exp(-inf) = 0
+      }
+      l = l * alpha + ((pr[0][0] + pr[0][1]) + (pr[1][0] + pr[1][1]));
+      if (__any_sync(kFull, alpha != 1.0f)) {
+#pragma unroll
+        for (int d = 0; d < HD / 8; ++d) o[d][0] *= alpha, o[d][1] *= alpha;
+      }
+      m = mn;
+      const uint32_t pa[4] = {pack2(pr[0][0], pr[0][1], T{}), 0u, pack2(pr[1][0], pr[1][1], T{}), 0u};
+#pragma unroll
+      for (int dn = 0; dn < HD / 16; ++dn) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, vt + swz<HD>((lane & 7) + ((lane >> 3) & 1) * 8, 2 * dn + (lane >> 4)));
+        mma(o[2 * dn], pa, b[0], b[1], T{});
+        mma(o[2 * dn + 1], pa, b[2], b[3], T{});
+      }
+    }
+    // The chunk's partial: the 4 warps' states merged in warp order (a warp without a tile in the
+    // chunk has m = -inf and zero sums: weight 0).
+    float lq = l + __shfl_xor_sync(kFull, l, 1);
+    lq += __shfl_xor_sync(kFull, lq, 2);
+    if (gr < ng) {
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(o[d][0], o[d][1]);
+      if (gc == 0) red_m[warp][gr] = m, red_l[warp][gr] = lq;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < ng * HD; i += 128) {
+      const int h = i / HD, d = i % HD;
+      const float mx = fmaxf(fmaxf(red_m[0][h], red_m[1][h]), fmaxf(red_m[2][h], red_m[3][h]));
+      float acc = 0.0f, sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kDec3Warps; ++w) {
+        const float e = expf(red_m[w][h] - mx);
+        acc += red_acc[w][h][d] * e;
+        sum += red_l[w][h] * e;
+      }
+      const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + h) * p.max_splits + c0 + j;
+      p.part_acc[idx * HD + d] = acc;
+      if (d == 0) p.part_ml[2 * idx] = mx, p.part_ml[2 * idx + 1] = sum;
+    }
+    __syncthreads();  // red_* are written again by the next chunk
+  }
+  if (chunks > kAttnFuseSpans) return;  // the combine kernel merges long rows
+  if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, n, chunks)) return;
+  if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, chunks, lane);
+}
+
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
 // sum by a fixed tree over the row's own spans (thread t takes spans t, t + 256, ...); warp w sums
 // spans w, w + 8, ... of its lane's dim, then the 8 warp sums are added by a fixed tree. Every
@@ -593,15 +781,16 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) 
   __syncthreads();
   return tree8(red, is_max);
 }
-// fused_spans: rows of at most this many spans were merged by the decode kernel (0: none).
-__global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0, int fused_spans) {
+// part_len: positions per partial (kAttnSplit, or kChunk for round 14's kernel); fused_spans: rows
+// of at most this many partials were merged by the decode kernel (0: none).
+__global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParams p, int64_t row0, int part_len, int fused_spans) {
   pdl_wait();
   __shared__ float red[kCombineWarps];
   __shared__ float part[32][kCombineWarps];
   const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
   const int h = blockIdx.x, hd = p.kv.head_dim, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   const int d = blockIdx.z * 32 + lane;
-  const int spans = (p.row_ctx[r] + kAttnSplit - 1) / kAttnSplit;
+  const int spans = (p.row_ctx[r] + part_len - 1) / part_len;
   if (spans <= fused_spans) return;
   const int64_t base = (rl * p.heads + h) * p.max_splits;
   const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
@@ -881,16 +1070,62 @@ cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cuda
   return cudaGetLastError();
 }
 
+int device_sms() {  // of the current device, read once
+  static int sms = 0;
+  if (sms == 0) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      sms = 1;
+    }
+  }
+  return sms;
+}
+
+// Round 14's kernel: chunks per block by the same wave rule as round 7's spans per block (the
+// VELLUM_CUDA_ATTN_SPB knob forces chunks per block here).
+template <typename T, int HD, int NS>
+cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
+  constexpr size_t smem = dec3_smem_bytes<HD, NS>();
+  static int slots = 0;  // resident blocks on the device (once per instantiation)
+  if (slots == 0) {
+    cudaError_t rc = cudaFuncSetAttribute(attn_decode3_kernel<T, HD, NS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem));
+    int dev = 0, sms = 0, per_sm = 0;
+    if (rc == cudaSuccess) rc = cudaGetDevice(&dev);
+    if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode3_kernel<T, HD, NS>, 128, smem);
+    if (rc != cudaSuccess) return rc;
+    slots = std::max(1, sms * per_sm);
+  }
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int64_t pairs = rows * p.kv.kv_heads * groups;
+  const int max_chunks = (p.max_splits * kAttnSplit + kChunk - 1) / kChunk;
+  const int cpb = spans_per_block(pairs, max_chunks, slots);
+  const dim3 grid(p.kv.kv_heads * groups, (max_chunks + cpb - 1) / cpb, static_cast<unsigned>(rows));
+  attn_decode3_kernel<T, HD, NS><<<grid, 128, smem, stream>>>(p, row0);
+  return cudaGetLastError();
+}
+
 // The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic
-// kernel. fused: whether rows of ≤ kAttnFuseSpans spans are already merged.
+// kernel. fused: whether rows of ≤ kAttnFuseSpans partials are already merged; part_len: positions
+// per partial.
 template <typename T>
-bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused) {
+bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused,
+                int& part_len) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
   // Default: round 5's kernel only where it was measured faster end to end (F16 pools, ≤ 8 rows,
   // contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on BF16 pools.
   const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
   const int knob = decode_variant();
-  const int v = knob == 0 ? (small ? 1 : 2) : knob;
+  int v = knob;
+  if (knob == 0) {
+    // Round 14's kernel has a block per 256-position chunk: a one-row launch at 1k context gets 32
+    // blocks (14.9 µs against round 7's 11.2 with 128 blocks, H200), so it takes launches that fill
+    // the SMs; round 7's the others and every launch of the deterministic mode.
+    const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+    const int64_t blocks = rows * p.kv.kv_heads * groups * ((p.max_splits * kAttnSplit + kChunk - 1) / kChunk);
+    v = p.deterministic ? 2 : small ? 1 : blocks >= device_sms() ? 4 : 2;
+  }
   const bool hd128 = p.kv.head_dim == 128;
   fused = p.counters != nullptr;
   if (v == 1 || !fused) {
@@ -902,6 +1137,13 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
     rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);
+  } else if (v == 4 || v == 5) {
+    part_len = kChunk;
+    if (v == 4) {
+      rc = hd128 ? launch_decode3<T, 128, 3>(p, row0, rows, stream) : launch_decode3<T, 64, 3>(p, row0, rows, stream);
+    } else {  // measurement: 2 stages a warp, 3 blocks per SM (4 stages, one block per SM, lost: 37-42%)
+      rc = hd128 ? launch_decode3<T, 128, 2>(p, row0, rows, stream) : launch_decode3<T, 64, 2>(p, row0, rows, stream);
+    }
   } else {
     rc = hd128 ? launch_decode2<T, 128, 2>(p, row0, rows, stream) : launch_decode2<T, 64, 2>(p, row0, rows, stream);
   }
@@ -942,9 +1184,10 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   if (!q8_in_merge) pk.out_q8 = nullptr;
   if (rows != 1) pk.kv_before_wait = 0;
   bool done = false, fused = false;
+  int part_len = kAttnSplit;
   cudaError_t rc = cudaSuccess;
-  if (p.kv.type == TensorType::F16) done = try_decode<__half>(pk, row0, rows, stream, rc, fused);
-  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(pk, row0, rows, stream, rc, fused);
+  if (p.kv.type == TensorType::F16) done = try_decode<__half>(pk, row0, rows, stream, rc, fused, part_len);
+  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(pk, row0, rows, stream, rc, fused, part_len);
   if (rc != cudaSuccess) return rc;
   if (!done) {
     const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
@@ -963,10 +1206,11 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   }
   rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
-  // Every row has at most max_splits spans: when the decode kernel merged them all, no combine.
-  if (!(fused && p.max_splits <= kAttnFuseSpans)) {
+  // Every row has at most this many partials: when the decode kernel merged them all, no combine.
+  const int max_parts = (p.max_splits * kAttnSplit + part_len - 1) / part_len;
+  if (!(fused && max_parts <= kAttnFuseSpans)) {
     attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
-        pk, row0, fused ? kAttnFuseSpans : 0);
+        pk, row0, part_len, fused ? kAttnFuseSpans : 0);
     rc = cudaGetLastError();
     if (rc != cudaSuccess) return rc;
   }

@@ -6,7 +6,8 @@
 //   positions; each span's partial (max, weight sum, weighted V sum) is computed the same way
 //   whichever thread block takes it (16-bit pools: a block walks a run of spans of one KV head and
 //   ≤4-head query group, K/V staged through shared memory by cp.async, scores and weighted sums on
-//   tensor cores; round 7), then the spans are merged in a fixed order: by the row's last block
+//   tensor cores; round 7; since round 14 each warp streams its own tiles and the partials are per
+//   256-position chunk), then the spans are merged in a fixed order: by the row's last block
 //   when it has ≤ kAttnFuseSpans spans (round 7's kernel; round 5's in one-row launches, round
 //   12), else by a second kernel. The split depends on positions only, never on the batch.
 // - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
@@ -52,6 +53,9 @@ struct AttnParams {
   // end to end with programmatic launch (H200, docs/cuda.md round 7). The deterministic mode sets 0
   // so a row's kernel never depends on the batch.
   int64_t small_rows = 0;
+  // The deterministic mode (round 14): every decode launch takes round 7's kernel, whatever its
+  // rows, so a row's bits never depend on the batch (the default picks by launch size, below).
+  int deterministic = 0;
   // A one-row launch's int8 copy of out for the next batch-1 int8 GEMV (round 8; nullptr: none):
   // q8_bytes(heads x head_dim) bytes laid out as launch_quantize_q8 writes them, scales at q8_xs_off.
   // Written by whichever kernel merges the row (the decode kernel's last block or the combine
@@ -70,10 +74,13 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
 // first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
-// launches, AttnParams::small_rows; 2 otherwise), 1 = round 5 (one span per block, registers, CUDA
-// cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded
-// to the pool's type), 3 = variant 2 with 3 stages; spans per block N: the
-// grid gets ceil(max_splits / N) runs per (row, group) (0 = chosen per launch from the waves).
+// launches, AttnParams::small_rows; 4 for launches of at least one block per SM; 2 otherwise and in
+// the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
+// cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
+// 2 with 3 stages, 4 = round 14 (a cp.async ring and an online softmax per warp, one partial per
+// 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 2 stages a warp;
+// spans (variants 4/5: chunks) per block N: the grid gets ceil(max_splits / N) runs per (row,
+// group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);
 int attn_decode_variant();
 void set_attn_spans_per_block(int spans);

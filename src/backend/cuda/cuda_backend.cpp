@@ -155,7 +155,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, w_bf16, repack_tmp, x_q8, argmax_buf;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf;
   // Quantized weights of single-tile GEMMs dequantized ahead on a side stream (dequant_ahead.h);
   // VELLUM_CUDA_DEQUANT_AHEAD=0 turns it off.
   cuda::DequantAhead ahead;
@@ -202,6 +202,13 @@ struct CudaBackend::Impl {
   int64_t bf16_elems = 0;
   const void* bf16_at = nullptr;
   bool bf16_act = true;  // round 7's bf16 producers and paired GEMMs (set_bf16_activations)
+  // F16 weights at 2+ rows (round 14): cuBLAS multiplies them as stored by an f16 copy of x at
+  // f16_at (converted from the f32 rows, once for Q, K and V). Until round 13 they were converted
+  // to bf16 every step like a quantized type: the weight bytes read three times (llama3-8b F16 on an
+  // H200: 155 tok/s at 2 sequences, 601 at 8), and the weights rounded to bf16's 8-bit mantissa.
+  const float* f16_of = nullptr;
+  int64_t f16_elems = 0;
+  const void* f16_at = nullptr;
   cuda::DeviceBuffer act_bf16, gu_bf16;
   // The many-row SwiGLU output whose f32 rows are not written yet (round 7): the down projection
   // reads only its bf16 copy. An op that reads it in f32 (or writes part of it) first materializes
@@ -261,6 +268,7 @@ struct CudaBackend::Impl {
     q8r_of = nullptr;
     bf16_of = nullptr;
     bf16_at = nullptr;
+    f16_of = nullptr;
   }
   bool int8_for(TensorType type, int64_t k) const { return int8_gemv && cuda::int8_gemv_supports(type, k); }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
@@ -303,9 +311,25 @@ struct CudaBackend::Impl {
     graphs.run([=, this] { launched(cuda::launch_f32_to_bf16(src, xb, n, stream), "f32_to_bf16 kernel"); });
     return xb;
   }
-  // Whether matmul() takes the bf16 cuBLAS path for `M` rows of a `type` weight with `K` columns.
+  // x's rows in f16 for a cuBLAS GEMM with F16 weights: the previous matmul's copy of the same
+  // rows, else converted into x_f16 now (recorded as its own op).
+  const void* f16_input(const Tensor& x) {
+    const int64_t n = x.rows * x.cols;
+    if (f16_of == x.data && f16_elems == n) return f16_at;
+    touch({x});
+    void* xh = grow(x_f16, size_t(n) * 2, "matmul activations (f16)");
+    f16_of = x.data;
+    f16_elems = n;
+    f16_at = xh;
+    const float* src = x.data;
+    graphs.mix(48, src, n, xh);
+    graphs.run([=, this] { launched(cuda::launch_f32_to_f16(src, xh, n, stream), "f32_to_f16 kernel"); });
+    return xh;
+  }
+  // Whether matmul() takes the bf16 cuBLAS path for `M` rows of a `type` weight with `K` columns
+  // (F16 weights take their own f16 GEMM).
   bool cublas_bf16(TensorType type, int64_t M, int64_t K, int64_t N) const {
-    if (deterministic || type == TensorType::F32 || M < 2) return false;
+    if (deterministic || type == TensorType::F32 || type == TensorType::F16 || M < 2) return false;
     const bool plain = type == TensorType::F16 || type == TensorType::BF16;
     if (M <= (plain ? gemv_max_rows_plain : gemv_max_rows_quant) || dq_mma_for(type, M, K, N)) return false;
     return !(M <= mmq_max_rows && mmq && cuda::mmq_supports(type, K));
@@ -401,6 +425,7 @@ struct CudaBackend::Impl {
     if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) q8_of = nullptr;
     if (q8r_of != nullptr && out.data < q8r_of + q8r_rows * q8r_cols && q8r_of < out.data + out.elements()) q8r_of = nullptr;
     if (bf16_of != nullptr && out.data < bf16_of + bf16_elems && bf16_of < out.data + out.elements()) bf16_of = nullptr;
+    if (f16_of != nullptr && out.data < f16_of + f16_elems && f16_of < out.data + out.elements()) f16_of = nullptr;
   }
 
   // A workspace that may be reallocated: a recorded step runs eagerly from here on, since its
@@ -969,6 +994,21 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     });
     return;
   }
+  if (type == TensorType::F16) {  // f16 x times the F16 weights as stored, f32 out
+    const void* xh = m.f16_input(x);
+    float* od = out.data;
+    const int64_t ldo = out.cols;
+    m.graphs.mix(49, type, wd, N, K, M, xh, od, ldo, b);
+    m.graphs.run([=, &m] {
+      const float one = 1.0f, zero = 0.0f;
+      check(cublasGemmEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, wd, CUDA_R_16F, int(K), xh, CUDA_R_16F,
+                         int(K), &zero, od, CUDA_R_32F, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx (f16)");
+      if (b != nullptr) m.launched(cuda::launch_add_bias(od, M, N, ldo, b, m.stream), "add_bias kernel");
+    });
+    if (od < x.data + M * x.cols && x.data < od + M * ldo) m.f16_of = nullptr;  // out overwrote x: the copy is stale
+    return;
+  }
   // BF16 x (the copy a producer left, or converted now) times BF16 (or dequantized) weights, f32 out.
   const int64_t tile = m.weight_tile(type, N, K);
   void* wb = m.weight_tile_buffer(type, N, K, tile);
@@ -1050,6 +1090,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   p.scale = shape.scale;
   p.max_splits = m.attn_splits;
   p.small_rows = m.deterministic ? 0 : kAttnSmallRows;
+  p.deterministic = m.deterministic ? 1 : 0;
   // Long chunks on tensor cores when this layer's shape allows; the other rows on the split path.
   const bool tc = m.n_attn_tiles > 0 && cuda::attn_tc_supported(p.kv);
   const cuda::AttnTile* tiles = tc ? m.d_attn_tiles : nullptr;
@@ -1084,7 +1125,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
-               p.kv_before_wait);
+               p.kv_before_wait, p.deterministic);
   m.graphs.run([=, &m] {
     if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");

@@ -159,20 +159,33 @@ __global__ void __launch_bounds__(kDequantThreads) dequant_bf16_kernel(const uin
   }
 }
 
-__global__ void f32_to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t n) {
+// f32 → bf16 or f16, round to nearest even.
+__device__ __forceinline__ void to16(float v, __nv_bfloat16* d) { *d = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void to16(float v, __half* d) { *d = __float2half_rn(v); }
+__device__ __forceinline__ uint32_t pack16(float a, float b, __nv_bfloat16) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+__device__ __forceinline__ uint32_t pack16(float a, float b, __half) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+template <typename T>
+__global__ void f32_to_16_kernel(const float* src, T* dst, int64_t n) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) dst[i] = __float2bfloat16_rn(src[i]);
+  if (i < n) to16(src[i], dst + i);
 }
 
 // 4 elements a thread (16-byte loads, 8-byte stores); n % 4 == 0, both pointers aligned.
-__global__ void f32_to_bf16_x4_kernel(const float4* src, uint2* dst, int64_t n4) {
+template <typename T>
+__global__ void f32_to_16_x4_kernel(const float4* src, uint2* dst, int64_t n4) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n4) return;
   const float4 v = src[i];
-  __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-  dst[i] = make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
+  dst[i] = make_uint2(pack16(v.x, v.y, T{}), pack16(v.z, v.w, T{}));
 }
 
 __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias) {
@@ -444,15 +457,22 @@ cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_
   return cudaGetLastError();
 }
 
-cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
+template <typename T>
+cudaError_t launch_f32_to_16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (n % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
-    f32_to_bf16_x4_kernel<<<blocks_for(n / 4, 256), 256, 0, stream>>>(reinterpret_cast<const float4*>(src),
-                                                                       static_cast<uint2*>(dst), n / 4);
+    f32_to_16_x4_kernel<T><<<blocks_for(n / 4, 256), 256, 0, stream>>>(reinterpret_cast<const float4*>(src),
+                                                                        static_cast<uint2*>(dst), n / 4);
     return cudaGetLastError();
   }
-  f32_to_bf16_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(src, static_cast<__nv_bfloat16*>(dst), n);
+  f32_to_16_kernel<T><<<blocks_for(n, 256), 256, 0, stream>>>(src, static_cast<T*>(dst), n);
   return cudaGetLastError();
+}
+cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
+  return launch_f32_to_16<__nv_bfloat16>(src, dst, n, stream);
+}
+cudaError_t launch_f32_to_f16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
+  return launch_f32_to_16<__half>(src, dst, n, stream);
 }
 
 cudaError_t launch_add_bias(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias, cudaStream_t stream) {
