@@ -1018,13 +1018,14 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       return v;
     };
     const double tc_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
-    for (const int variant : {2, 3, 1, 4, 5}) {  // each kernel, whatever the default picks for these rows
+    for (const int variant : {2, 3, 1, 4, 5, 6}) {  // each kernel, whatever the default picks for these rows
       const std::vector<float> ref = split_only(rerun(variant, 0));
       const bool tcv = variant != 1;
       const char* what = variant == 2   ? "staged, tensor cores"
                          : variant == 3 ? "staged, tensor cores, 3 stages"
                          : variant == 4 ? "warp pipelines"
                          : variant == 5 ? "warp pipelines, 2 stages"
+                         : variant == 6 ? "warp pipelines, all heads a block"
                                         : "round-5 kernel";
       record(fmt::format("attention {}q/{}kv x{} decode {}, {} KV, blocks of {}", heads, kv_heads, head_dim, what, tn, bs),
              rel_err(ref, split_ref), tcv ? tc_bound : 1e-5, fmt::format("knob {}; split rows vs CPU f32 on the same rounded K/V", variant));
@@ -1192,8 +1193,8 @@ void bench_attention(double bw) {
       // and round 7's kernels, round 7's with 3 stages and (F16) with forced spans per block.
       std::vector<double> vms;
       std::vector<std::pair<int, int>> vars;
-      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}};
-      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{2, 2}, {2, 4}, {4, 1}, {4, 2}, {4, 4}});
+      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {4, 0}, {5, 0}, {6, 0}};
+      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{4, 1}, {4, 4}, {6, 1}, {6, 4}});
       const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
       const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
@@ -1203,7 +1204,8 @@ void bench_attention(double bw) {
         const std::string name = v == 1   ? std::string("round-5 kernel")
                                  : v == 3 ? std::string("round-7 kernel, 3 stages")
                                  : v == 5 ? std::string("round-14 kernel, 2 stages")
-                                 : fmt::format("round-{} kernel{}", v == 2 ? 7 : 14, spb == 0 ? "" : fmt::format(", {}/block", spb));
+                                 : fmt::format("round-{} kernel{}{}", v == 2 ? 7 : 14, v == 6 ? " all heads" : "",
+                                               spb == 0 ? "" : fmt::format(", {}/block", spb));
         extra += fmt::format("; {} {:.4f} ms = {:.0f}%", name, vms[i], pct(vms[i]));
       }
       bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw{}",
@@ -2011,6 +2013,18 @@ int run(int argc, char** argv) {
       const double ms = time_dq_kernel(*t, wt.data, n, k, m, 20);
       std::printf("dq probe %s %lldx%lld rows %lld: %.1f us, %.0f GB/s\n", argv[i - 3], (long long)n, (long long)k, (long long)m,
                   ms * 1e3, bytes / (ms * 1e-3) / 1e9);
+      return 0;
+    } else if (a == "--attn-probe" && i + 2 < argc) {  // CTX NSEQ: one decode attention case, for a profiler
+      const uint32_t ctx = uint32_t(std::atoi(argv[i + 1])), nseq = uint32_t(std::atoi(argv[i + 2]));
+      i += 2;
+      if (ctx < 2 || nseq < 1) {
+        std::fprintf(stderr, "--attn-probe: context >= 2, sequences >= 1\n");
+        return 2;
+      }
+      const double ms = attention_ms(TensorType::F16, nseq, ctx - 1, 1, 0, 5);
+      const double bytes = double(nseq) * ctx * 8 * 128 * 2 * 2.0;
+      std::printf("attn probe %u x %u (F16 KV, decode variant %d): %.4f ms, %.0f GB/s\n", ctx, nseq, cuda::attn_decode_variant(), ms,
+                  bytes / (ms * 1e-3) / 1e9);
       return 0;
     } else if (a == "--skip-op-bench") {
       g_skip_op_bench = true;

@@ -578,19 +578,16 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
 // Round 7's kernel (above) measured 55-62% of copy bandwidth at many sequences: each span costs
 // three block barriers and a 2 KB partial (written, then read back by the merge: 12.5% on top of
 // the K/V bytes), and while a block waits for its span nothing else of its own is in flight.
-// Round 14's kernel gives each warp its own cp.async ring of NS 16-position tiles (K and V of one
-// KV head: 8 KB at 128 dims) and its own online softmax, so a warp never waits for the others
-// until a chunk of kChunk positions is done; the warps merge once per chunk and the block writes
-// one partial per chunk (4x fewer than per span). A chunk's partial depends on its positions only
-// (warp w takes tiles w, w + 4, ... of the chunk, in order), so it is the same whichever block
-// computes it and however many chunks a block takes: graphs, the deterministic mode and the
+// Round 14's kernels give each warp its own cp.async ring of NS 16-position tiles (K and V of one
+// KV head: 8 KB at 128 dims) and its own online softmax, and write one partial per chunk of
+// kChunk positions (4x fewer than per span). A chunk's partial depends on its positions only, so
+// it is the same whichever block computes it and however many chunks a block takes: graphs and the
 // chunks-per-block choice see the same bits.
 constexpr int kChunk = 256, kWarpTile = 16, kChunkTiles = kChunk / kWarpTile;
-constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
 
-template <int HD, int NS>
-constexpr size_t dec3_smem_bytes() {  // warps × stages × (K, V) × 16 positions × HD × 2 bytes
-  return size_t(kDec3Warps) * NS * 2 * kWarpTile * HD * 2;
+template <int HD>
+constexpr int warp_ring_elems(int stages) {  // one warp's ring: stages × (K, V) × 16 positions × HD
+  return stages * 2 * kWarpTile * HD;
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem_row) {
@@ -600,15 +597,144 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem_r
                : "r"(a));
 }
 
-// One thread block per (KV head and ≤4-head query group, run of consecutive chunks, row).
-// Per tile: S = Q·Kᵀ (the group's heads as rows 0-3 of the A operand, K by ldmatrix), the online
-// softmax on the accumulator fragments (running max and sum per head row, the accumulators rescaled
-// only when a max moved), O += P·V (P rounded to the pool's type, V by ldmatrix.trans); Q and P
+// One warp's tiles of one KV head: the k-th tile of its sequence starts at position
+// (c0 + k / tpw) · kChunk + (first + step · (k % tpw)) · kWarpTile, for k < total; copied through
+// the block table into stage k % NS of the warp's ring (swizzled rows, zeros past the context).
+template <typename T, int HD, int NS>
+struct WarpTiles {
+  const T* pool;  // the pool at this KV head's dims
+  const int32_t* table;
+  int64_t block_elems, row_elems, k_off, v_off;
+  int ctx, bs, c0, total, tpw, first, step;
+  bool one_block;  // a tile lies in one KV block: one table entry a tile
+  T* ring;
+
+  __device__ int t0(int k) const {  // -1: past the run or the context
+    if (k >= total) return -1;
+    const int t = (c0 + k / tpw) * kChunk + (first + step * (k % tpw)) * kWarpTile;
+    return t < ctx ? t : -1;
+  }
+  __device__ int lookup(int k) const {  // the tile's block id, loaded a tile before its copy is issued
+    const int t = t0(k);
+    return t >= 0 && one_block ? table[t / bs] : 0;
+  }
+  __device__ void issue(int k, int blk, int lane) const {  // always one commit group
+    constexpr int CPR = HD / 8, CPL = kWarpTile * CPR / 32;  // 16-byte chunks: per row, per lane
+    const int t = t0(k);
+    if (t >= 0) {
+      T* const kd = ring + (k % NS) * 2 * kWarpTile * HD;
+      T* const vd = kd + kWarpTile * HD;
+#pragma unroll
+      for (int i = 0; i < CPL; ++i) {  // lanes cover 512 contiguous bytes an instruction
+        const int c = i * 32 + lane, row = c / CPR, col = c % CPR, pos = t + row;
+        const bool in = pos < ctx;
+        const int b = one_block ? blk : in ? table[pos / bs] : 0;
+        const int64_t off = int64_t(b) * block_elems + int64_t(one_block ? t % bs + row : pos % bs) * row_elems + col * 8;
+        cp_async16(kd + swz<HD>(row, col), in ? pool + off + k_off : pool, in ? 16 : 0);
+        cp_async16(vd + swz<HD>(row, col), in ? pool + off + v_off : pool, in ? 16 : 0);
+      }
+    }
+    cp_async_commit();
+  }
+  __device__ const T* k_tile(int k) const { return ring + (k % NS) * 2 * kWarpTile * HD; }
+};
+
+// A warp's online softmax over its tiles for ≤4 query heads (rows 0-3 of the mma fragments): per
+// tile, S = Q·Kᵀ (K by ldmatrix), the running max and sum per head row (the accumulators rescaled
+// only when a max moved), O += P·V (P rounded to the pool's type, V by ldmatrix.trans). Q and P are
 // rounded as in round 7's kernel (same error bounds).
+template <typename T, int HD>
+struct WarpSoftmax {
+  float m, l, o[HD / 8][4];
+
+  __device__ void reset() {
+    m = -INFINITY, l = 0.0f;
+#pragma unroll
+    for (int d = 0; d < HD / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  }
+  // The tile at kt (K) / kt + 16·HD (V) starting at position t0 (< ctx).
+  __device__ void add(const uint32_t (&qa)[HD / 16][2], const T* kt, int t0, int ctx, float scale, int ng, int lane) {
+    const T* vt = kt + kWarpTile * HD;
+    const int gr = lane >> 2, gc = lane & 3;
+    float s[2][4];
+#pragma unroll
+    for (int t = 0; t < 2; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      const uint32_t a[4] = {qa[kk][0], 0u, qa[kk][1], 0u};
+      uint32_t b[4];  // positions 0-7 / 8-15 × dims 16kk..16kk+7 / +8..+15
+      ldmatrix_x4(b, kt + swz<HD>((lane & 7) + ((lane >> 4) << 3), 2 * kk + ((lane >> 3) & 1)));
+      mma(s[0], a, b[0], b[1], T{});
+      mma(s[1], a, b[2], b[3], T{});
+    }
+    float mloc = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[t][e] = t0 + 8 * t + gc * 2 + e < ctx ? s[t][e] * scale : -INFINITY;
+        mloc = fmaxf(mloc, s[t][e]);
+      }
+    }
+    mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 1));
+    mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 2));
+    const float mn = fmaxf(m, mloc);   // finite: position t0 < ctx
+    const float alpha = expf(m - mn);  // 0 at the first tile (m = -inf)
+    float pr[2][2];
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) pr[t][e] = gr < ng ? expf(s[t][e] - mn) : 0.0f;  // masked: exp(-inf) = 0
+    }
+    l = l * alpha + ((pr[0][0] + pr[0][1]) + (pr[1][0] + pr[1][1]));
+    if (__any_sync(kFull, alpha != 1.0f)) {
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) o[d][0] *= alpha, o[d][1] *= alpha;
+    }
+    m = mn;
+    const uint32_t pa[4] = {pack2(pr[0][0], pr[0][1], T{}), 0u, pack2(pr[1][0], pr[1][1], T{}), 0u};
+#pragma unroll
+    for (int dn = 0; dn < HD / 16; ++dn) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, vt + swz<HD>((lane & 7) + ((lane >> 3) & 1) * 8, 2 * dn + (lane >> 4)));
+      mma(o[2 * dn], pa, b[0], b[1], T{});
+      mma(o[2 * dn + 1], pa, b[2], b[3], T{});
+    }
+  }
+  // The sum of the weights of head row gr over the quad (fixed order).
+  __device__ float quad_sum() const {
+    float lq = l + __shfl_xor_sync(kFull, l, 1);
+    return lq + __shfl_xor_sync(kFull, lq, 2);
+  }
+};
+
+// Q of head row gr of the group (kvh, g0) as A-fragment halves a0/a2 (zero past the group).
+template <typename T, int HD>
+__device__ __forceinline__ void load_q(uint32_t (&qa)[HD / 16][2], const AttnParams& p, int64_t r, int head0, int ng, int lane) {
+  const int gr = lane >> 2, gc = lane & 3;
+  const float* qp = p.q + r * p.ldq + int64_t(head0 + min(gr, ng - 1)) * HD;
+#pragma unroll
+  for (int kk = 0; kk < HD / 16; ++kk) {
+    const float2 a = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2);
+    const float2 b = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2 + 8);
+    qa[kk][0] = gr < ng ? pack2(a.x, a.y, T{}) : 0u;
+    qa[kk][1] = gr < ng ? pack2(b.x, b.y, T{}) : 0u;
+  }
+}
+
+// Variant 4: one thread block of 4 warps per (KV head and ≤4-head query group, run of consecutive
+// chunks, row); warp w takes tiles w, w + 4, w + 8, w + 12 of each chunk, and the 4 warps' states
+// are merged in warp order at the chunk's end (a warp without a tile there has weight 0).
+constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
+
+template <int HD, int NS>
+constexpr size_t dec3_smem_bytes() {
+  return size_t(kDec3Warps) * warp_ring_elems<HD>(NS) * 2;
+}
+
 template <typename T, int HD, int NS>
 __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(AttnParams p, int64_t row0) {
   pdl_wait();
-  constexpr int KK = HD / 16, CPR = HD / 8, CPL = kWarpTile * CPR / 32;  // 16-byte chunks: per row, per lane
   extern __shared__ uint4 dec_smem[];
   __shared__ float red_m[kDec3Warps][kDecHeads], red_l[kDec3Warps][kDecHeads];
   __shared__ __align__(16) float red_acc[kDec3Warps][kDecHeads][HD];
@@ -621,126 +747,36 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
   const int n = min(per, chunks - c0);
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-  const int gr = lane >> 2, gc = lane & 3;
-  const int32_t* table = p.tables + p.row_table[r];
-  const int bs = p.kv.block_size;
-  const bool one_block = bs % kWarpTile == 0;  // a tile lies in one KV block: one table entry a tile
-  const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
-  const T* pool = static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD;
-  T* const ks = reinterpret_cast<T*>(dec_smem) + warp * NS * 2 * kWarpTile * HD;  // this warp's ring
-  const int total = n * kTilesPerWarp;
-  // First position of this warp's k-th tile of the run (-1: past the run or the context).
-  const auto tile_t0 = [&](int k) {
-    if (k >= total) return -1;
-    const int t0 = (c0 + k / kTilesPerWarp) * kChunk + (warp + kDec3Warps * (k % kTilesPerWarp)) * kWarpTile;
-    return t0 < ctx ? t0 : -1;
-  };
-  const auto lookup = [&](int k) {  // the tile's block id, loaded a tile before its copy is issued
-    const int t0 = tile_t0(k);
-    return t0 >= 0 && one_block ? table[t0 / bs] : 0;
-  };
-  const auto issue = [&](int k, int blk) {  // tile k into stage k % NS; always one commit group
-    const int t0 = tile_t0(k);
-    if (t0 >= 0) {
-      T* const kd = ks + (k % NS) * 2 * kWarpTile * HD;
-      T* const vd = kd + kWarpTile * HD;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
+  WarpTiles<T, HD, NS> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r], p.kv.block_elems,
+                             int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, c0,
+                             n * kTilesPerWarp, kTilesPerWarp, warp, kDec3Warps, p.kv.block_size % kWarpTile == 0,
+                             reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(NS)};
 #pragma unroll
-      for (int i = 0; i < CPL; ++i) {
-        const int c = i * 32 + lane, row = c / CPR, col = c % CPR, pos = t0 + row;
-        const bool in = pos < ctx;
-        const int b = one_block ? blk : in ? table[pos / bs] : 0;
-        const int64_t off = int64_t(b) * p.kv.block_elems + int64_t(one_block ? t0 % bs + row : pos % bs) * row_elems + col * 8;
-        cp_async16(kd + swz<HD>(row, col), in ? pool + off + p.kv.k_off : pool, in ? 16 : 0);
-        cp_async16(vd + swz<HD>(row, col), in ? pool + off + p.kv.v_off : pool, in ? 16 : 0);
-      }
-    }
-    cp_async_commit();
-  };
-#pragma unroll
-  for (int k = 0; k < NS - 1; ++k) issue(k, lookup(k));
-  int next_blk = lookup(NS - 1);
-  uint32_t qa[KK][2];  // Q: A-fragment halves a0/a2 of head row gr (zero past the group)
-  {
-    const float* qp = p.q + r * p.ldq + int64_t(kvh * G + g0 + min(gr, ng - 1)) * HD;
-#pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-      const float2 a = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2);
-      const float2 b = *reinterpret_cast<const float2*>(qp + kk * 16 + gc * 2 + 8);
-      qa[kk][0] = gr < ng ? pack2(a.x, a.y, T{}) : 0u;
-      qa[kk][1] = gr < ng ? pack2(b.x, b.y, T{}) : 0u;
-    }
-  }
+  for (int k = 0; k < NS - 1; ++k) tiles.issue(k, tiles.lookup(k), lane);
+  int next_blk = tiles.lookup(NS - 1);
+  uint32_t qa[HD / 16][2];
+  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
+  WarpSoftmax<T, HD> st;
   for (int j = 0; j < n; ++j) {
-    float m = -INFINITY, l = 0.0f, o[HD / 8][4];
-#pragma unroll
-    for (int d = 0; d < HD / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    st.reset();
     for (int i = 0; i < kTilesPerWarp; ++i) {
       const int k = j * kTilesPerWarp + i;
       cp_async_wait<NS - 2>();  // this lane's copies of tile k landed
       __syncwarp();             // every lane's; the stage read at tile k - 1 is free again
-      issue(k + NS - 1, next_blk);
-      next_blk = lookup(k + NS);
-      const int t0 = tile_t0(k);
-      if (t0 < 0) continue;  // warp-uniform
-      const T* const kt = ks + (k % NS) * 2 * kWarpTile * HD;
-      const T* const vt = kt + kWarpTile * HD;
-      float s[2][4];
-#pragma unroll
-      for (int t = 0; t < 2; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
-#pragma unroll
-      for (int kk = 0; kk < KK; ++kk) {
-        const uint32_t a[4] = {qa[kk][0], 0u, qa[kk][1], 0u};
-        uint32_t b[4];  // positions 0-7 / 8-15 × dims 16kk..16kk+7 / +8..+15
-        ldmatrix_x4(b, kt + swz<HD>((lane & 7) + ((lane >> 4) << 3), 2 * kk + ((lane >> 3) & 1)));
-        mma(s[0], a, b[0], b[1], T{});
-        mma(s[1], a, b[2], b[3], T{});
-      }
-      float mloc = -INFINITY;
-#pragma unroll
-      for (int t = 0; t < 2; ++t) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          s[t][e] = t0 + 8 * t + gc * 2 + e < ctx ? s[t][e] * p.scale : -INFINITY;
-          mloc = fmaxf(mloc, s[t][e]);
-        }
-      }
-      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 1));
-      mloc = fmaxf(mloc, __shfl_xor_sync(kFull, mloc, 2));
-      const float mn = fmaxf(m, mloc);  // finite: position t0 < ctx
-      const float alpha = expf(m - mn);  // 0 at the chunk's first tile (m = -inf)
-      float pr[2][2];
-#pragma unroll
-      for (int t = 0; t < 2; ++t) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) pr[t][e] = gr < ng ? expf(s[t][e] - mn) : 0.0f;  // masked: exp(-inf) = 0
-      }
-      l = l * alpha + ((pr[0][0] + pr[0][1]) + (pr[1][0] + pr[1][1]));
-      if (__any_sync(kFull, alpha != 1.0f)) {
-#pragma unroll
-        for (int d = 0; d < HD / 8; ++d) o[d][0] *= alpha, o[d][1] *= alpha;
-      }
-      m = mn;
-      const uint32_t pa[4] = {pack2(pr[0][0], pr[0][1], T{}), 0u, pack2(pr[1][0], pr[1][1], T{}), 0u};
-#pragma unroll
-      for (int dn = 0; dn < HD / 16; ++dn) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, vt + swz<HD>((lane & 7) + ((lane >> 3) & 1) * 8, 2 * dn + (lane >> 4)));
-        mma(o[2 * dn], pa, b[0], b[1], T{});
-        mma(o[2 * dn + 1], pa, b[2], b[3], T{});
-      }
+      tiles.issue(k + NS - 1, next_blk, lane);
+      next_blk = tiles.lookup(k + NS);
+      const int t0 = tiles.t0(k);
+      if (t0 >= 0) st.add(qa, tiles.k_tile(k), t0, ctx, p.scale, ng, lane);  // warp-uniform
     }
-    // The chunk's partial: the 4 warps' states merged in warp order (a warp without a tile in the
-    // chunk has m = -inf and zero sums: weight 0).
-    float lq = l + __shfl_xor_sync(kFull, l, 1);
-    lq += __shfl_xor_sync(kFull, lq, 2);
+    const float lq = st.quad_sum();
     if (gr < ng) {
 #pragma unroll
-      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(o[d][0], o[d][1]);
-      if (gc == 0) red_m[warp][gr] = m, red_l[warp][gr] = lq;
+      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(st.o[d][0], st.o[d][1]);
+      if (gc == 0) red_m[warp][gr] = st.m, red_l[warp][gr] = lq;
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < ng * HD; i += 128) {
+    for (int i = threadIdx.x; i < ng * HD; i += blockDim.x) {
       const int h = i / HD, d = i % HD;
       const float mx = fmaxf(fmaxf(red_m[0][h], red_m[1][h]), fmaxf(red_m[2][h], red_m[3][h]));
       float acc = 0.0f, sum = 0.0f;
@@ -759,6 +795,67 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
   if (chunks > kAttnFuseSpans) return;  // the combine kernel merges long rows
   if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, n, chunks)) return;
   if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, chunks, lane);
+}
+
+// Variant 6: one thread block per (run of consecutive chunks, row) with a warp per (KV head, ≤4-head
+// query group) of the row, each walking every tile of its chunks alone: no barrier and no merge
+// between warps, a chunk's partial written from the warp's registers, and a block reading whole
+// 2 KB pool rows (every KV head of 16 positions) at once. Up to kDec4Warps warps (llama3-8b: 8).
+constexpr int kDec4Warps = 8;
+
+template <int HD, int NS>
+constexpr size_t dec4_smem_bytes(int warps) {
+  return size_t(warps) * warp_ring_elems<HD>(NS) * 2;
+}
+
+template <typename T, int HD, int NS>
+__global__ void __launch_bounds__(32 * kDec4Warps) attn_decode4_kernel(AttnParams p, int64_t row0) {
+  pdl_wait();
+  extern __shared__ uint4 dec_smem[];
+  const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
+  const int ctx = p.row_ctx[r];
+  const int chunks = (ctx + kChunk - 1) / kChunk;
+  const int per = (chunks + gridDim.x - 1) / gridDim.x;
+  const int c0 = blockIdx.x * per;
+  if (c0 >= chunks) return;
+  const int n = min(per, chunks - c0);
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
+  const int kvh = warp / groups, g0 = (warp % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
+  WarpTiles<T, HD, NS> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r], p.kv.block_elems,
+                             int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, c0,
+                             n * kChunkTiles, kChunkTiles, 0, 1, p.kv.block_size % kWarpTile == 0,
+                             reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(NS)};
+#pragma unroll
+  for (int k = 0; k < NS - 1; ++k) tiles.issue(k, tiles.lookup(k), lane);
+  int next_blk = tiles.lookup(NS - 1);
+  uint32_t qa[HD / 16][2];
+  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
+  WarpSoftmax<T, HD> st;
+  for (int j = 0; j < n; ++j) {
+    st.reset();
+    for (int i = 0; i < kChunkTiles; ++i) {
+      const int k = j * kChunkTiles + i;
+      cp_async_wait<NS - 2>();
+      __syncwarp();
+      tiles.issue(k + NS - 1, next_blk, lane);
+      next_blk = tiles.lookup(k + NS);
+      const int t0 = tiles.t0(k);
+      if (t0 >= 0) st.add(qa, tiles.k_tile(k), t0, ctx, p.scale, ng, lane);
+    }
+    const float lq = st.quad_sum();
+    if (gr < ng) {
+      const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + gr) * p.max_splits + c0 + j;
+      float* acc = p.part_acc + idx * HD + gc * 2;
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(acc + d * 8) = make_float2(st.o[d][0], st.o[d][1]);
+      if (gc == 0) p.part_ml[2 * idx] = st.m, p.part_ml[2 * idx + 1] = lq;
+    }
+  }
+  if (chunks > kAttnFuseSpans) return;
+  // One counter per row (its first (KV head, group) slot); the block completing the row merges every head.
+  if (!arrive_last(p.counters + rl * p.kv.kv_heads * groups, n, chunks)) return;
+  for (int h = warp; h < p.heads; h += blockDim.x / 32) merge_head<HD>(p, rl, r, h, chunks, lane);
 }
 
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
@@ -1106,6 +1203,28 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
   return cudaGetLastError();
 }
 
+// Variant 6: a block per (run of chunks, row), runs by the same wave rule over the rows.
+template <typename T, int HD, int NS>
+cudaError_t launch_decode4(const AttnParams& p, int64_t row0, int64_t rows, int warps, cudaStream_t stream) {
+  static int slots[kDec4Warps + 1] = {};  // resident blocks on the device by warps a block
+  if (slots[warps] == 0) {
+    cudaError_t rc = cudaFuncSetAttribute(attn_decode4_kernel<T, HD, NS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(dec4_smem_bytes<HD, NS>(kDec4Warps)));
+    int per_sm = 0;
+    if (rc == cudaSuccess) {
+      rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode4_kernel<T, HD, NS>, 32 * warps,
+                                                         dec4_smem_bytes<HD, NS>(warps));
+    }
+    if (rc != cudaSuccess) return rc;
+    slots[warps] = std::max(1, device_sms() * per_sm);
+  }
+  const int max_chunks = (p.max_splits * kAttnSplit + kChunk - 1) / kChunk;
+  const int cpb = spans_per_block(rows, max_chunks, slots[warps]);
+  const dim3 grid((max_chunks + cpb - 1) / cpb, static_cast<unsigned>(rows));
+  attn_decode4_kernel<T, HD, NS><<<grid, 32 * warps, dec4_smem_bytes<HD, NS>(warps), stream>>>(p, row0);
+  return cudaGetLastError();
+}
+
 // The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic
 // kernel. fused: whether rows of ≤ kAttnFuseSpans partials are already merged; part_len: positions
 // per partial.
@@ -1137,9 +1256,13 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
     rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);
-  } else if (v == 4 || v == 5) {
+  } else if (v == 6 && p.kv.kv_heads * ((p.heads / p.kv.kv_heads + kDecHeads - 1) / kDecHeads) <= kDec4Warps) {
     part_len = kChunk;
-    if (v == 4) {
+    const int warps = p.kv.kv_heads * ((p.heads / p.kv.kv_heads + kDecHeads - 1) / kDecHeads);
+    rc = hd128 ? launch_decode4<T, 128, 3>(p, row0, rows, warps, stream) : launch_decode4<T, 64, 3>(p, row0, rows, warps, stream);
+  } else if (v >= 4) {  // 6 with more than kDec4Warps (KV head, group) pairs takes 4
+    part_len = kChunk;
+    if (v != 5) {
       rc = hd128 ? launch_decode3<T, 128, 3>(p, row0, rows, stream) : launch_decode3<T, 64, 3>(p, row0, rows, stream);
     } else {  // measurement: 2 stages a warp, 3 blocks per SM (4 stages, one block per SM, lost: 37-42%)
       rc = hd128 ? launch_decode3<T, 128, 2>(p, row0, rows, stream) : launch_decode3<T, 64, 2>(p, row0, rows, stream);
