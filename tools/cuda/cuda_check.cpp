@@ -1018,14 +1018,13 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       return v;
     };
     const double tc_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
-    for (const int variant : {2, 3, 1, 4, 5, 6}) {  // each kernel, whatever the default picks for these rows
+    for (const int variant : {2, 3, 1, 4, 5}) {  // each kernel, whatever the default picks for these rows
       const std::vector<float> ref = split_only(rerun(variant, 0));
       const bool tcv = variant != 1;
       const char* what = variant == 2   ? "staged, tensor cores"
                          : variant == 3 ? "staged, tensor cores, 3 stages"
                          : variant == 4 ? "warp pipelines"
-                         : variant == 5 ? "warp pipelines, 2 stages"
-                         : variant == 6 ? "warp pipelines, all heads a block"
+                         : variant == 5 ? "warp pipelines, 3 stages"
                                         : "round-5 kernel";
       record(fmt::format("attention {}q/{}kv x{} decode {}, {} KV, blocks of {}", heads, kv_heads, head_dim, what, tn, bs),
              rel_err(ref, split_ref), tcv ? tc_bound : 1e-5, fmt::format("knob {}; split rows vs CPU f32 on the same rounded K/V", variant));
@@ -1193,8 +1192,8 @@ void bench_attention(double bw) {
       // and round 7's kernels, round 7's with 3 stages and (F16) with forced spans per block.
       std::vector<double> vms;
       std::vector<std::pair<int, int>> vars;
-      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {4, 0}, {5, 0}, {6, 0}};
-      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{4, 1}, {4, 4}, {6, 1}, {6, 4}});
+      if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {4, 0}, {5, 0}};
+      if (kv_type == TensorType::F16) vars.insert(vars.end(), {{4, 1}, {4, 4}});
       const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
       const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
@@ -1203,9 +1202,8 @@ void bench_attention(double bw) {
         const auto [v, spb] = vars[i];
         const std::string name = v == 1   ? std::string("round-5 kernel")
                                  : v == 3 ? std::string("round-7 kernel, 3 stages")
-                                 : v == 5 ? std::string("round-14 kernel, 2 stages")
-                                 : fmt::format("round-{} kernel{}{}", v == 2 ? 7 : 14, v == 6 ? " all heads" : "",
-                                               spb == 0 ? "" : fmt::format(", {}/block", spb));
+                                 : v == 5 ? std::string("round-14 kernel, 3 stages")
+                                 : fmt::format("round-{} kernel{}", v == 2 ? 7 : 14, spb == 0 ? "" : fmt::format(", {}/block", spb));
         extra += fmt::format("; {} {:.4f} ms = {:.0f}%", name, vms[i], pct(vms[i]));
       }
       bench_line(fmt::format("paged decode attention ctx {} x {} seqs (32q/8kv x128, {} KV): {:.4f} ms, {:.0f} GB/s = {:.0f}% of copy bw{}",

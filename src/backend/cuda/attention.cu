@@ -578,11 +578,12 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
 // Round 7's kernel (above) measured 55-62% of copy bandwidth at many sequences: each span costs
 // three block barriers and a 2 KB partial (written, then read back by the merge: 12.5% on top of
 // the K/V bytes), and while a block waits for its span nothing else of its own is in flight.
-// Round 14's kernels give each warp its own cp.async ring of NS 16-position tiles (K and V of one
-// KV head: 8 KB at 128 dims) and its own online softmax, and write one partial per chunk of
+// Round 14's kernel gives each warp its own cp.async ring of NS 16-position tiles (K and V of one
+// KV head: 8 KB at 128 dims) and its own online softmax, and writes one partial per chunk of
 // kChunk positions (4x fewer than per span). A chunk's partial depends on its positions only, so
 // it is the same whichever block computes it and however many chunks a block takes: graphs and the
-// chunks-per-block choice see the same bits.
+// chunks-per-block choice see the same bits. (A block per run of chunks with a warp per KV head,
+// reading whole pool rows, measured 2-11 points lower and was removed: docs/cuda.md, round 14.)
 constexpr int kChunk = 256, kWarpTile = 16, kChunkTiles = kChunk / kWarpTile;
 
 template <int HD>
@@ -722,7 +723,7 @@ __device__ __forceinline__ void load_q(uint32_t (&qa)[HD / 16][2], const AttnPar
   }
 }
 
-// Variant 4: one thread block of 4 warps per (KV head and ≤4-head query group, run of consecutive
+// One thread block of 4 warps per (KV head and ≤4-head query group, run of consecutive
 // chunks, row); warp w takes tiles w, w + 4, w + 8, w + 12 of each chunk, and the 4 warps' states
 // are merged in warp order at the chunk's end (a warp without a tile there has weight 0).
 constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
@@ -795,67 +796,6 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
   if (chunks > kAttnFuseSpans) return;  // the combine kernel merges long rows
   if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, n, chunks)) return;
   if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, chunks, lane);
-}
-
-// Variant 6: one thread block per (run of consecutive chunks, row) with a warp per (KV head, ≤4-head
-// query group) of the row, each walking every tile of its chunks alone: no barrier and no merge
-// between warps, a chunk's partial written from the warp's registers, and a block reading whole
-// 2 KB pool rows (every KV head of 16 positions) at once. Up to kDec4Warps warps (llama3-8b: 8).
-constexpr int kDec4Warps = 8;
-
-template <int HD, int NS>
-constexpr size_t dec4_smem_bytes(int warps) {
-  return size_t(warps) * warp_ring_elems<HD>(NS) * 2;
-}
-
-template <typename T, int HD, int NS>
-__global__ void __launch_bounds__(32 * kDec4Warps) attn_decode4_kernel(AttnParams p, int64_t row0) {
-  pdl_wait();
-  extern __shared__ uint4 dec_smem[];
-  const int64_t rl = blockIdx.y, r = split_row(p, row0, rl);
-  const int ctx = p.row_ctx[r];
-  const int chunks = (ctx + kChunk - 1) / kChunk;
-  const int per = (chunks + gridDim.x - 1) / gridDim.x;
-  const int c0 = blockIdx.x * per;
-  if (c0 >= chunks) return;
-  const int n = min(per, chunks - c0);
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
-  const int kvh = warp / groups, g0 = (warp % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
-  WarpTiles<T, HD, NS> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r], p.kv.block_elems,
-                             int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, c0,
-                             n * kChunkTiles, kChunkTiles, 0, 1, p.kv.block_size % kWarpTile == 0,
-                             reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(NS)};
-#pragma unroll
-  for (int k = 0; k < NS - 1; ++k) tiles.issue(k, tiles.lookup(k), lane);
-  int next_blk = tiles.lookup(NS - 1);
-  uint32_t qa[HD / 16][2];
-  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
-  WarpSoftmax<T, HD> st;
-  for (int j = 0; j < n; ++j) {
-    st.reset();
-    for (int i = 0; i < kChunkTiles; ++i) {
-      const int k = j * kChunkTiles + i;
-      cp_async_wait<NS - 2>();
-      __syncwarp();
-      tiles.issue(k + NS - 1, next_blk, lane);
-      next_blk = tiles.lookup(k + NS);
-      const int t0 = tiles.t0(k);
-      if (t0 >= 0) st.add(qa, tiles.k_tile(k), t0, ctx, p.scale, ng, lane);
-    }
-    const float lq = st.quad_sum();
-    if (gr < ng) {
-      const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + gr) * p.max_splits + c0 + j;
-      float* acc = p.part_acc + idx * HD + gc * 2;
-#pragma unroll
-      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(acc + d * 8) = make_float2(st.o[d][0], st.o[d][1]);
-      if (gc == 0) p.part_ml[2 * idx] = st.m, p.part_ml[2 * idx + 1] = lq;
-    }
-  }
-  if (chunks > kAttnFuseSpans) return;
-  // One counter per row (its first (KV head, group) slot); the block completing the row merges every head.
-  if (!arrive_last(p.counters + rl * p.kv.kv_heads * groups, n, chunks)) return;
-  for (int h = warp; h < p.heads; h += blockDim.x / 32) merge_head<HD>(p, rl, r, h, chunks, lane);
 }
 
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
@@ -1203,28 +1143,6 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
   return cudaGetLastError();
 }
 
-// Variant 6: a block per (run of chunks, row), runs by the same wave rule over the rows.
-template <typename T, int HD, int NS>
-cudaError_t launch_decode4(const AttnParams& p, int64_t row0, int64_t rows, int warps, cudaStream_t stream) {
-  static int slots[kDec4Warps + 1] = {};  // resident blocks on the device by warps a block
-  if (slots[warps] == 0) {
-    cudaError_t rc = cudaFuncSetAttribute(attn_decode4_kernel<T, HD, NS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(dec4_smem_bytes<HD, NS>(kDec4Warps)));
-    int per_sm = 0;
-    if (rc == cudaSuccess) {
-      rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode4_kernel<T, HD, NS>, 32 * warps,
-                                                         dec4_smem_bytes<HD, NS>(warps));
-    }
-    if (rc != cudaSuccess) return rc;
-    slots[warps] = std::max(1, device_sms() * per_sm);
-  }
-  const int max_chunks = (p.max_splits * kAttnSplit + kChunk - 1) / kChunk;
-  const int cpb = spans_per_block(rows, max_chunks, slots[warps]);
-  const dim3 grid((max_chunks + cpb - 1) / cpb, static_cast<unsigned>(rows));
-  attn_decode4_kernel<T, HD, NS><<<grid, 32 * warps, dec4_smem_bytes<HD, NS>(warps), stream>>>(p, row0);
-  return cudaGetLastError();
-}
-
 // The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic
 // kernel. fused: whether rows of ≤ kAttnFuseSpans partials are already merged; part_len: positions
 // per partial.
@@ -1256,16 +1174,14 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
     rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);
-  } else if (v == 6 && p.kv.kv_heads * ((p.heads / p.kv.kv_heads + kDecHeads - 1) / kDecHeads) <= kDec4Warps) {
+  } else if (v >= 4) {
+    // 2 stages a warp and 3 blocks per SM: 73-80% of copy bandwidth at 128 x 1k, 8 x 32k and
+    // 64 x 8k; 3 stages (2 blocks per SM) 66-73%, 4 stages (one block) 39-42% (H200, docs/cuda.md).
     part_len = kChunk;
-    const int warps = p.kv.kv_heads * ((p.heads / p.kv.kv_heads + kDecHeads - 1) / kDecHeads);
-    rc = hd128 ? launch_decode4<T, 128, 3>(p, row0, rows, warps, stream) : launch_decode4<T, 64, 3>(p, row0, rows, warps, stream);
-  } else if (v >= 4) {  // 6 with more than kDec4Warps (KV head, group) pairs takes 4
-    part_len = kChunk;
-    if (v != 5) {
-      rc = hd128 ? launch_decode3<T, 128, 3>(p, row0, rows, stream) : launch_decode3<T, 64, 3>(p, row0, rows, stream);
-    } else {  // measurement: 2 stages a warp, 3 blocks per SM (4 stages, one block per SM, lost: 37-42%)
+    if (v == 4) {
       rc = hd128 ? launch_decode3<T, 128, 2>(p, row0, rows, stream) : launch_decode3<T, 64, 2>(p, row0, rows, stream);
+    } else {  // measurement: 3 stages
+      rc = hd128 ? launch_decode3<T, 128, 3>(p, row0, rows, stream) : launch_decode3<T, 64, 3>(p, row0, rows, stream);
     }
   } else {
     rc = hd128 ? launch_decode2<T, 128, 2>(p, row0, rows, stream) : launch_decode2<T, 64, 2>(p, row0, rows, stream);

@@ -77,9 +77,9 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 // launches, AttnParams::small_rows; 4 for launches of at least one block per SM; 2 otherwise and in
 // the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
 // cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
-// 2 with 3 stages, 4 = round 14 (a cp.async ring and an online softmax per warp, one partial per
-// 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 2 stages a warp,
-// 6 = round 14 with a block per (run of chunks, row) and a warp per (KV head, group) (≤ 8 warps);
+// 2 with 3 stages, 4 = round 14 (a cp.async ring of 2 tiles and an online softmax per warp, one
+// partial per 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 3
+// stages a warp;
 // spans (variants 4/5: chunks) per block N: the grid gets ceil(max_splits / N) runs per (row,
 // group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);
