@@ -971,7 +971,8 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   record(fmt::format("store_kv {} rows into shuffled blocks of {}, {} KV", n, bs, tn), store_err, 0,
          type == TensorType::F32 ? "" : "equal to host round-to-nearest");
   const uint32_t width = heads * head_dim;
-  auto q = p.tensor(randn(size_t(n * width)), n, width);
+  const std::vector<float> qh = randn(size_t(n * width));
+  auto q = p.tensor(qh, n, width);
   auto out = p.output(n, width);
   const backend::AttentionShape shape{heads, kv_heads, head_dim, 1.0f / std::sqrt(float(head_dim))};
   p.cpu.attention(layer, q.c, shape, out.c);
@@ -1036,6 +1037,28 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       }
       record(fmt::format("attention {}q/{}kv x{} decode {} spans/block bits, {} KV, blocks of {}", heads, kv_heads, head_dim, what, tn, bs),
              differ, 0, "outputs differing from the auto choice with 1, 3, 7 spans (round 14: chunks) per block");
+    }
+    // Round 14: the 20 000-past decode row as a step of its own (one token row: the decode kernel
+    // may copy older K/V before its programmatic wait; at 20k the default takes round 14's kernel).
+    {
+      const size_t i = 5;  // seqs[5] = {20000, 1}
+      const auto& sq = ss[i];
+      const int64_t sl = slots[sq.q_begin];
+      const std::vector<int32_t> tok1{0}, pos1{int32_t(seqs[i].n_past)};
+      const std::vector<int64_t> slot1{sl};
+      const std::vector<backend::StepSequence> ss1{{0, 1, seqs[i].n_past, 0, uint32_t(tables[i].size())}};
+      p.gpu.begin_step({tok1, pos1, slot1, ss1, tables[i]});
+      auto k1 = p.gpu.scratch(1, row), v1 = p.gpu.scratch(1, row), q1 = p.gpu.scratch(1, width), o1 = p.gpu.scratch(1, width);
+      p.gpu.write(k1, kh.data() + size_t(sq.q_begin) * row);
+      p.gpu.write(v1, vh.data() + size_t(sq.q_begin) * row);
+      p.gpu.write(q1, qh.data() + size_t(sq.q_begin) * width);
+      p.gpu.store_kv(layer, k1, v1);
+      p.gpu.fill(o1, NAN);
+      p.gpu.attention(layer, q1, shape, o1);
+      const std::vector<float> got = p.get_gpu(o1);
+      const std::vector<float> ref(cpu_out.begin() + size_t(sq.q_begin) * width, cpu_out.begin() + size_t(sq.q_begin + 1) * width);
+      record(fmt::format("attention {}q/{}kv x{} one-row step at 20k, {} KV, blocks of {}", heads, kv_heads, head_dim, tn, bs),
+             rel_err(got, ref), tc_bound, "K/V copies may start before the programmatic wait; vs CPU f32 on the same rounded K/V");
     }
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),
@@ -1698,6 +1721,24 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                                                   st.programmatic_edges)
                                     : ""));
     }
+    be.set_cuda_graphs(false);
+  }
+  // One sequence at long context (round 14): batch-1 decode where attention is a large part of a
+  // token (greedy, graphs on; the pool's K/V are whatever the blocks hold: timing only).
+  for (const uint32_t ctx : {8192u, 32768u}) {
+    const uint32_t need = ctx / bs + 1;
+    if (need > blocks) continue;
+    const auto step = [&] {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence({1}, ctx, std::vector<int32_t>(all.begin(), all.begin() + need), engine::Batch::Logits::Last);
+      model.forward(b, std::vector<uint8_t>{1});
+    };
+    be.set_cuda_graphs(true);
+    step();
+    const double ds = time_ms(step, 20) / 1e3;
+    bench_line(fmt::format("decode 1 seq x {}k context, {} KV, greedy [graphs on]: {:.3f} ms/token, {:.1f} tok/s", ctx / 1024,
+                           tensor_type_name(g_kv_type), ds * 1e3, 1.0 / ds));
     be.set_cuda_graphs(false);
   }
 }

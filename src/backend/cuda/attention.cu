@@ -164,27 +164,31 @@ __device__ __forceinline__ bool arrive_last(int32_t* cnt, int n, int spans) {
   return last;
 }
 
-// Warp merges head `head` of row (rl, r) over its `spans` partials: max exact, weight and V sums in
-// span order, lane taking dims lane + 32e (the combine kernel's formula per dim). With p.out_q8 (one
-// row) it also writes the int8 copy: dims 32e..32e+31 are one quantization block.
+// Warp merges head `head` of row (rl, r) over its `spans` (≤ kAttnFuseSpans) partials: the max
+// and the weight sum by butterflies over lanes (lane s takes span s), the V sums in span order, each
+// lane's dims lane + 32e; every order depends on the span count only. Round 14: the partials'
+// loads are independent (8 spans' in flight a lane) instead of one span a step (a serial chain of
+// L2 round trips, ~5 µs at 32 spans). With p.out_q8 (one row) it also writes the int8 copy: dims
+// 32e..32e+31 are one quantization block.
+static_assert(kAttnFuseSpans <= 32, "merge_head gives each lane one span");
 template <int HD>
 __device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int64_t r, int head, int spans, int lane) {
   constexpr int DPL = HD / 32;
   const int64_t base = (rl * p.heads + head) * p.max_splits;
   const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
-  float m = -INFINITY;
-  for (int s2 = 0; s2 < spans; ++s2) m = fmaxf(m, __ldcg(&ml[s2].x));
-  float sum = 0.0f, o[DPL];
+  const float2 mine = lane < spans ? __ldcg(&ml[lane]) : make_float2(-INFINITY, 0.0f);
+  const float m = warp_max(mine.x);
+  const float w = expf(mine.x - m);  // 0 past the spans
+  const float sum = warp_sum(mine.y * w);
+  float o[DPL];
 #pragma unroll
   for (int e = 0; e < DPL; ++e) o[e] = 0.0f;
   const float* acc = p.part_acc + base * HD + lane;
-#pragma unroll 4
+#pragma unroll 8
   for (int s2 = 0; s2 < spans; ++s2) {
-    const float2 v = __ldcg(&ml[s2]);
-    const float w = expf(v.x - m);
-    sum += v.y * w;
+    const float ws = __shfl_sync(kFull, w, s2);
 #pragma unroll
-    for (int e = 0; e < DPL; ++e) o[e] += __ldcg(acc + int64_t(s2) * HD + 32 * e) * w;
+    for (int e = 0; e < DPL; ++e) o[e] += __ldcg(acc + int64_t(s2) * HD + 32 * e) * ws;
   }
   const int64_t i0 = int64_t(head) * HD + lane;
   float* out = p.out + r * p.ldo + i0;
@@ -735,17 +739,16 @@ constexpr size_t dec3_smem_bytes() {
 
 template <typename T, int HD, int NS>
 __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(AttnParams p, int64_t row0) {
-  pdl_wait();
   extern __shared__ uint4 dec_smem[];
   __shared__ float red_m[kDec3Warps][kDecHeads], red_l[kDec3Warps][kDecHeads];
   __shared__ __align__(16) float red_acc[kDec3Warps][kDecHeads][HD];
+  // The step's inputs (row, context, block table) are read before the wait (pdl.cuh).
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
   const int chunks = (ctx + kChunk - 1) / kChunk;
   const int per = (chunks + gridDim.y - 1) / gridDim.y;  // the row's own chunks over the grid's runs
   const int c0 = blockIdx.y * per;
-  if (c0 >= chunks) return;
-  const int n = min(per, chunks - c0);
+  const int n = max(0, min(per, chunks - c0));
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
@@ -753,8 +756,19 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
                              int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, c0,
                              n * kTilesPerWarp, kTilesPerWarp, warp, kDec3Warps, p.kv.block_size % kWarpTile == 0,
                              reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(NS)};
+  const auto prologue = [&] {
 #pragma unroll
-  for (int k = 0; k < NS - 1; ++k) tiles.issue(k, tiles.lookup(k), lane);
+    for (int k = 0; k < NS - 1; ++k) tiles.issue(k, tiles.lookup(k), lane);
+  };
+  // kv_before_wait (a step of one token row, round 12's contract): the first tiles' copies go out
+  // before the wait when they hold only positions older than ctx - 1, the one this step writes.
+  bool early = p.kv_before_wait != 0 && n > 0;
+#pragma unroll
+  for (int k = 0; k < NS - 1; ++k) early = early && tiles.t0(k) + kWarpTile <= ctx - 1;
+  if (early) prologue();
+  pdl_wait();
+  if (n == 0) return;
+  if (!early) prologue();
   int next_blk = tiles.lookup(NS - 1);
   uint32_t qa[HD / 16][2];
   load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
@@ -1157,11 +1171,13 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   int v = knob;
   if (knob == 0) {
     // Round 14's kernel has a block per 256-position chunk: a one-row launch at 1k context gets 32
-    // blocks (14.9 µs against round 7's 11.2 with 128 blocks, H200), so it takes launches that fill
-    // the SMs; round 7's the others and every launch of the deterministic mode.
+    // blocks (14.9 µs against round 7's 11.2 with 128 blocks, H200), and at 8k 256 (llama3-8b
+    // batch 1 in a decode graph: 2.85 ms a token against 2.78; at 32k 3.62 against 4.42), so it
+    // takes launches of at least two blocks per SM; round 7's the others and every launch of the
+    // deterministic mode.
     const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
     const int64_t blocks = rows * p.kv.kv_heads * groups * ((p.max_splits * kAttnSplit + kChunk - 1) / kChunk);
-    v = p.deterministic ? 2 : small ? 1 : blocks >= device_sms() ? 4 : 2;
+    v = p.deterministic ? 2 : small ? 1 : blocks >= 2 * device_sms() ? 4 : 2;
   }
   const bool hd128 = p.kv.head_dim == 128;
   fused = p.counters != nullptr;
