@@ -887,7 +887,7 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   };
   // 16-bit pools add two long chunks (a ragged 129 rows after a 1 000-token past, a 300-token
   // prefill): with prefill 37 and chunk 16 they take the tensor-core kernel (kTcRows and up).
-  std::vector<Seq> seqs = {{0, 37}, {3000, 1}, {700, 5}, {8190, 1}, {33, 16}, {20000, 1}};
+  std::vector<Seq> seqs = {{0, 37}, {3000, 1}, {700, 5}, {8190, 1}, {33, 16}, {20000, 1}, {200, 1}};
   if (type != TensorType::F32) seqs.insert(seqs.end(), {{1000, 129}, {0, 300}});
   p.gpu.set_attention_tc_rows(kTcRows);
   uint32_t need = 0;
@@ -993,8 +993,8 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
   const bool default_tc = type != TensorType::F32 && default_variant != 1;
   record(fmt::format("attention {}q/{}kv x{} split path, {} rows, {} KV, blocks of {}", heads, kv_heads, head_dim, split_got.size() / width, tn, bs),
          rel_err(split_got, split_ref), default_tc ? (type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16) : 1e-5,
-         (type == TensorType::F32 ? "6 seqs: prefill 37, chunks 16 and 5, decodes at 3k/8k/20k"
-                                  : "chunk 5 after 700, decodes at 3k/8k/20k") + ref_note);
+         (type == TensorType::F32 ? "7 seqs: prefill 37, chunks 16 and 5, decodes at 200/3k/8k/20k"
+                                  : "chunk 5 after 700, decodes at 200/3k/8k/20k") + ref_note);
   if (type != TensorType::F32) {
     // Round 7: a span's partial does not depend on which block computes it, so forcing spans per
     // block (1, 3, 7) gives each staged variant's bits exactly (outputs poisoned before each run);
@@ -1038,10 +1038,10 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       record(fmt::format("attention {}q/{}kv x{} decode {} spans/block bits, {} KV, blocks of {}", heads, kv_heads, head_dim, what, tn, bs),
              differ, 0, "outputs differing from the auto choice with 1, 3, 7 spans (round 14: chunks) per block");
     }
-    // Round 14: the 20 000-past decode row as a step of its own (one token row: the decode kernel
-    // may copy older K/V before its programmatic wait; at 20k the default takes round 14's kernel).
-    {
-      const size_t i = 5;  // seqs[5] = {20000, 1}
+    // Round 14: the 20 000- and 200-past decode rows as steps of their own (one token row: the
+    // decode kernel may copy older K/V before its programmatic wait; by default round 14's chunked
+    // kernel at 20k, its one-block-per-head kernel at 200).
+    for (const size_t i : {size_t(5), size_t(6)}) {  // seqs[5] = {20000, 1}, seqs[6] = {200, 1}
       const auto& sq = ss[i];
       const int64_t sl = slots[sq.q_begin];
       const std::vector<int32_t> tok1{0}, pos1{int32_t(seqs[i].n_past)};
@@ -1057,7 +1057,7 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       p.gpu.attention(layer, q1, shape, o1);
       const std::vector<float> got = p.get_gpu(o1);
       const std::vector<float> ref(cpu_out.begin() + size_t(sq.q_begin) * width, cpu_out.begin() + size_t(sq.q_begin + 1) * width);
-      record(fmt::format("attention {}q/{}kv x{} one-row step at 20k, {} KV, blocks of {}", heads, kv_heads, head_dim, tn, bs),
+      record(fmt::format("attention {}q/{}kv x{} one-row step at {}, {} KV, blocks of {}", heads, kv_heads, head_dim, seqs[i].n_past, tn, bs),
              rel_err(got, ref), tc_bound, "K/V copies may start before the programmatic wait; vs CPU f32 on the same rounded K/V");
     }
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;

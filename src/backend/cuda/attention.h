@@ -73,13 +73,15 @@ struct AttnParams {
 int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
-// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
+// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (6 for one-row
+// launches of ≤ 1 024 positions, 1 for other small
 // launches, AttnParams::small_rows; 4 for launches of at least two blocks per SM; 2 otherwise and in
 // the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
 // cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
 // 2 with 3 stages, 4 = round 14 (a cp.async ring of 2 tiles and an online softmax per warp, one
 // partial per 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 3
-// stages a warp;
+// stages a warp, 6 = round 14's one-row kernel (a block per KV head and group takes the whole row;
+// one-row launches of ≤ 1 024 positions, the default there outside the deterministic mode);
 // spans (variants 4/5: chunks) per block N: the grid gets ceil(max_splits / N) runs per (row,
 // group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);
