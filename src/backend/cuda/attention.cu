@@ -812,92 +812,6 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
   if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, chunks, lane);
 }
 
-// One-row launches of at most kRowMaxSplits spans (1 024 positions: a decode graph's smallest
-// bucket), round 14: a batch-1 step at short context spent ~9 µs a layer in attention for well
-// under a microsecond of bytes (round 12's ablation): partials to memory, a fence and an arrival
-// counter, the merge reading them back. Here one block of 8 warps per (KV head, ≤4-head group)
-// takes the whole row: warp w walks tiles w, w + 8, ... through its own 3-stage ring (at ≤ 256
-// positions every copy but the newest tile's leaves before the programmatic wait), the 8 warps'
-// states are merged in warp order in shared memory, and the output (and its int8 copy) is written
-// at once. The tile order depends on the context only, so eager steps and graphs give the same bits.
-constexpr int kRowWarps = 8, kRowStages = 3, kRowMaxSplits = 16;
-
-template <int HD>
-constexpr size_t row_smem_bytes() {
-  return size_t(kRowWarps) * warp_ring_elems<HD>(kRowStages) * 2;
-}
-
-template <typename T, int HD>
-__global__ void __launch_bounds__(32 * kRowWarps) attn_decode_row_kernel(AttnParams p, int64_t row0) {
-  extern __shared__ uint4 dec_smem[];
-  __shared__ float red_m[kRowWarps][kDecHeads], red_l[kRowWarps][kDecHeads];
-  __shared__ __align__(16) float red_acc[kRowWarps][kDecHeads][HD];
-  const int64_t r = split_row(p, row0, 0);  // the step's inputs: read before the wait (pdl.cuh)
-  const int ctx = p.row_ctx[r];
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
-  const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
-  constexpr int kPerWarp = kRowMaxSplits * kAttnSplit / kWarpTile / kRowWarps;  // tiles a warp at most
-  // t0(k) = (warp + 8k) · 16: one "chunk" (tpw = kPerWarp) whose tiles are strided by the warps.
-  WarpTiles<T, HD, kRowStages> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r],
-                                     p.kv.block_elems, int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx,
-                                     p.kv.block_size, 0, kPerWarp, kPerWarp, warp, kRowWarps, p.kv.block_size % kWarpTile == 0,
-                                     reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(kRowStages)};
-  const auto prologue = [&] {
-#pragma unroll
-    for (int k = 0; k < kRowStages - 1; ++k) tiles.issue(k, tiles.lookup(k), lane);
-  };
-  bool early = p.kv_before_wait != 0;
-#pragma unroll
-  for (int k = 0; k < kRowStages - 1; ++k) early = early && tiles.t0(k) + kWarpTile <= ctx - 1;
-  if (early) prologue();
-  pdl_wait();
-  if (!early) prologue();
-  int next_blk = tiles.lookup(kRowStages - 1);
-  uint32_t qa[HD / 16][2];
-  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
-  WarpSoftmax<T, HD> st;
-  st.reset();
-  for (int k = 0; k < kPerWarp && tiles.t0(k) >= 0; ++k) {  // warp-uniform
-    cp_async_wait<kRowStages - 2>();
-    __syncwarp();
-    tiles.issue(k + kRowStages - 1, next_blk, lane);
-    next_blk = tiles.lookup(k + kRowStages);
-    st.add(qa, tiles.k_tile(k), tiles.t0(k), ctx, p.scale, ng, lane);
-  }
-  cp_async_wait<0>();  // no copy outlives the block
-  const float lq = st.quad_sum();
-  if (gr < ng) {
-#pragma unroll
-    for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(st.o[d][0], st.o[d][1]);
-    if (gc == 0) red_m[warp][gr] = st.m, red_l[warp][gr] = lq;
-  }
-  __syncthreads();
-  if (warp >= ng) return;
-  // Warp h finishes head h of the group: weights of the 8 warps' states (a warp without a tile has
-  // m = -inf: weight 0; warp 0 holds position 0), V sums in warp order, each lane's dims lane + 32e.
-  const int h = warp;
-  float mx = -INFINITY;
-#pragma unroll
-  for (int w = 0; w < kRowWarps; ++w) mx = fmaxf(mx, red_m[w][h]);
-  float wt[kRowWarps], sum = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kRowWarps; ++w) wt[w] = expf(red_m[w][h] - mx), sum += red_l[w][h] * wt[w];
-  const int64_t i0 = int64_t(kvh * G + g0 + h) * HD + lane;
-#pragma unroll
-  for (int e = 0; e < HD / 32; ++e) {
-    float acc = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kRowWarps; ++w) acc += red_acc[w][h][lane + 32 * e] * wt[w];
-    const float v = acc / sum;
-    p.out[r * p.ldo + i0 + 32 * e] = v;
-    if (p.out_q8 != nullptr) {
-      const int64_t i = i0 + 32 * e;
-      quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
-    }
-  }
-}
-
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
 // sum by a fixed tree over the row's own spans (thread t takes spans t, t + 256, ...); warp w sums
 // spans w, w + 8, ... of its lane's dim, then the 8 warp sums are added by a fixed tree. Every
@@ -1218,20 +1132,6 @@ int device_sms() {  // of the current device, read once
   return sms;
 }
 
-template <typename T, int HD>
-cudaError_t launch_decode_row(const AttnParams& p, int64_t row0, cudaStream_t stream) {
-  static bool raised = false;
-  if (!raised) {
-    const cudaError_t rc = cudaFuncSetAttribute(attn_decode_row_kernel<T, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                static_cast<int>(row_smem_bytes<HD>()));
-    if (rc != cudaSuccess) return rc;
-    raised = true;
-  }
-  const int groups = (p.heads / p.kv.kv_heads + kDecHeads - 1) / kDecHeads;
-  attn_decode_row_kernel<T, HD><<<p.kv.kv_heads * groups, 32 * kRowWarps, row_smem_bytes<HD>(), stream>>>(p, row0);
-  return cudaGetLastError();
-}
-
 // Round 14's kernel: chunks per block by the same wave rule as round 7's spans per block (the
 // VELLUM_CUDA_ATTN_SPB knob forces chunks per block here).
 template <typename T, int HD, int NS>
@@ -1265,8 +1165,12 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
                 int& part_len) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
   // Default: round 5's kernel only where it was measured faster end to end (F16 pools, ≤ 8 rows,
-  // contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on BF16 pools.
-  const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
+  // contexts ≤ 2k; one row up to 8k: llama3-8b Q4_K_M batch 1 at 8k in a decode graph 2.70 ms a
+  // token against round 7's 2.78 and round 14's 2.86, since it loads every older K/V before the
+  // programmatic wait; at 32k 4.89 against round 14's 3.59); alone, round 7's is faster at 8k-32k
+  // and twice as fast on BF16 pools.
+  const int small_splits = rows == 1 ? 8192 / kAttnSplit : kAttnFuseSpans;
+  const bool small = rows <= p.small_rows && p.max_splits <= small_splits && std::is_same_v<T, __half>;
   const int knob = decode_variant();
   int v = knob;
   if (knob == 0) {
@@ -1278,9 +1182,7 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
     const int64_t blocks = rows * p.kv.kv_heads * groups * ((p.max_splits * kAttnSplit + kChunk - 1) / kChunk);
     v = p.deterministic ? 2 : small ? 1 : blocks >= 2 * device_sms() ? 4 : 2;
-    if (!p.deterministic && rows == 1 && p.max_splits <= kRowMaxSplits) v = 6;
   }
-  if (v == 6 && (rows != 1 || p.max_splits > kRowMaxSplits)) v = 2;  // the knob on launches it cannot take
   const bool hd128 = p.kv.head_dim == 128;
   fused = p.counters != nullptr;
   if (v == 1 || !fused) {
@@ -1292,8 +1194,6 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
     rc = hd128 ? launch_decode2<T, 128, 3>(p, row0, rows, stream) : launch_decode2<T, 64, 3>(p, row0, rows, stream);
-  } else if (v == 6) {  // the whole row in one block per (KV head, group): no partials, no merge
-    rc = hd128 ? launch_decode_row<T, 128>(p, row0, stream) : launch_decode_row<T, 64>(p, row0, stream);
   } else if (v >= 4) {
     // 2 stages a warp and 3 blocks per SM: 73-80% of copy bandwidth at 128 x 1k, 8 x 32k and
     // 64 x 8k; 3 stages (2 blocks per SM) 66-73%, 4 stages (one block) 39-42% (H200, docs/cuda.md).

@@ -49,9 +49,9 @@ struct AttnParams {
   // launch, and the kernel leaves them zero (16-bit pools with 64/128 dims; may be null otherwise).
   int32_t* counters = nullptr;
   // Launches of at most this many split rows on an F16 pool whose rows have at most 2k positions
-  // take round 5's f32 decode kernel instead of round 7's (0: never): there it measured 1-3% faster
-  // end to end with programmatic launch (H200, docs/cuda.md round 7). The deterministic mode sets 0
-  // so a row's kernel never depends on the batch.
+  // (one-row launches: 8k) take round 5's f32 decode kernel instead of round 7's or 14's (0: never):
+  // there it measured faster end to end with programmatic launch (H200, docs/cuda.md rounds 7 and
+  // 14). The deterministic mode sets 0 so a row's kernel never depends on the batch.
   int64_t small_rows = 0;
   // The deterministic mode (round 14): every decode launch takes round 7's kernel, whatever its
   // rows, so a row's bits never depend on the batch (the default picks by launch size, below).
@@ -73,15 +73,13 @@ struct AttnParams {
 int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
-// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (6 for one-row
-// launches of ≤ 1 024 positions, 1 for other small
+// first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
 // launches, AttnParams::small_rows; 4 for launches of at least two blocks per SM; 2 otherwise and in
 // the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
 // cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
 // 2 with 3 stages, 4 = round 14 (a cp.async ring of 2 tiles and an online softmax per warp, one
 // partial per 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 3
-// stages a warp, 6 = round 14's one-row kernel (a block per KV head and group takes the whole row;
-// one-row launches of ≤ 1 024 positions, the default there outside the deterministic mode);
+// stages a warp;
 // spans (variants 4/5: chunks) per block N: the grid gets ceil(max_splits / N) runs per (row,
 // group) (0 = chosen per launch from the waves).
 void set_attn_decode_variant(int variant);
