@@ -1165,12 +1165,11 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
                 int& part_len) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
   // Default: round 5's kernel only where it was measured faster end to end (F16 pools, ≤ 8 rows,
-  // contexts ≤ 2k; one row up to 8k: llama3-8b Q4_K_M batch 1 at 8k in a decode graph 2.70 ms a
-  // token against round 7's 2.78 and round 14's 2.86, since it loads every older K/V before the
-  // programmatic wait; at 32k 4.89 against round 14's 3.59); alone, round 7's is faster at 8k-32k
-  // and twice as fast on BF16 pools.
-  const int small_splits = rows == 1 ? 8192 / kAttnSplit : kAttnFuseSpans;
-  const bool small = rows <= p.small_rows && p.max_splits <= small_splits && std::is_same_v<T, __half>;
+  // contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on BF16 pools. (One row
+  // at 8k, llama3-8b Q4_K_M batch 1 in a decode graph: round 5's 2.70-2.92 ms a token, round 7's
+  // 2.78, round 14's 2.85-2.91 over three calls, i.e. within the calls' spread; at 32k round 14's
+  // 3.59-3.70 against round 7's 4.42 and round 5's 4.89.)
+  const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
   const int knob = decode_variant();
   int v = knob;
   if (knob == 0) {

@@ -49,9 +49,9 @@ struct AttnParams {
   // launch, and the kernel leaves them zero (16-bit pools with 64/128 dims; may be null otherwise).
   int32_t* counters = nullptr;
   // Launches of at most this many split rows on an F16 pool whose rows have at most 2k positions
-  // (one-row launches: 8k) take round 5's f32 decode kernel instead of round 7's or 14's (0: never):
-  // there it measured faster end to end with programmatic launch (H200, docs/cuda.md rounds 7 and
-  // 14). The deterministic mode sets 0 so a row's kernel never depends on the batch.
+  // take round 5's f32 decode kernel instead of round 7's or 14's (0: never): there it measured
+  // 1-3% faster end to end with programmatic launch (H200, docs/cuda.md round 7). The deterministic
+  // mode sets 0 so a row's kernel never depends on the batch.
   int64_t small_rows = 0;
   // The deterministic mode (round 14): every decode launch takes round 7's kernel, whatever its
   // rows, so a row's bits never depend on the batch (the default picks by launch size, below).
