@@ -3,6 +3,7 @@
 
 #include "backend/cuda/attention.h"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/pack16.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
@@ -350,15 +351,7 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
 
 // ---- split path, 16-bit pools with 64 or 128 dims, round 7: staged runs of spans ---------------
 
-// mma.sync helpers (also used by the tensor-core prefill path below).
-__device__ __forceinline__ uint32_t pack2(float a, float b, __half) {
-  const __half2 h = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-__device__ __forceinline__ uint32_t pack2(float a, float b, __nv_bfloat16) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
+// mma.sync helpers (also used by the tensor-core prefill path below; pack2: pack16.cuh).
 // c += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
   asm(
@@ -1099,28 +1092,6 @@ int spans_per_block(int64_t pairs, int max_splits, int slots) {
   return best;
 }
 
-template <typename T, int HD, int STAGES>
-cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
-  constexpr size_t smem = dec_smem_bytes<HD, STAGES>();
-  static int slots = 0;  // resident blocks on the device (once per instantiation)
-  if (slots == 0) {
-    cudaError_t rc = cudaFuncSetAttribute(attn_decode2_kernel<T, HD, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem));
-    int dev = 0, sms = 0, per_sm = 0;
-    if (rc == cudaSuccess) rc = cudaGetDevice(&dev);
-    if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode2_kernel<T, HD, STAGES>, 128, smem);
-    if (rc != cudaSuccess) return rc;
-    slots = std::max(1, sms * per_sm);
-  }
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
-  const int64_t pairs = rows * p.kv.kv_heads * groups;
-  const int spb = spans_per_block(pairs, p.max_splits, slots);
-  const dim3 grid(p.kv.kv_heads * groups, (p.max_splits + spb - 1) / spb, static_cast<unsigned>(rows));
-  attn_decode2_kernel<T, HD, STAGES><<<grid, 128, smem, stream>>>(p, row0);
-  return cudaGetLastError();
-}
-
 int device_sms() {  // of the current device, read once
   static int sms = 0;
   if (sms == 0) {
@@ -1132,29 +1103,43 @@ int device_sms() {  // of the current device, read once
   return sms;
 }
 
-// Round 14's kernel: chunks per block by the same wave rule as round 7's spans per block (the
-// VELLUM_CUDA_ATTN_SPB knob forces chunks per block here).
+// Blocks of 128 threads of `kernel` with `smem` bytes of dynamic shared memory resident on the
+// device at once, into `slots` (the kernel's shared-memory limit raised first; once: slots != 0).
+template <typename Kernel>
+cudaError_t resident_blocks(Kernel kernel, size_t smem, int& slots) {
+  if (slots != 0) return cudaSuccess;
+  cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  int per_sm = 0;
+  if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 128, smem);
+  if (rc == cudaSuccess) slots = std::max(1, device_sms() * per_sm);
+  return rc;
+}
+
+// A decode kernel of 128-thread blocks per (KV head and group, run, row) over `units` (spans or
+// chunks) per row: runs of the wave rule's length (spans_per_block; VELLUM_CUDA_ATTN_SPB forces it).
+template <typename Kernel>
+cudaError_t launch_runs(Kernel kernel, size_t smem, int& slots, const AttnParams& p, int64_t row0, int64_t rows, int units,
+                        cudaStream_t stream) {
+  if (const cudaError_t rc = resident_blocks(kernel, smem, slots); rc != cudaSuccess) return rc;
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int per = spans_per_block(rows * p.kv.kv_heads * groups, units, slots);
+  const dim3 grid(p.kv.kv_heads * groups, (units + per - 1) / per, static_cast<unsigned>(rows));
+  kernel<<<grid, 128, smem, stream>>>(p, row0);
+  return cudaGetLastError();
+}
+
+template <typename T, int HD, int STAGES>
+cudaError_t launch_decode2(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
+  static int slots = 0;  // once per instantiation
+  return launch_runs(attn_decode2_kernel<T, HD, STAGES>, dec_smem_bytes<HD, STAGES>(), slots, p, row0, rows, p.max_splits, stream);
+}
+
+// Round 14's kernel: runs of chunks.
 template <typename T, int HD, int NS>
 cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
-  constexpr size_t smem = dec3_smem_bytes<HD, NS>();
-  static int slots = 0;  // resident blocks on the device (once per instantiation)
-  if (slots == 0) {
-    cudaError_t rc = cudaFuncSetAttribute(attn_decode3_kernel<T, HD, NS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem));
-    int dev = 0, sms = 0, per_sm = 0;
-    if (rc == cudaSuccess) rc = cudaGetDevice(&dev);
-    if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode3_kernel<T, HD, NS>, 128, smem);
-    if (rc != cudaSuccess) return rc;
-    slots = std::max(1, sms * per_sm);
-  }
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
-  const int64_t pairs = rows * p.kv.kv_heads * groups;
+  static int slots = 0;
   const int max_chunks = (p.max_splits * kAttnSplit + kChunk - 1) / kChunk;
-  const int cpb = spans_per_block(pairs, max_chunks, slots);
-  const dim3 grid(p.kv.kv_heads * groups, (max_chunks + cpb - 1) / cpb, static_cast<unsigned>(rows));
-  attn_decode3_kernel<T, HD, NS><<<grid, 128, smem, stream>>>(p, row0);
-  return cudaGetLastError();
+  return launch_runs(attn_decode3_kernel<T, HD, NS>, dec3_smem_bytes<HD, NS>(), slots, p, row0, rows, max_chunks, stream);
 }
 
 // The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic

@@ -11,6 +11,7 @@
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
@@ -159,17 +160,9 @@ __global__ void __launch_bounds__(kDequantThreads) dequant_bf16_kernel(const uin
   }
 }
 
-// f32 → bf16 or f16, round to nearest even.
+// f32 → bf16 or f16, round to nearest even (pairs: pack2, pack16.cuh).
 __device__ __forceinline__ void to16(float v, __nv_bfloat16* d) { *d = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void to16(float v, __half* d) { *d = __float2half_rn(v); }
-__device__ __forceinline__ uint32_t pack16(float a, float b, __nv_bfloat16) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-__device__ __forceinline__ uint32_t pack16(float a, float b, __half) {
-  const __half2 h = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
 
 template <typename T>
 __global__ void f32_to_16_kernel(const float* src, T* dst, int64_t n) {
@@ -185,7 +178,7 @@ __global__ void f32_to_16_x4_kernel(const float4* src, uint2* dst, int64_t n4) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n4) return;
   const float4 v = src[i];
-  dst[i] = make_uint2(pack16(v.x, v.y, T{}), pack16(v.z, v.w, T{}));
+  dst[i] = make_uint2(pack2(v.x, v.y, T{}), pack2(v.z, v.w, T{}));
 }
 
 __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias) {
