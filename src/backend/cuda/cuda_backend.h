@@ -128,6 +128,7 @@ class CudaBackend final : public Backend {
  private:
   void matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs);
   void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
+  void matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -286,19 +286,24 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
   out[i] = mul(g / (1.0f + expf(-g)), up[i]);
 }
 
-// swiglu_kernel's expression on bf16 gate/up (cuBLAS outputs), 8 elements a thread (16-byte loads):
-// f32 out and its bf16 rounding (the next GEMM's input), each when not null. n % 8 == 0.
-__global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* out, uint4* out_bf16, int64_t n8) {
+// swiglu_kernel's expression on 16-bit gate/up (cuBLAS outputs: bf16, or f16 for F16 weights), 8
+// elements a thread (16-byte loads): f32 out and its rounding to T (the next GEMM's input), each
+// when not null. n % 8 == 0.
+__device__ __forceinline__ float2 widen2(uint32_t u, __nv_bfloat16) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u));
+}
+__device__ __forceinline__ float2 widen2(uint32_t u, __half) { return __half22float2(*reinterpret_cast<const __half2*>(&u)); }
+template <typename T>
+__global__ void swiglu16_kernel(const uint4* gate, const uint4* up, float4* out, uint4* out16, int64_t n8) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n8) return;
   const uint4 g8 = gate[i], u8 = up[i];
-  const auto* g = reinterpret_cast<const __nv_bfloat162*>(&g8);
-  const auto* u = reinterpret_cast<const __nv_bfloat162*>(&u8);
+  const uint32_t g[4] = {g8.x, g8.y, g8.z, g8.w}, u[4] = {u8.x, u8.y, u8.z, u8.w};
   float y[8];
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const float2 gf = __bfloat1622float2(g[j]), uf = __bfloat1622float2(u[j]);
+    const float2 gf = widen2(g[j], T{}), uf = widen2(u[j], T{});
     y[2 * j] = mul(gf.x / (1.0f + expf(-gf.x)), uf.x);
     y[2 * j + 1] = mul(gf.y / (1.0f + expf(-gf.y)), uf.y);
   }
@@ -306,15 +311,7 @@ __global__ void swiglu_bf16_kernel(const uint4* gate, const uint4* up, float4* o
     out[2 * i] = make_float4(y[0], y[1], y[2], y[3]);
     out[2 * i + 1] = make_float4(y[4], y[5], y[6], y[7]);
   }
-  if (out_bf16 == nullptr) return;
-  uint4 packed;
-  uint32_t* pw = reinterpret_cast<uint32_t*>(&packed);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    __nv_bfloat162 b = __floats2bfloat162_rn(y[2 * j], y[2 * j + 1]);
-    pw[j] = *reinterpret_cast<uint32_t*>(&b);
-  }
-  out_bf16[i] = packed;
+  if (out16 != nullptr) out16[i] = make_uint4(pack2(y[0], y[1], T{}), pack2(y[2], y[3], T{}), pack2(y[4], y[5], T{}), pack2(y[6], y[7], T{}));
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
@@ -525,13 +522,20 @@ cudaError_t launch_swiglu(const float* gate, const float* up, float* out, int64_
   return cudaGetLastError();
 }
 
-cudaError_t launch_swiglu_bf16(const void* gate, const void* up, float* out, void* out_bf16, int64_t n, cudaStream_t stream) {
+template <typename T>
+cudaError_t launch_swiglu16(const void* gate, const void* up, float* out, void* out16, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  if (n % 8 != 0 || !aligned(gate) || !aligned(up) || !aligned(out) || !aligned(out_bf16)) return cudaErrorInvalidValue;
-  swiglu_bf16_kernel<<<blocks_for(n / 8, 256), 256, 0, stream>>>(static_cast<const uint4*>(gate), static_cast<const uint4*>(up),
-                                                                 reinterpret_cast<float4*>(out), static_cast<uint4*>(out_bf16), n / 8);
+  if (n % 8 != 0 || !aligned(gate) || !aligned(up) || !aligned(out) || !aligned(out16)) return cudaErrorInvalidValue;
+  swiglu16_kernel<T><<<blocks_for(n / 8, 256), 256, 0, stream>>>(static_cast<const uint4*>(gate), static_cast<const uint4*>(up),
+                                                                 reinterpret_cast<float4*>(out), static_cast<uint4*>(out16), n / 8);
   return cudaGetLastError();
+}
+cudaError_t launch_swiglu_bf16(const void* gate, const void* up, float* out, void* out_bf16, int64_t n, cudaStream_t stream) {
+  return launch_swiglu16<__nv_bfloat16>(gate, up, out, out_bf16, n, stream);
+}
+cudaError_t launch_swiglu_f16(const void* gate, const void* up, float* out, void* out_f16, int64_t n, cudaStream_t stream) {
+  return launch_swiglu16<__half>(gate, up, out, out_f16, n, stream);
 }
 
 cudaError_t launch_add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {

@@ -80,6 +80,8 @@ cudaError_t launch_swiglu(const float* gate, const float* up, float* out, int64_
 // swiglu on bf16 gate/up (a GEMM's bf16 outputs; round 7): out in f32 and out_bf16, its bf16
 // rounding, for the next GEMM (each skipped when null). n % 8 == 0, every pointer 16-byte aligned.
 cudaError_t launch_swiglu_bf16(const void* gate, const void* up, float* out, void* out_bf16, int64_t n, cudaStream_t stream);
+// The same on f16 gate/up (F16 weights' GEMMs, round 14): out in f32 and out_f16.
+cudaError_t launch_swiglu_f16(const void* gate, const void* up, float* out, void* out_f16, int64_t n, cudaStream_t stream);
 cudaError_t launch_add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
 cudaError_t launch_gather_rows(const float* x, int64_t cols, const int32_t* rows, int64_t n, float* out,
                                cudaStream_t stream);
