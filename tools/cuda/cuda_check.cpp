@@ -582,26 +582,29 @@ std::string pair_note(const void* a, const void* b) {
   return fmt::format("weights {} MiB apart: {}", d >> 20, d < (uintptr_t(1) << 31) ? "one batched GEMM" : "two GEMMs");
 }
 
-void check_norm_bf16_copy(Pair& p, int64_t m, int64_t k, int64_t n) {
+// The norm's 16-bit copy: bf16, or f16 when most weights uploaded are F16 (round 14), so each type
+// gets a backend of its own.
+void check_norm_copy16(TensorType wtype, int64_t m, int64_t k, int64_t n) {
+  Pair p;
   const auto xv = randn(size_t(m * k)), dv = randn(size_t(m * k));
   std::vector<float> gv = randn(size_t(k));
   std::vector<uint8_t> gb(gv.size() * 4);
   std::memcpy(gb.data(), gv.data(), gb.size());
   auto g = p.weight("gain", TensorType::F32, k, 1, gb);
-  const HostWeight hw = make_weight(TensorType::BF16, n, k);
-  auto w = p.weight("w", TensorType::BF16, k, n, hw.bytes);
+  const HostWeight hw = make_weight(wtype, n, k);
+  auto w = p.weight("w", wtype, k, n, hw.bytes);
   auto x = p.tensor(xv, m, k), d = p.tensor(dv, m, k);
   auto out = p.output(m, k), o1 = p.output(m, n), o2 = p.output(m, n);  // outputs first: fill() drops copies
   p.cpu.add_rms_norm(x.c, d.c, g.c, 1e-5f, out.c);
   p.gpu.add_rms_norm(x.g, d.g, g.g, 1e-5f, out.g);
-  p.gpu.matmul(w.g, out.g, o1.g, nullptr);  // reads the norm's bf16 copy
+  p.gpu.matmul(w.g, out.g, o1.g, nullptr);  // reads the norm's 16-bit copy
   const auto normed = p.get_gpu(out.g);
   auto again = p.tensor(normed, m, k);
   p.gpu.matmul(w.g, again.g, o2.g, nullptr);  // converts the same values itself
-  const std::string what = fmt::format("add_rms_norm {}x{}", m, k);
-  record(what + " (normed, with its bf16 copy)", rel_err(normed, p.get_cpu(out.c)), 1e-5);
-  record(what + " -> bf16 copy -> BF16 matmul vs converted by matmul", max_abs_diff(p.get_gpu(o1.g), p.get_gpu(o2.g)), 0,
-         "bit for bit");
+  const std::string what = fmt::format("add_rms_norm {}x{}", m, k), tn(tensor_type_name(wtype));
+  record(fmt::format("{} (normed, with its {} copy)", what, tn), rel_err(normed, p.get_cpu(out.c)), 1e-5);
+  record(fmt::format("{} -> {} copy -> {} matmul vs converted by matmul", what, tn, tn),
+         max_abs_diff(p.get_gpu(o1.g), p.get_gpu(o2.g)), 0, "bit for bit");
 }
 
 // The many-row SwiGLU path (set_swiglu_rows, default on since round 7) in the checks and the
@@ -790,8 +793,10 @@ void pair_probe() {
 }
 
 void check_bf16_rows(Pair& p) {
-  check_norm_bf16_copy(p, 264, 4096, 512);
-  check_norm_bf16_copy(p, 9, 2048, 256);  // a decode-sized batch
+  for (const TensorType t : {TensorType::BF16, TensorType::F16}) {
+    check_norm_copy16(t, 264, 4096, 512);
+    check_norm_copy16(t, 9, 2048, 256);  // a decode-sized batch
+  }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   check_swiglu_rows(p, TensorType::BF16, 264, 1024, 1024);

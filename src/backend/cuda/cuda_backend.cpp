@@ -287,15 +287,24 @@ struct CudaBackend::Impl {
     if (p != old && bf16_at == old) bf16_of = nullptr, bf16_at = nullptr;
     return p;
   }
-  // Where a norm of `out` (2+ rows) should also write its bf16 copy (nullptr: it should not); after norm_q8.
-  void* norm_bf16(const Tensor& out) {
+  // Where a norm of `out` (2+ rows) should also write its 16-bit copy (nullptr: it should not), after
+  // norm_q8: bf16, or f16 (copy_f16) when most matmul weights are F16 (copies_f16, round 14).
+  void* norm_copy16(const Tensor& out, bool& copy_f16) {
+    copy_f16 = copies_f16;
     if (out.rows < 2 || !bf16_act || deterministic) return nullptr;
-    void* p = grow_bf16(x_bf16, size_t(out.rows * out.cols) * 2, "matmul activations (bf16)");
-    bf16_of = out.data;
-    bf16_elems = out.rows * out.cols;
-    bf16_at = p;
+    const int64_t n = out.rows * out.cols;
+    if (copies_f16) {
+      void* p = grow(x_f16, size_t(n) * 2, "matmul activations (f16)");
+      f16_of = out.data, f16_elems = n, f16_at = p;
+      return p;
+    }
+    void* p = grow_bf16(x_bf16, size_t(n) * 2, "matmul activations (bf16)");
+    bf16_of = out.data, bf16_elems = n, bf16_at = p;
     return p;
   }
+  // Weight elements uploaded, all and F16: the norms write f16 copies when F16 holds the majority.
+  int64_t weight_elems = 0, f16_weight_elems = 0;
+  bool copies_f16 = false;
   // x's rows in bf16 for a cuBLAS GEMM: the copy a producer or the previous matmul left, else
   // converted into x_bf16 now (recorded as its own op).
   const void* bf16_input(const Tensor& x) {
@@ -590,6 +599,9 @@ Weight CudaBackend::upload_weight(const std::string& name, TensorType type, int6
   }
   const uint64_t expected = row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<uint64_t>(rows);
   if (bytes.size() != expected) throw_error("weight {}: {} bytes, expected {}", name, bytes.size(), expected);
+  m.weight_elems += rows * cols;
+  if (type == TensorType::F16) m.f16_weight_elems += rows * cols;
+  m.copies_f16 = 2 * m.f16_weight_elems > m.weight_elems;
   const bool repack = cuda::needs_repack(type);
   const size_t device_bytes = repack ? cuda::device_row_bytes(type, cols) * size_t(rows) : bytes.size();
   void* final_ptr = cuda::device_alloc(device_bytes, "weight " + name);
@@ -864,10 +876,11 @@ void CudaBackend::rms_norm(const Tensor& x, const Weight& gain, float eps, Tenso
   const int64_t group = gain.cols;
   if (group == x.cols && cuda::fast_norm_supports(x.cols)) {  // whole rows: the fused kernel, no delta
     void* q8 = m.norm_q8(out);
-    void* xb = m.norm_bf16(out);
-    m.graphs.mix(13, x.data, g, x.rows, x.cols, eps, out.data, q8, xb);
+    bool f16 = false;
+    void* xb = m.norm_copy16(out, f16);
+    m.graphs.mix(13, x.data, g, x.rows, x.cols, eps, out.data, q8, xb, f16);
     m.graphs.run([=, &m] {
-      m.launched(cuda::launch_add_rms_norm(x.data, nullptr, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb), "rms_norm kernel");
+      m.launched(cuda::launch_add_rms_norm(x.data, nullptr, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb, f16), "rms_norm kernel");
     });
     return;
   }
@@ -1211,11 +1224,12 @@ void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain
   const float* g = static_cast<const float*>(gain.data);
   const float* d = delta.data;
   void* q8 = m.norm_q8(out);
-  void* xb = m.norm_bf16(out);
-  m.graphs.mix(14, x.data, d, g, x.rows, x.cols, eps, out.data, q8, xb);
+  bool f16 = false;
+  void* xb = m.norm_copy16(out, f16);
+  m.graphs.mix(14, x.data, d, g, x.rows, x.cols, eps, out.data, q8, xb, f16);
   m.graphs.run([=, &m] {
     if (x.rows == 1 && m.skip(1)) return;
-    m.launched(cuda::launch_add_rms_norm(x.data, d, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb), "add_rms_norm kernel");
+    m.launched(cuda::launch_add_rms_norm(x.data, d, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb, f16), "add_rms_norm kernel");
   });
 }
 

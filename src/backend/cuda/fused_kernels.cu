@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
@@ -20,10 +21,11 @@ constexpr int kNormThreads = 256;
 // One 256-thread block per row; thread t holds float4s t, t + 256, ... in registers (V of them), so
 // x is read once and every load is issued before the first use (the old kernel walked the row
 // twice with one dependent load at a time: 9.3 us for 4096 floats on an H200).
-template <int V>
+// xb: the 16-bit copy (T: bf16, or f16 for F16 weights since round 14), when not null.
+template <int V, typename T>
 __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, const float* delta, const float* gain,
                                                                     int64_t cols, float eps, float* out, int8_t* xq,
-                                                                    float2* xs, __nv_bfloat16* xb) {
+                                                                    float2* xs, T* xb) {
   __shared__ float partial[kNormThreads / 32];
   const int64_t n4 = cols / 4;
   float4* xr = reinterpret_cast<float4*>(x + int64_t(blockIdx.x) * cols);
@@ -76,12 +78,8 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
       y = make_float4(mul(mul(v[j].x, scale), g.x), mul(mul(v[j].y, scale), g.y), mul(mul(v[j].z, scale), g.z),
                       mul(mul(v[j].w, scale), g.w));
       o4[i] = y;
-      if (xb != nullptr) {  // the bf16 copy a cuBLAS GEMM reads next (the f32_to_bf16 rounding)
-        __nv_bfloat162 lo = __floats2bfloat162_rn(y.x, y.y), hi = __floats2bfloat162_rn(y.z, y.w);
-        uint2 packed;
-        packed.x = *reinterpret_cast<uint32_t*>(&lo);
-        packed.y = *reinterpret_cast<uint32_t*>(&hi);
-        reinterpret_cast<uint2*>(xb + int64_t(blockIdx.x) * cols)[i] = packed;
+      if (xb != nullptr) {  // the 16-bit copy a cuBLAS GEMM reads next (launch_f32_to_bf16/f16's rounding)
+        reinterpret_cast<uint2*>(xb + int64_t(blockIdx.x) * cols)[i] = make_uint2(pack2(y.x, y.y, T{}), pack2(y.z, y.w, T{}));
       }
     }
     if (xq != nullptr) {  // 8 consecutive threads hold one 32-element block (cols % 32 == 0)
@@ -161,21 +159,30 @@ __global__ void rope_store_kv_kernel(float* q, int64_t q_cols, float* k, const f
   }
 }
 
+template <typename T>
+void launch_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps, float* out,
+                 int8_t* xq, float2* xs, T* xb, cudaStream_t stream) {
+  const int64_t per = (cols / 4 + kNormThreads - 1) / kNormThreads;  // float4s per thread
+  const dim3 grid(static_cast<unsigned>(rows));
+  if (per <= 1) add_rms_norm_kernel<1, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 2) add_rms_norm_kernel<2, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 4) add_rms_norm_kernel<4, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else add_rms_norm_kernel<8, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+}
+
 }  // namespace
 
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
-                                float* out, void* q8, cudaStream_t stream, void* bf16) {
+                                float* out, void* q8, cudaStream_t stream, void* copy16, bool f16) {
   if (!fast_norm_supports(cols) || (q8 != nullptr && (rows != 1 || cols % 32 != 0))) return cudaErrorInvalidValue;
-  auto* xb = static_cast<__nv_bfloat16*>(bf16);
   if (rows == 0) return cudaSuccess;
   auto* xq = static_cast<int8_t*>(q8);
   auto* xs = q8 ? reinterpret_cast<float2*>(static_cast<uint8_t*>(q8) + (cols + 15) / 16 * 16) : nullptr;
-  const int64_t per = (cols / 4 + kNormThreads - 1) / kNormThreads;  // float4s per thread
-  const dim3 grid(static_cast<unsigned>(rows));
-  if (per <= 1) add_rms_norm_kernel<1><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 2) add_rms_norm_kernel<2><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 4) add_rms_norm_kernel<4><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else add_rms_norm_kernel<8><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  if (f16) {
+    launch_norm(x, delta, gain, rows, cols, eps, out, xq, xs, static_cast<__half*>(copy16), stream);
+  } else {
+    launch_norm(x, delta, gain, rows, cols, eps, out, xq, xs, static_cast<__nv_bfloat16*>(copy16), stream);
+  }
   return cudaGetLastError();
 }
 

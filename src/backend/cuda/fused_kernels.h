@@ -17,10 +17,11 @@ inline bool fast_norm_supports(int64_t cols) { return cols > 0 && cols % 4 == 0 
 // For each row: x += delta (when delta is not null; x is written back), then
 // out = x / sqrt(mean(x²) + eps) · gain. With q8 (one row, cols % 32 == 0) also out quantized as
 // launch_quantize_q8 writes it (gemv_kernels.h), so the next batch-1 matmul skips that kernel.
-// With bf16 (any rows) also out rounded to bf16 [rows][cols], the copy a cuBLAS GEMM reads, so
-// the next many-row matmul skips its f32_to_bf16 conversion (round 7). out may alias x only without delta.
+// With copy16 (any rows) also out rounded to bf16 (f16 when f16: F16 weights, round 14) [rows][cols],
+// the copy a cuBLAS GEMM reads, so the next many-row matmul skips its conversion (round 7). out may
+// alias x only without delta.
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
-                                float* out, void* q8, cudaStream_t stream, void* bf16 = nullptr);
+                                float* out, void* q8, cudaStream_t stream, void* copy16 = nullptr, bool f16 = false);
 
 // RoPE on q (q_cols = heads × head_dim) and k in place at the step's positions, then k and v
 // (kv_heads × head_dim each) into their slots: one thread per rotated or stored pair. head_dim even.
