@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 14: F16 weights' many-row SwiGLU on f16 GEMMs: checks, then llama3-8b F16 quick bench against
+# Round 14: F16 weights' many-row SwiGLU on f16 GEMMs (call 11), the norms' f16 copy (call 12): checks, then llama3-8b F16 quick bench against
 # the previous binary (vellum_cuda_check.prev.xz), alternating, and BF16 once each (unchanged path).
 D=$(cd "$(dirname "$0")" && pwd); export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
@@ -8,7 +8,7 @@ xz -dc $D/vellum_cuda_check.prev.xz > /tmp/check.prev && chmod +x /tmp/check.pre
 ("$D/vellum" gguf synth --preset llama3-8b --type F16 -o /tmp/l8b-F16.gguf > /dev/null 2>&1) &
 bash $D/run5.sh checks > $O/run5.txt 2>&1
 timeout 120 $C --invariance /tmp/q.gguf > $O/inv.txt 2>&1
-{ tail -1 $O/check_table.txt; grep FAIL $O/check_table.txt | head; grep -E "matmul_swiglu F16" $O/check_table.txt | cut -c1-170; grep -E "checks,|greedy|graphs vs|match" $O/run5.txt | cut -c1-160; grep -E "deterministic model" $O/inv.txt | cut -c1-200 | sort -u; } > $O/final.txt
+{ tail -1 $O/check_table.txt; grep FAIL $O/check_table.txt | head; grep -E "matmul_swiglu F16|add_rms_norm .*copy" $O/check_table.txt | cut -c1-170; grep -E "checks,|greedy|graphs vs|match" $O/run5.txt | cut -c1-160; grep -E "deterministic model" $O/inv.txt | cut -c1-200 | sort -u; } > $O/final.txt
 wait
 q() {  # binary label type run
   L=$O/quick-$3-$2-$4.log
