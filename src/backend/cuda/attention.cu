@@ -595,21 +595,25 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem_r
                : "r"(a));
 }
 
-// One warp's tiles of one KV head: the k-th tile of its sequence starts at position
-// (c0 + k / tpw) · kChunk + (first + step · (k % tpw)) · kWarpTile, for k < total; copied through
-// the block table into stage k % NS of the warp's ring (swizzled rows, zeros past the context).
+// Warps a block, and tiles each warp takes of a chunk (w, w + 4, w + 8, w + 12).
+constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
+
+// One warp's tiles of one KV head: the k-th tile of its run starts at position
+// (c0 + k / kTilesPerWarp) · kChunk + (warp + kDec3Warps · (k % kTilesPerWarp)) · kWarpTile, for
+// k < total; copied through the block table into stage k % NS of the warp's ring (swizzled rows,
+// zeros past the context).
 template <typename T, int HD, int NS>
 struct WarpTiles {
   const T* pool;  // the pool at this KV head's dims
   const int32_t* table;
   int64_t block_elems, row_elems, k_off, v_off;
-  int ctx, bs, c0, total, tpw, first, step;
+  int ctx, bs, c0, total, warp;
   bool one_block;  // a tile lies in one KV block: one table entry a tile
   T* ring;
 
   __device__ int t0(int k) const {  // -1: past the run or the context
     if (k >= total) return -1;
-    const int t = (c0 + k / tpw) * kChunk + (first + step * (k % tpw)) * kWarpTile;
+    const int t = (c0 + k / kTilesPerWarp) * kChunk + (warp + kDec3Warps * (k % kTilesPerWarp)) * kWarpTile;
     return t < ctx ? t : -1;
   }
   __device__ int lookup(int k) const {  // the tile's block id, loaded a tile before its copy is issued
@@ -723,7 +727,6 @@ __device__ __forceinline__ void load_q(uint32_t (&qa)[HD / 16][2], const AttnPar
 // One thread block of 4 warps per (KV head and ≤4-head query group, run of consecutive
 // chunks, row); warp w takes tiles w, w + 4, w + 8, w + 12 of each chunk, and the 4 warps' states
 // are merged in warp order at the chunk's end (a warp without a tile there has weight 0).
-constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
 
 template <int HD, int NS>
 constexpr size_t dec3_smem_bytes() {
@@ -747,7 +750,7 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
   WarpTiles<T, HD, NS> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r], p.kv.block_elems,
                              int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, c0,
-                             n * kTilesPerWarp, kTilesPerWarp, warp, kDec3Warps, p.kv.block_size % kWarpTile == 0,
+                             n * kTilesPerWarp, warp, p.kv.block_size % kWarpTile == 0,
                              reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(NS)};
   const auto prologue = [&] {
 #pragma unroll

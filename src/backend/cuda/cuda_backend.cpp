@@ -315,10 +315,15 @@ struct CudaBackend::Impl {
     bf16_of = x.data;
     bf16_elems = n;
     bf16_at = xb;
-    const float* src = x.data;
-    graphs.mix(41, src, n, xb);
-    graphs.run([=, this] { launched(cuda::launch_f32_to_bf16(src, xb, n, stream), "f32_to_bf16 kernel"); });
+    record_to16(x.data, n, xb, false);
     return xb;
+  }
+  // Records the conversion of n f32 values at src into dst (bf16, or f16 when f16) as its own op.
+  void record_to16(const float* src, int64_t n, void* dst, bool f16) {
+    graphs.mix(41, src, n, dst, f16);
+    graphs.run([=, this] {
+      launched(f16 ? cuda::launch_f32_to_f16(src, dst, n, stream) : cuda::launch_f32_to_bf16(src, dst, n, stream), "f32_to_16 kernel");
+    });
   }
   // x's rows in f16 for a cuBLAS GEMM with F16 weights: the previous matmul's copy of the same
   // rows, else converted into x_f16 now (recorded as its own op).
@@ -327,12 +332,8 @@ struct CudaBackend::Impl {
     if (f16_of == x.data && f16_elems == n) return f16_at;
     touch({x});
     void* xh = grow(x_f16, size_t(n) * 2, "matmul activations (f16)");
-    f16_of = x.data;
-    f16_elems = n;
-    f16_at = xh;
-    const float* src = x.data;
-    graphs.mix(48, src, n, xh);
-    graphs.run([=, this] { launched(cuda::launch_f32_to_f16(src, xh, n, stream), "f32_to_f16 kernel"); });
+    f16_of = x.data, f16_elems = n, f16_at = xh;
+    record_to16(x.data, n, xh, true);
     return xh;
   }
   // Whether matmul() takes the bf16 cuBLAS path for `M` rows of a `type` weight with `K` columns
@@ -389,18 +390,26 @@ struct CudaBackend::Impl {
     if (type == TensorType::BF16 || (ahead_for(type, N, tile) && !graphs.recording())) return nullptr;
     return grow(w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
   }
-  // Two BF16 GEMMs of one shape over the same xb (K and V; gate and up) as one strided-batched
+  // Two 16-bit GEMMs of one shape over the same x (K and V; gate and up) as one strided-batched
   // cuBLAS call: any two weights are base + stride. w0 < w1 and o0 < o1 (the caller orders them).
-  void gemm_bf16_pair(const void* w0, const void* w1, int64_t N, int64_t K, const void* xb, int64_t M, void* o0, void* o1,
-                      cudaDataType_t otype, int64_t ldo) const {
+  // Weights and x are `in` (bf16, or f16 for F16 weights).
+  void gemm_pair(const void* w0, const void* w1, int64_t N, int64_t K, const void* x16, int64_t M, void* o0, void* o1,
+                 cudaDataType_t otype, int64_t ldo, cudaDataType_t in = CUDA_R_16BF) const {
     const float one = 1.0f, zero = 0.0f;
     const size_t osize = otype == CUDA_R_32F ? sizeof(float) : 2;
     const long long sa = (static_cast<const uint8_t*>(w1) - static_cast<const uint8_t*>(w0)) / 2;
     const long long sc = (static_cast<uint8_t*>(o1) - static_cast<uint8_t*>(o0)) / static_cast<long long>(osize);
-    check(cublasGemmStridedBatchedEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, w0, CUDA_R_16BF, int(K), sa,
-                                     xb, CUDA_R_16BF, int(K), 0, &zero, o0, otype, int(ldo), sc, 2, CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT),
-          "cublasGemmStridedBatchedEx (bf16 pair)");
+    check(cublasGemmStridedBatchedEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, w0, in, int(K), sa, x16, in,
+                                     int(K), 0, &zero, o0, otype, int(ldo), sc, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx (16-bit pair)");
+  }
+  // F16 weights as stored times x's f16 rows (round 14), out of otype with leading dimension ldo.
+  void gemm_f16(const void* w, int64_t N, int64_t K, const void* xh, int64_t M, void* out, cudaDataType_t otype,
+                int64_t ldo) const {
+    const float one = 1.0f, zero = 0.0f;
+    check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, w, CUDA_R_16F, int(K), xh, CUDA_R_16F,
+                       int(K), &zero, out, otype, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx (f16)");
   }
   // x as int8 for a batch-1 int8 GEMV: the norm's copy when it is x's (quantize = false), else the
   // x_q8 workspace that the caller fills with launch_quantize_q8.
@@ -1013,10 +1022,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     const int64_t ldo = out.cols;
     m.graphs.mix(49, type, wd, N, K, M, xh, od, ldo, b);
     m.graphs.run([=, &m] {
-      const float one = 1.0f, zero = 0.0f;
-      check(cublasGemmEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, wd, CUDA_R_16F, int(K), xh, CUDA_R_16F,
-                         int(K), &zero, od, CUDA_R_32F, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-            "cublasGemmEx (f16)");
+      m.gemm_f16(wd, N, K, xh, M, od, CUDA_R_32F, ldo);
       if (b != nullptr) m.launched(cuda::launch_add_bias(od, M, N, ldo, b, m.stream), "add_bias kernel");
     });
     if (od < x.data + M * x.cols && x.data < od + M * ldo) m.f16_of = nullptr;  // out overwrote x: the copy is stale
@@ -1294,7 +1300,7 @@ void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> 
       const void* xb = m.bf16_input(x);
       m.graphs.mix(42, w0, w1, N, K, M, xb, o0, o1, b0, b1);
       m.graphs.run([=, &m] {
-        m.gemm_bf16_pair(w0, w1, N, K, xb, M, o0, o1, CUDA_R_32F, N);
+        m.gemm_pair(w0, w1, N, K, xb, M, o0, o1, CUDA_R_32F, N);
         if (b0 != nullptr) m.launched(cuda::launch_add_bias(o0, M, N, N, b0, m.stream), "add_bias kernel");
         if (b1 != nullptr) m.launched(cuda::launch_add_bias(o1, M, N, N, b1, m.stream), "add_bias kernel");
       });
@@ -1376,7 +1382,7 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   m.graphs.mix(43, type, gw, uw, N, K, M, xb, gu, ob, od, tile, wb, lazy, paired);
   m.graphs.run([=, &m] {
     if (paired) {
-      m.gemm_bf16_pair(gate_first ? gw : uw, gate_first ? uw : gw, N, K, xb, M, gu, gu + n * 2, CUDA_R_16BF, N);
+      m.gemm_pair(gate_first ? gw : uw, gate_first ? uw : gw, N, K, xb, M, gu, gu + n * 2, CUDA_R_16BF, N);
     } else {
       m.gemm_bf16(type, gw, N, K, xb, M, gout, CUDA_R_16BF, N, tile, wb);
       m.gemm_bf16(type, uw, N, K, xb, M, uout, CUDA_R_16BF, N, tile, wb);
@@ -1410,19 +1416,11 @@ void CudaBackend::matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, c
   float* od = out.data;
   m.graphs.mix(50, gw, uw, N, K, M, xh, gu, ob, od, paired);
   m.graphs.run([=, &m] {
-    const float one = 1.0f, zero = 0.0f;
     if (paired) {
-      const long long sa = (static_cast<const uint8_t*>(gate_first ? uw : gw) - static_cast<const uint8_t*>(gate_first ? gw : uw)) / 2;
-      check(cublasGemmStridedBatchedEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, gate_first ? gw : uw,
-                                       CUDA_R_16F, int(K), sa, xh, CUDA_R_16F, int(K), 0, &zero, gu, CUDA_R_16F, int(N),
-                                       static_cast<long long>(n), 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-            "cublasGemmStridedBatchedEx (f16 pair)");
+      m.gemm_pair(gate_first ? gw : uw, gate_first ? uw : gw, N, K, xh, M, gu, gu + n * 2, CUDA_R_16F, N, CUDA_R_16F);
     } else {
-      for (const auto& [w, o] : {std::pair{gw, static_cast<void*>(gout)}, std::pair{uw, static_cast<void*>(uout)}}) {
-        check(cublasGemmEx(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, w, CUDA_R_16F, int(K), xh, CUDA_R_16F,
-                           int(K), &zero, o, CUDA_R_16F, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-              "cublasGemmEx (f16)");
-      }
+      m.gemm_f16(gw, N, K, xh, M, gout, CUDA_R_16F, N);
+      m.gemm_f16(uw, N, K, xh, M, uout, CUDA_R_16F, N);
     }
     m.launched(cuda::launch_swiglu_f16(gout, uout, od, ob, n, m.stream), "swiglu_f16 kernel");
   });
