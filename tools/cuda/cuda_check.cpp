@@ -180,15 +180,22 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    const bool i8 = cuda::int8_gemv_supports(type, k) && m <= cuda::kMaxI8Rows;
    const bool mmq = m >= 2 && cuda::mmq_supports(type, k);
    const bool dq = m >= 2 && cuda::dq_mma_supports(type, k);
-   std::vector<int> modes;  // 0: int8 GEMV, 1: mmq, 2: the f32 GEMV / cuBLAS path, 3: dq_mma
+   const bool dq_rs = m >= 2 && cuda::dq_mma_rs_supports(type, k);
+   // 0: int8 GEMV, 1: mmq, 2: the f32 GEMV / cuBLAS path, 3: dq_mma, 4 / 5: dq_mma's register-A
+   // kernel (DqMmaPlan::rs 1 / 2), which must equal round 11's kernel bit for bit (same bf16
+   // weights, same wgmma shapes and order).
+   std::vector<int> modes;
    if (i8) modes.push_back(0);
    if (mmq) modes.push_back(1);
    modes.push_back(2);
    if (dq) modes.push_back(3);
+   if (dq_rs) modes.push_back(4), modes.push_back(5);
+   std::vector<float> dq_got;
    for (const int mode : modes) {
     p.gpu.set_int8_gemv(mode == 0);
     p.gpu.set_mmq(mode == 1);
-    p.gpu.set_dq_mma(mode == 3);
+    p.gpu.set_dq_mma(mode >= 3);
+    p.gpu.set_dq_rs(mode >= 4 ? mode - 3 : 0);
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -203,7 +210,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const bool int8 = mode == 0, mma = mode == 1, dqm = mode == 3;
+    const bool int8 = mode == 0, mma = mode == 1, dqm = mode >= 3;
     // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path);
     // mmq rounds x the same way, its bound is that rounding (1e-2, twice the expected error).
     // dq_mma: x and the weights (K-quant scales too) in bf16, as the cuBLAS path. F16 weights'
@@ -213,9 +220,11 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     const double bound = int8 ? 2e-2 : (mma || dqm) ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : f16_gemm ? 1e-3 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     const std::string name = fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                                         int8 ? "int8 gemv" : mma ? "int8 mma" : dqm ? "dq mma" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : f16_gemm ? "f16 gemm" : "bf16 gemm"));
+                                         int8 ? "int8 gemv" : mma ? "int8 mma" : mode == 3 ? "dq mma" : mode == 4 ? "dq mma rs" : mode == 5 ? "dq mma rs2" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : f16_gemm ? "f16 gemm" : "bf16 gemm"));
     const std::vector<float> got = p.get_gpu(out.g);
     record(name, rel_err(got, ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]", cpu_err));
+    if (mode == 3) dq_got = got;
+    if (mode >= 4 && !dq_got.empty()) record(name + " vs round 11's kernel", max_abs_diff(got, dq_got), 0, "bit for bit");
     if (dqm) {  // K split: the last block adds the partial sums in split order, whoever arrives last
       p.gpu.fill(out.g, std::nanf(""));
       p.gpu.matmul(w.g, x.g, out.g, bias ? &b.g : nullptr);
@@ -238,6 +247,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
   p.gpu.set_dq_mma(true);
+  p.gpu.set_dq_rs(0);
 }
 
 // Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
@@ -1444,11 +1454,12 @@ void bench_gemv(double bw) {
 }
 
 // dq_mma's kernel alone (no backend, x already bf16): launches timed back to back with events.
-double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps) {
+double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps, int rs = 0) {
   std::vector<uint16_t> xh(size_t(m * k));
   const std::vector<float> xv = randn(xh.size());
   for (size_t i = 0; i < xh.size(); ++i) xh[i] = __bfloat16_as_ushort(__float2bfloat16(xv[i]));
-  const cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132);
+  cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132);
+  plan.rs = cuda::dq_mma_rs_supports(t, k) ? rs : 0;
   void *x = nullptr, *ws = nullptr, *cnt = nullptr, *out = nullptr;
   cuda::check(cudaMalloc(&x, xh.size() * 2), "alloc");
   cuda::check(cudaMalloc(&ws, std::max<size_t>(plan.ws_floats, 1) * 4), "alloc");
@@ -1495,24 +1506,30 @@ void bench_mmq(double bw, double gemm_tflops) {
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
         const std::vector<float> xv = randn(size_t(m * k));
         be.write(x, xv.data());
-        for (const int mode : {0, 1, 2}) {  // dq_mma, mmq, dequantize + cuBLAS
+        for (const int mode : {0, 1, 2, 3, 4}) {  // dq_mma, mmq, dequantize + cuBLAS, dq_mma rs 1 / 2
           if (mode == 1 && m > 512) continue;
-          be.set_dq_mma(mode == 0);
+          if (mode >= 3 && !cuda::dq_mma_rs_supports(t, k)) continue;
+          be.set_dq_mma(mode == 0 || mode >= 3);
+          be.set_dq_rs(mode >= 3 ? mode - 2 : 0);
           be.set_mmq(mode == 1);
           const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, m >= 512 ? 10 : 30);
           const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
           bench_line(fmt::format("matmul {} {}x{} rows {} ({}): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
                                  "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
-                                 tensor_type_name(t), n, k, m, mode == 0 ? "dq mma" : mode == 1 ? "int8 mma" : "dequant+cuBLAS",
+                                 tensor_type_name(t), n, k, m, mode == 0 ? "dq mma" : mode == 1 ? "int8 mma" : mode == 2 ? "dequant+cuBLAS" : mode == 3 ? "dq mma rs" : "dq mma rs2",
                                  ms * 1e3, gbs, 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
         }
-        const double ms = time_dq_kernel(t, wt.data, n, k, m, 50);
-        const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
-        bench_line(fmt::format("matmul {} {}x{} rows {} (dq kernel alone): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
-                               "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
-                               tensor_type_name(t), n, k, m, ms * 1e3, gbs, 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
+        for (int rs = 0; rs <= (cuda::dq_mma_rs_supports(t, k) ? 2 : 0); ++rs) {
+          const double ms = time_dq_kernel(t, wt.data, n, k, m, 50, rs);
+          const double gbs = bytes / (ms * 1e-3) / 1e9, tf = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
+          bench_line(fmt::format("matmul {} {}x{} rows {} (dq kernel{} alone): {:.1f} us, weights {:.0f} GB/s = {:.0f}% of copy bw, "
+                                 "{:.0f} TFLOP/s = {:.0f}% of the BF16 GEMM",
+                                 tensor_type_name(t), n, k, m, rs == 0 ? "" : rs == 1 ? " rs" : " rs2", ms * 1e3, gbs,
+                                 100.0 * gbs / bw, tf, 100.0 * tf / gemm_tflops));
+        }
         be.set_mmq(true);
         be.set_dq_mma(true);
+        be.set_dq_rs(0);
         be.release_scratch();
       }
     }
@@ -2058,7 +2075,7 @@ int run(int argc, char** argv) {
       std::vector<uint8_t> wb(bytes);
       for (size_t j = 0; j < bytes; ++j) wb[j] = hw.bytes[j % hw.bytes.size()];
       const Weight wt = be.upload_weight("w", *t, k, n, wb);
-      const double ms = time_dq_kernel(*t, wt.data, n, k, m, 20);
+      const double ms = time_dq_kernel(*t, wt.data, n, k, m, 20, be.dq_rs());
       std::printf("dq probe %s %lldx%lld rows %lld: %.1f us, %.0f GB/s\n", argv[i - 3], (long long)n, (long long)k, (long long)m,
                   ms * 1e3, bytes / (ms * 1e-3) / 1e9);
       return 0;

@@ -129,6 +129,10 @@ struct CudaBackend::Impl {
   int64_t dq_min_rows = 9, dq_max_rows = 256;
   static constexpr int64_t kDqAutoMinRows = 33, kDqAutoMaxRows = 128, kDqAutoMinN = 8192;
   int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
+  // Which dq_mma kernel Q4_K / Q6_K take (DqMmaPlan::rs; VELLUM_CUDA_DQ_RS, set_dq_rs): 0 round 11's
+  // (A dequantized into shared memory), 1 round 15's (A dequantized into registers), 2 the same with
+  // one stage of wgmma in flight.
+  int dq_rs = 0;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
 
@@ -510,6 +514,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
     if (std::sscanf(d, "%lld,%lld", &lo, &hi) == 2) m.dq_min_rows = lo, m.dq_max_rows = hi;
   }
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS"); d != nullptr) m.dq_splits = std::max(0, std::atoi(d));
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_RS"); d != nullptr) m.dq_rs = std::clamp(std::atoi(d), 0, 2);
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
@@ -550,6 +555,8 @@ void CudaBackend::set_deterministic(bool on) {
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
+void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 2); }
+int CudaBackend::dq_rs() const { return impl_->dq_rs; }
 void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
   impl_->dq_min_rows = min_rows;
   impl_->dq_max_rows = max_rows;
@@ -947,7 +954,8 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   // dq_mma (dq_mma_for: forced, or by default the shapes where it wins): bf16 tensor cores, the
   // weights dequantized once a block, x in bf16 (the copy a norm left, or converted once for Q, K and V).
   if (m.dq_mma_for(type, M, K, N)) {
-    const cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, m.sms, m.dq_splits);
+    cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, m.sms, m.dq_splits);
+    plan.rs = cuda::dq_mma_rs_supports(type, K) ? m.dq_rs : 0;
     float* ws = nullptr;
     int32_t* cnt = nullptr;
     if (plan.splits > 1) {
@@ -962,7 +970,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     const void* xb = m.bf16_input(x);
     float* od = out.data;
     const int64_t ldo = out.cols;
-    m.graphs.mix(47, type, wd, N, K, M, xb, ws, cnt, od, ldo, b, plan.splits, plan.nt);
+    m.graphs.mix(47, type, wd, N, K, M, xb, ws, cnt, od, ldo, b, plan.splits, plan.nt, plan.rs);
     m.graphs.run([=, &m] {
       m.launched(cuda::launch_dq_mma(type, wd, N, K, xb, M, plan, ws, cnt, od, ldo, b, m.stream), "dq_mma kernel");
     });

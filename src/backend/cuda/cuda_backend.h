@@ -79,6 +79,9 @@ class CudaBackend final : public Backend {
   // it for every supported weight at min_rows..max_rows (default 9..256), false turns it off.
   void set_dq_mma(bool on);
   void set_dq_mma_rows(int64_t min_rows, int64_t max_rows);
+  // Which dq_mma kernel Q4_K / Q6_K take (0 round 11's, 1 / 2 round 15's register-A kernel; dq_mma.h).
+  void set_dq_rs(int kernel);
+  int dq_rs() const;
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead
   // of mmq (default 8, Q8_0 4; this sets both).
   void set_int8_gemv_max_rows(int rows);

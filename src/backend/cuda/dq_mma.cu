@@ -60,6 +60,11 @@ __device__ __forceinline__ void biased_pairs(uint32_t v, uint32_t& lo, uint32_t&
 }
 // Byte offset of 16-byte chunk c (elements 8c..8c+7) of row r in a 128-byte swizzled tile.
 __device__ __forceinline__ int sw128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
+// Bytes 2t, 2t+1, 2t+8, 2t+9 of a 16-byte piece in shared memory (a lane's part of an mma A row).
+__device__ __forceinline__ uint32_t quad_bytes(const uint8_t* p, int t) {
+  const uint32_t a = *reinterpret_cast<const uint16_t*>(p + 2 * t), b = *reinterpret_cast<const uint16_t*>(p + 2 * t + 8);
+  return a | (b << 16);
+}
 
 // ---- weight types ------------------------------------------------------------------------------
 // Stage s of a row is elements 64s..64s+63 (sub-blocks or blocks 2s and 2s + 1). kPieces 16-byte
@@ -71,7 +76,8 @@ __device__ __forceinline__ int sw128(int r, int c) { return r * 128 + ((c ^ (r &
 // took ~7 and made the kernel issue-bound (round 11, first version). Q8_0 goes through f32 and
 // equals the dequantization kernel's bf16 weights bit for bit.
 struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 sub-blocks × 16
-  static constexpr int kPieces = 3;  // the two sub-blocks' quants, the super-block's header
+  static constexpr int kPieces = 3;
+  static constexpr bool kRegFrags = true;  // the two sub-blocks' quants, the super-block's header
   static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
   __device__ static int64_t piece_off(int s, int i) {
     const int64_t g = int64_t(s / 16) * DecQ4_KR::kGroupBytes;
@@ -95,9 +101,31 @@ struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 su
       p[8 + 2 * i + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg128), d1, m1);
     }
   }
+  // One row's part of the register A fragments of stage s (dq_mma_rs_kernel): lo[kk] = elements
+  // 16kk + 2t, +1 and hi[kk] = 16kk + 2t + 8, +9 (t = lane % 4): bytes 2t, 2t+1, 2t+8, 2t+9 of each
+  // sub-block hold them (low nibbles: kk even, high: kk odd). The same bf16 values as dequant().
+  __device__ static void frag(const uint8_t* raw, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+    const uint8_t* hd = raw + 32;
+    const float d = ld_f16(hd), dmin = ld_f16(hd + 2);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      int sc, m;
+      scale_min_k4((2 * s + h) % 8, hd + 4, sc, m);
+      const uint32_t d1 = bf2_dup(d * float(sc)), m1 = bf2_dup(-(dmin * float(m)));
+      const uint32_t v = quad_bytes(raw + 16 * h, t);
+      uint32_t a, b;
+      biased_pairs(v & 0x0F0F0F0Fu, a, b);
+      lo[2 * h] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg128), d1, m1);
+      hi[2 * h] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg128), d1, m1);
+      biased_pairs((v >> 4) & 0x0F0F0F0Fu, a, b);
+      lo[2 * h + 1] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg128), d1, m1);
+      hi[2 * h + 1] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg128), d1, m1);
+    }
+  }
 };
 
 struct WQ6_K {  // DecQ6_KR: per 1 024 elements, ql 32 × 16, qh 32 × 8, scales 64, d 4 × 2, pad 8
+  static constexpr bool kRegFrags = true;
   static constexpr int kPieces = 5;  // ql of the two sub-blocks, their qh, the scales' and d's slots
   static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
   __device__ static int64_t piece_off(int s, int i) {
@@ -124,10 +152,34 @@ struct WQ6_K {  // DecQ6_KR: per 1 024 elements, ql 32 × 16, qh 32 × 8, scales
       p[8 + 2 * w + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg160), d1, kBf2NegZero);
     }
   }
+  // As WQ4_K::frag. Elements 2t, 2t+1 have their high 2 bits at bits 2(t/2).. of bytes 2(t%2),
+  // +1 of a qh word, elements 2t+8, 2t+9 at bits 2(t/2)+4.. of the same bytes.
+  __device__ static void frag(const uint8_t* raw, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+    const int i0 = 2 * (t % 2), sh = 2 * (t / 2);
+    const uint32_t sel = uint32_t(i0 | (i0 + 1) << 4 | (i0 + 4) << 8 | (i0 + 5) << 12);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int tb = (2 * s) % 32 + h;
+      const float d = ld_f16(raw + 64 + 2 * (tb / 8));
+      const uint32_t d0 = bf2_dup(d * float(int8_t(raw[48 + 2 * (tb % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[48 + 2 * (tb % 8) + 1])));
+      const uint32_t v = quad_bytes(raw + 16 * h, t);
+      const uint2 q = *reinterpret_cast<const uint2*>(raw + 32 + 8 * h);
+      const uint32_t hx = (__byte_perm(q.x >> sh, q.x >> (sh + 4), sel) & 0x03030303u) << 4;
+      const uint32_t hy = (__byte_perm(q.y >> sh, q.y >> (sh + 4), sel) & 0x03030303u) << 4;
+      uint32_t a, b;
+      biased_pairs((v & 0x0F0F0F0Fu) | hx, a, b);
+      lo[2 * h] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg160), d0, kBf2NegZero);
+      hi[2 * h] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg160), d0, kBf2NegZero);
+      biased_pairs(((v >> 4) & 0x0F0F0F0Fu) | hy, a, b);
+      lo[2 * h + 1] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg160), d1, kBf2NegZero);
+      hi[2 * h + 1] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg160), d1, kBf2NegZero);
+    }
+  }
 };
 
 struct WQ8_0 {  // DecQ8_0R: per 256 elements, 8 f16 scales (16 bytes) then 8 blocks × 32 int8
   static constexpr int kPieces = 5;  // the two blocks' 64 quant bytes, the group's scales
+  static constexpr bool kRegFrags = false;  // its int8 values need more than the bf16 byte trick
   static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
   __device__ static int64_t piece_off(int s, int i) {
     const int64_t g = int64_t(s / 4) * DecQ8_0R::kGroupBytes;
@@ -142,126 +194,69 @@ struct WQ8_0 {  // DecQ8_0R: per 256 elements, 8 f16 scales (16 bytes) then 8 bl
   }
 };
 
-template <class T, int BT>
+template <class T, int BT, int Stages = kStages, int ABufs = 2>
 struct DqLayout {
+  static constexpr int kStages = Stages;
   static constexpr int kXBytes = BT * 128, kRawStride = T::kPieces * 16, kRawBytes = kRows * kRawStride;
   static constexpr int kStageBytes = (kXBytes + kRawBytes + 1023) / 1024 * 1024;
-  static constexpr int kSmem = kStages * kStageBytes + 2 * kATile + 1024;  // + 1 KiB to align the base
+  static constexpr int kSmem = kStages * kStageBytes + ABufs * kATile + 1024;  // + 1 KiB to align the base
 };
-
-// grid: (token tiles, row tiles, K splits); token tiles vary fastest, so the blocks that read one
-// weight tile run together and share it through L2.
+// The register-A kernel has no A tile and a deeper ring (its refill distance is kStages - 2).
 template <class T, int BT>
-__global__ void __launch_bounds__(kThreads, 1)
-    dq_mma_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int nk, const uint8_t* __restrict__ x, int64_t k,
-                  int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out, int64_t ldo,
-                  const float* __restrict__ bias) {
-  using L = DqLayout<T, BT>;
-  extern __shared__ uint8_t smem_raw[];
-  __shared__ int last_block;
-  // Swizzle atoms must be 1 024-byte aligned.
-  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
-  uint8_t* abuf = smem + kStages * L::kStageBytes;
-  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
-  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kRows;
-  const int splits = int(gridDim.z), split = int(blockIdx.z);
-  const int sb = int(int64_t(nk) * split / splits), se = int(int64_t(nk) * (split + 1) / splits);
+using DqRsLayout = DqLayout<T, BT, BT >= 256 ? 5 : 6, 0>;
 
-  // What this thread copies each stage, fixed for the whole K walk (rows past n / m re-read the
-  // last one; their results are not stored).
-  constexpr int kWItems = (kRows * T::kPieces + kThreads - 1) / kThreads;
-  constexpr int kXItems = BT * 8 / kThreads;
+// What one thread copies into a stage of the ring, fixed for the whole K walk: its share of the
+// block's 128 rows × kPieces raw pieces and of the BT tokens' 128 bytes of x (in wgmma's swizzled
+// layout). Rows past n / tokens past m re-read the last one; their results are not stored.
+template <class T, int BT, class L>
+struct StageCopies {
+  static constexpr int kWItems = (kRows * T::kPieces + kThreads - 1) / kThreads;
+  static constexpr int kXItems = BT * 8 / kThreads;
   static_assert(BT * 8 % kThreads == 0, "x pieces split evenly");
   const uint8_t* wsrc[kWItems];
   int wdst[kWItems];
   int wpiece[kWItems];
-#pragma unroll
-  for (int it = 0; it < kWItems; ++it) {
-    const int i = min(tid + it * kThreads, kRows * T::kPieces - 1), row = i / T::kPieces;
-    wpiece[it] = i % T::kPieces;
-    wsrc[it] = w + min(n0 + row, n - 1) * int64_t(row_bytes);
-    wdst[it] = L::kXBytes + row * L::kRawStride + 16 * wpiece[it];
-  }
   const uint8_t* xsrc[kXItems];
   int xdst[kXItems];
-#pragma unroll
-  for (int it = 0; it < kXItems; ++it) {
-    const int i = tid + it * kThreads, tok = i / 8, c = i % 8;
-    xsrc[it] = x + (min(m0 + tok, m - 1) * k + 8 * c) * 2;
-    xdst[it] = sw128(tok, c);
-  }
-  const auto stage_w = [&](int buf, int s) {
-    uint8_t* base = smem + buf * L::kStageBytes;
+  int tid;
+
+  __device__ StageCopies(const uint8_t* w, size_t row_bytes, int64_t n, int64_t n0, const uint8_t* x, int64_t k, int64_t m, int64_t m0)
+      : tid(int(threadIdx.x)) {
 #pragma unroll
     for (int it = 0; it < kWItems; ++it) {
-      if (tid + it * kThreads < kRows * T::kPieces) cp_async16(base + wdst[it], wsrc[it] + T::piece_off(s, wpiece[it]));
+      const int i = min(tid + it * kThreads, kRows * T::kPieces - 1), row = i / T::kPieces;
+      wpiece[it] = i % T::kPieces;
+      wsrc[it] = w + min(n0 + row, n - 1) * int64_t(row_bytes);
+      wdst[it] = L::kXBytes + row * L::kRawStride + 16 * wpiece[it];
     }
-  };
-  const auto stage_x = [&](int buf, int s) {
-    uint8_t* base = smem + buf * L::kStageBytes;
 #pragma unroll
-    for (int it = 0; it < kXItems; ++it) cp_async16(base + xdst[it], xsrc[it] + int64_t(s) * kK * 2);
-  };
-  // Thread tid dequantizes half tid % 2 of row tid / 2.
-  const int drow = tid / 2, dh = tid % 2;
-  const auto dequant = [&](int buf, int s, int a) {
-    uint32_t p[16];
-    T::dequant(smem + buf * L::kStageBytes + L::kXBytes + drow * L::kRawStride, s, dh, p);
-    uint8_t* dst = abuf + a * kATile;
-#pragma unroll
-    for (int c = 0; c < 4; ++c) *reinterpret_cast<uint4*>(dst + sw128(drow, 4 * dh + c)) = {p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]};
-  };
-
-  // Weights are never written by a kernel: the first stages' weight copies start before the wait
-  // (into this block's shared memory only); they join the first stage's group.
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s)
-    if (sb + s < se) stage_w(s, sb + s);
-  pdl_wait();
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (sb + s < se) stage_x(s, sb + s);
-    cp_async_commit();
-  }
-
-  float acc[BT / 8][4];
-#pragma unroll
-  for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-
-  if (sb < se) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();
-    dequant(0, sb, 0);
-    fence_proxy_async();
-  }
-  __syncthreads();
-  for (int s = sb; s < se; ++s) {
-    const int it = s - sb, buf = it % kStages, a = it & 1;
-    const uint64_t da = smem_desc_sw128(abuf + a * kATile + wg * (64 * 128)), db = smem_desc_sw128(smem + buf * L::kStageBytes);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16<BT>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes a k16 step
-    wgmma_commit();
-    wgmma_wait<1>();  // this warpgroup's stage s - 1 is done ...
-    __syncthreads();  // ... and the other's: stage s - 1's x slot and A buffer are free
-    if (s + kStages - 1 < se) {
-      stage_w((it + kStages - 1) % kStages, s + kStages - 1);
-      stage_x((it + kStages - 1) % kStages, s + kStages - 1);
+    for (int it = 0; it < kXItems; ++it) {
+      const int i = tid + it * kThreads, tok = i / 8, c = i % 8;
+      xsrc[it] = x + (min(m0 + tok, m - 1) * k + 8 * c) * 2;
+      xdst[it] = sw128(tok, c);
     }
-    cp_async_commit();
-    if (s + 1 < se) {
-      cp_async_wait<kStages - 2>();
-      __syncthreads();  // stage s + 1 has landed for every thread
-      dequant((it + 1) % kStages, s + 1, a ^ 1);
-      fence_proxy_async();  // this thread's A writes and landed copies, visible to wgmma
-    }
-    __syncthreads();
   }
-  wgmma_wait<0>();
-  wgmma_fence_operands(acc);
-  cp_async_wait<0>();
+  __device__ void weights(uint8_t* stage, int s) const {
+#pragma unroll
+    for (int it = 0; it < kWItems; ++it) {
+      if (tid + it * kThreads < kRows * T::kPieces) cp_async16(stage + wdst[it], wsrc[it] + T::piece_off(s, wpiece[it]));
+    }
+  }
+  __device__ void activations(uint8_t* stage, int s) const {
+#pragma unroll
+    for (int it = 0; it < kXItems; ++it) cp_async16(stage + xdst[it], xsrc[it] + int64_t(s) * kK * 2);
+  }
+};
 
-  // K split: every block stores its partial tile; the last to arrive adds them in split order.
+// The end of both kernels: with a K split every block stores its partial tile and the last to
+// arrive adds them in split order (deterministic); then the tile goes out (+ bias).
+template <int BT>
+__device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
+                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
+                                            int* last_block) {
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
+  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kRows;
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
   if (splits > 1) {
     const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
     constexpr int kTile = kRows * BT;
@@ -272,9 +267,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kThreads + tid] = acc[j][e];
     __threadfence();
     __syncthreads();
-    if (tid == 0) last_block = atomicAdd(&counters[tile], 1) == splits - 1;
+    if (tid == 0) *last_block = atomicAdd(&counters[tile], 1) == splits - 1;
     __syncthreads();
-    if (!last_block) return;
+    if (!*last_block) return;
     __threadfence();
     const float* base = ws + tile * splits * kTile;
 #pragma unroll
@@ -291,21 +286,193 @@ __global__ void __launch_bounds__(kThreads, 1)
   store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(acc), n0 + wg * 64 + wwarp * 16, m0, g, t, n, m, out, ldo, bias);
 }
 
+// grid: (token tiles, row tiles, K splits); token tiles vary fastest, so the blocks that read one
+// weight tile run together and share it through L2.
 template <class T, int BT>
-cudaError_t launch_bt(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
-                      int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
-  constexpr int kSmem = DqLayout<T, BT>::kSmem;
-  const auto kernel = dq_mma_kernel<T, BT>;
+__global__ void __launch_bounds__(kThreads, 1)
+    dq_mma_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int nk, const uint8_t* __restrict__ x, int64_t k,
+                  int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out, int64_t ldo,
+                  const float* __restrict__ bias) {
+  using L = DqLayout<T, BT>;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ int last_block;
+  // Swizzle atoms must be 1 024-byte aligned.
+  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
+  uint8_t* abuf = smem + kStages * L::kStageBytes;
+  const int tid = threadIdx.x, wg = tid / 128;
+  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kRows;
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int sb = int(int64_t(nk) * split / splits), se = int(int64_t(nk) * (split + 1) / splits);
+  const StageCopies<T, BT, L> copies(w, row_bytes, n, n0, x, k, m, m0);
+  const auto stage = [&](int buf) { return smem + buf * L::kStageBytes; };
+
+  // Thread tid dequantizes half tid % 2 of row tid / 2.
+  const int drow = tid / 2, dh = tid % 2;
+  const auto dequant = [&](int buf, int s, int a) {
+    uint32_t p[16];
+    T::dequant(stage(buf) + L::kXBytes + drow * L::kRawStride, s, dh, p);
+    uint8_t* dst = abuf + a * kATile;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) *reinterpret_cast<uint4*>(dst + sw128(drow, 4 * dh + c)) = {p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]};
+  };
+
+  // Weights are never written by a kernel: the first stages' weight copies start before the wait
+  // (into this block's shared memory only); they join the first stage's group.
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s)
+    if (sb + s < se) copies.weights(stage(s), sb + s);
+  pdl_wait();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (sb + s < se) copies.activations(stage(s), sb + s);
+    cp_async_commit();
+  }
+
+  float acc[BT / 8][4];
+#pragma unroll
+  for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+
+  if (sb < se) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    dequant(0, sb, 0);
+    fence_proxy_async();
+  }
+  __syncthreads();
+  for (int s = sb; s < se; ++s) {
+    const int it = s - sb, buf = it % kStages, a = it & 1;
+    const uint64_t da = smem_desc_sw128(abuf + a * kATile + wg * (64 * 128)), db = smem_desc_sw128(stage(buf));
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16<BT>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes a k16 step
+    wgmma_commit();
+    wgmma_wait<1>();  // this warpgroup's stage s - 1 is done ...
+    __syncthreads();  // ... and the other's: stage s - 1's x slot and A buffer are free
+    if (s + kStages - 1 < se) {
+      copies.weights(stage((it + kStages - 1) % kStages), s + kStages - 1);
+      copies.activations(stage((it + kStages - 1) % kStages), s + kStages - 1);
+    }
+    cp_async_commit();
+    if (s + 1 < se) {
+      cp_async_wait<kStages - 2>();
+      __syncthreads();  // stage s + 1 has landed for every thread
+      dequant((it + 1) % kStages, s + 1, a ^ 1);
+      fence_proxy_async();  // this thread's A writes and landed copies, visible to wgmma
+    }
+    __syncthreads();
+  }
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
+  cp_async_wait<0>();
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
+}
+
+// Round 15: A from registers (wgmma's RS form). Each thread dequantizes exactly the elements of its
+// own A fragments (rows g and g + 8 of its warp's 16, 16 elements each a stage) from the raw
+// pieces in shared memory, so there is no A tile, no proxy fence and one block barrier a stage.
+// The wgmma of stage s runs while the threads dequantize stage s + 1 into the other register set;
+// the ring refills the slot of stage s - 2 (both warpgroups have waited for its wgmma before the
+// barrier), so copies run kStages - 2 stages ahead.
+// InFlight 1: a warpgroup's wgmma of stage s run while it dequantizes stage s + 1 into the other
+// register set; ptxas then serializes the wgmma (C7513: registers of a pending wgmma's successor are
+// defined while it runs). InFlight 0: each stage's wgmma complete before the next dequantization;
+// the block's other warpgroup (and at <= 64 tokens the other block) keeps the tensor cores busy.
+template <class T, int BT, int InFlight>
+__global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
+    dq_mma_rs_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int nk, const uint8_t* __restrict__ x, int64_t k,
+                     int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out, int64_t ldo,
+                     const float* __restrict__ bias) {
+  using L = DqRsLayout<T, BT>;
+  constexpr int kAhead = L::kStages - 2;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ int last_block;
+  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
+  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kRows;
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int sb = int(int64_t(nk) * split / splits), se = int(int64_t(nk) * (split + 1) / splits);
+  const StageCopies<T, BT, L> copies(w, row_bytes, n, n0, x, k, m, m0);
+  const auto stage = [&](int buf) { return smem + buf * L::kStageBytes; };
+  const int row = wg * 64 + wwarp * 16 + g;  // and row + 8
+
+#pragma unroll
+  for (int s = 0; s < kAhead; ++s)
+    if (sb + s < se) copies.weights(stage(s), sb + s);
+  pdl_wait();
+#pragma unroll
+  for (int s = 0; s < kAhead; ++s) {
+    if (sb + s < se) copies.activations(stage(s), sb + s);
+    cp_async_commit();
+  }
+
+  float acc[BT / 8][4];
+#pragma unroll
+  for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+
+  // One stage into register set a: wait for its copies, refill the ring, dequantize, multiply.
+  const auto step = [&](int s, uint32_t (&a)[4][4]) {
+    const int it = s - sb;
+    cp_async_wait<kAhead - 1>();
+    __syncthreads();  // stage s has landed for every thread; stage s - 2's wgmma are done in both warpgroups
+    if (s + kAhead < se) {
+      copies.weights(stage((it + kAhead) % L::kStages), s + kAhead);
+      copies.activations(stage((it + kAhead) % L::kStages), s + kAhead);
+    }
+    cp_async_commit();
+    const uint8_t* raw = stage(it % L::kStages) + L::kXBytes;
+    uint32_t lo[4], hi[4];
+    T::frag(raw + row * L::kRawStride, s, t, lo, hi);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) a[kk][0] = lo[kk], a[kk][2] = hi[kk];
+    T::frag(raw + (row + 8) * L::kRawStride, s, t, lo, hi);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) a[kk][1] = lo[kk], a[kk][3] = hi[kk];
+    const uint64_t db = smem_desc_sw128(stage(it % L::kStages));
+    wgmma_fence_operands(a);  // all of a defined before the fence (else ptxas serializes the wgmma)
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16_rs<BT>(acc, a[kk], db + 2 * kk);
+    wgmma_commit();
+    wgmma_wait<InFlight>();  // InFlight 1: stage s - 1's wgmma (the other register set) are done
+  };
+  uint32_t a0[4][4], a1[4][4];
+  for (int s = sb; s < se; s += 2) {
+    step(s, a0);
+    if (s + 1 < se) step(s + 1, InFlight ? a1 : a0);
+  }
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
+  cp_async_wait<0>();
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
+}
+
+template <class T, int BT, class L, class K>
+cudaError_t launch_kernel(K kernel, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                          int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
   static bool raised = false;  // above the default 48 KiB, once per instantiation
   if (!raised) {
-    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
-  kernel<<<grid, kThreads, kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, int(k / kK),
-                                            static_cast<const uint8_t*>(x), k, m, ws, counters, out, ldo, bias);
+  kernel<<<grid, kThreads, L::kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, int(k / kK),
+                                               static_cast<const uint8_t*>(x), k, m, ws, counters, out, ldo, bias);
   return cudaGetLastError();
+}
+
+template <class T, int BT>
+cudaError_t launch_bt(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                      int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  if constexpr (T::kRegFrags) {
+    if (plan.rs == 1) {
+      return launch_kernel<T, BT, DqRsLayout<T, BT>>(dq_mma_rs_kernel<T, BT, 0>, w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    }
+    if (plan.rs == 2) {
+      return launch_kernel<T, BT, DqRsLayout<T, BT>>(dq_mma_rs_kernel<T, BT, 1>, w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+    }
+  }
+  return launch_kernel<T, BT, DqLayout<T, BT>>(dq_mma_kernel<T, BT>, w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
 }
 
 template <class T>
@@ -325,6 +492,10 @@ cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int6
 bool dq_mma_supports(TensorType type, int64_t k) {
   const bool typed = type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
   return typed && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30);
+}
+
+bool dq_mma_rs_supports(TensorType type, int64_t k) {
+  return (type == TensorType::Q4_K || type == TensorType::Q6_K) && dq_mma_supports(type, k);
 }
 
 DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits) {
@@ -351,7 +522,7 @@ DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits) {
 
 cudaError_t launch_dq_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                           float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (!dq_mma_supports(type, k) || m <= 0 || n <= 0 || plan.row_tiles > 65535u || plan.splits > 65535u ||
+  if (!dq_mma_supports(type, k) || (plan.rs != 0 && !dq_mma_rs_supports(type, k)) || plan.rs > 2 || m <= 0 || n <= 0 || plan.row_tiles > 65535u || plan.splits > 65535u ||
       (plan.splits > 1 && (ws == nullptr || counters == nullptr))) {
     return cudaErrorInvalidValue;
   }

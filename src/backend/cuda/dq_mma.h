@@ -22,6 +22,8 @@ namespace vellum::cuda {
 
 // Q8_0, Q4_K and Q6_K (in the device layouts of cuda_kernels.h), k a multiple of 256.
 bool dq_mma_supports(TensorType type, int64_t k);
+// The register-A kernel (round 15, DqMmaPlan::rs): Q4_K and Q6_K.
+bool dq_mma_rs_supports(TensorType type, int64_t k);
 
 // How one matmul is cut: blocks of 8·nt tokens (32, 64, 128 or 256) × 128 weight rows, K split `splits` ways (then the
 // last block of each tile to arrive adds the partial sums, in split order: deterministic).
@@ -30,6 +32,10 @@ struct DqMmaPlan {
   unsigned tok_tiles = 0, row_tiles = 0, splits = 0;
   size_t ws_floats = 0;        // partial sums (splits > 1)
   size_t counters = 0;         // one arrival counter per output tile (splits > 1), zero between launches
+  // Round 15's kernel: each thread dequantizes its own wgmma A fragments into registers (no A tile
+  // in shared memory, one barrier a stage). Same tiles, split and results (the same bf16 weights).
+  // 0: round 11's kernel; 1: register A, each stage's wgmma waited for; 2: one stage in flight.
+  int rs = 0;
 };
 // `sms`: the device's multiprocessors (the K split aims at one wave of blocks); `splits` > 0 forces it.
 DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits = 0);
