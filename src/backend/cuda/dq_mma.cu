@@ -381,7 +381,7 @@ template <class T, int BT, int InFlight>
 __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
     dq_mma_rs_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n, int nk, const uint8_t* __restrict__ x, int64_t k,
                      int64_t m, float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out, int64_t ldo,
-                     const float* __restrict__ bias) {
+                     const float* __restrict__ bias, int dbg) {
   using L = DqRsLayout<T, BT>;
   constexpr int kAhead = L::kStages - 2;
   extern __shared__ uint8_t smem_raw[];
@@ -415,18 +415,27 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
     cp_async_wait<kAhead - 1>();
     __syncthreads();  // stage s has landed for every thread; stage s - 2's wgmma are done in both warpgroups
     if (s + kAhead < se) {
-      copies.weights(stage((it + kAhead) % L::kStages), s + kAhead);
-      copies.activations(stage((it + kAhead) % L::kStages), s + kAhead);
+      if (!(dbg & 2)) copies.weights(stage((it + kAhead) % L::kStages), s + kAhead);
+      if (!(dbg & 1)) copies.activations(stage((it + kAhead) % L::kStages), s + kAhead);
     }
     cp_async_commit();
     const uint8_t* raw = stage(it % L::kStages) + L::kXBytes;
-    uint32_t lo[4], hi[4];
-    T::frag(raw + row * L::kRawStride, s, t, lo, hi);
+    if (dbg & 4) {  // DIAGNOSTIC: raw bytes as A, no dequantization
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) a[kk][0] = lo[kk], a[kk][2] = hi[kk];
-    T::frag(raw + (row + 8) * L::kRawStride, s, t, lo, hi);
+      for (int kk = 0; kk < 4; ++kk) {
+        a[kk][0] = quad_bytes(raw + row * L::kRawStride + 16 * (kk / 2), t);
+        a[kk][1] = quad_bytes(raw + (row + 8) * L::kRawStride + 16 * (kk / 2), t);
+        a[kk][2] = a[kk][0] ^ kk, a[kk][3] = a[kk][1] ^ kk;
+      }
+    } else {
+      uint32_t lo[4], hi[4];
+      T::frag(raw + row * L::kRawStride, s, t, lo, hi);
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) a[kk][1] = lo[kk], a[kk][3] = hi[kk];
+      for (int kk = 0; kk < 4; ++kk) a[kk][0] = lo[kk], a[kk][2] = hi[kk];
+      T::frag(raw + (row + 8) * L::kRawStride, s, t, lo, hi);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) a[kk][1] = lo[kk], a[kk][3] = hi[kk];
+    }
     const uint64_t db = smem_desc_sw128(stage(it % L::kStages));
     wgmma_fence_operands(a);  // all of a defined before the fence (else ptxas serializes the wgmma)
     wgmma_fence();
@@ -446,10 +455,19 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
   finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
 }
 
-template <class T, int BT, class L, class K>
-cudaError_t launch_kernel(K kernel, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
-                          int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
-  static bool raised = false;  // above the default 48 KiB, once per instantiation
+// DIAGNOSTIC (VELLUM_CUDA_DQ_DBG, results wrong): 1 no x copies, 2 no weight copies, 4 no dequantization.
+inline int dbg_bits() {
+  static const int bits = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DQ_DBG");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return bits;
+}
+
+template <class T, int BT, class L, auto kernel, class... Extra>
+cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                          int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream, Extra... extra) {
+  static bool raised = false;  // above the default 48 KiB, once per kernel
   if (!raised) {
     const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmem);
     if (rc != cudaSuccess) return rc;
@@ -457,7 +475,7 @@ cudaError_t launch_kernel(K kernel, const void* w, int64_t n, int64_t k, const v
   }
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   kernel<<<grid, kThreads, L::kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, int(k / kK),
-                                               static_cast<const uint8_t*>(x), k, m, ws, counters, out, ldo, bias);
+                                               static_cast<const uint8_t*>(x), k, m, ws, counters, out, ldo, bias, extra...);
   return cudaGetLastError();
 }
 
@@ -466,13 +484,13 @@ cudaError_t launch_bt(const void* w, int64_t n, int64_t k, const void* x, int64_
                       int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
   if constexpr (T::kRegFrags) {
     if (plan.rs == 1) {
-      return launch_kernel<T, BT, DqRsLayout<T, BT>>(dq_mma_rs_kernel<T, BT, 0>, w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+      return launch_kernel<T, BT, DqRsLayout<T, BT>, dq_mma_rs_kernel<T, BT, 0>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream, dbg_bits());
     }
     if (plan.rs == 2) {
-      return launch_kernel<T, BT, DqRsLayout<T, BT>>(dq_mma_rs_kernel<T, BT, 1>, w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+      return launch_kernel<T, BT, DqRsLayout<T, BT>, dq_mma_rs_kernel<T, BT, 1>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream, dbg_bits());
     }
   }
-  return launch_kernel<T, BT, DqLayout<T, BT>>(dq_mma_kernel<T, BT>, w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+  return launch_kernel<T, BT, DqLayout<T, BT>, dq_mma_kernel<T, BT>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
 }
 
 template <class T>
