@@ -1459,7 +1459,8 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   std::vector<uint16_t> xh(size_t(m * k));
   const std::vector<float> xv = randn(xh.size());
   for (size_t i = 0; i < xh.size(); ++i) xh[i] = __bfloat16_as_ushort(__float2bfloat16(xv[i]));
-  cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132);
+  const char* sp = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS");
+  cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132, sp != nullptr ? std::atoi(sp) : 0);
   plan.rs = cuda::dq_mma_rs_supports(t, k) ? rs : 0;
   void *x = nullptr, *ws = nullptr, *cnt = nullptr, *out = nullptr;
   cuda::check(cudaMalloc(&x, xh.size() * 2), "alloc");
@@ -2079,6 +2080,21 @@ int run(int argc, char** argv) {
       const double ms = time_dq_kernel(*t, wt.data, n, k, m, 20, be.dq_rs());
       std::printf("dq probe %s %lldx%lld rows %lld: %.1f us, %.0f GB/s\n", argv[i - 3], (long long)n, (long long)k, (long long)m,
                   ms * 1e3, bytes / (ms * 1e-3) / 1e9);
+      if (const char* d = std::getenv("VELLUM_CUDA_DQ_DBG"); d != nullptr && (std::atoi(d) & 8)) {
+        const char* sp = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS");
+        const cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132, sp != nullptr ? std::atoi(sp) : 0);
+        const int blocks = int(plan.tok_tiles * plan.row_tiles * plan.splits);
+        const auto t = cuda::dq_mma_debug_times(blocks);
+        unsigned long long t0 = ~0ull, t2 = 0, s0 = 0;
+        double walk = 0, tail = 0, walk_max = 0, tail_max = 0;
+        for (int b = 0; b < blocks && b < 8192; ++b) {
+          t0 = std::min(t0, t[3 * b]), t2 = std::max(t2, t[3 * b + 2]), s0 = std::max(s0, t[3 * b]);
+          walk += double(t[3 * b + 1] - t[3 * b]), tail += double(t[3 * b + 2] - t[3 * b + 1]);
+          walk_max = std::max(walk_max, double(t[3 * b + 1] - t[3 * b])), tail_max = std::max(tail_max, double(t[3 * b + 2] - t[3 * b + 1]));
+        }
+        std::printf("dq timeline: %d blocks (splits %u), span %.1f us, last start %.1f us, K walk mean %.1f max %.1f us, end mean %.1f max %.1f us\n",
+                    blocks, plan.splits, (t2 - t0) / 1e3, (s0 - t0) / 1e3, walk / blocks / 1e3, walk_max / 1e3, tail / blocks / 1e3, tail_max / 1e3);
+      }
       return 0;
     } else if (a == "--attn-probe" && i + 2 < argc) {  // CTX NSEQ: one decode attention case, for a profiler
       const uint32_t ctx = uint32_t(std::atoi(argv[i + 1])), nseq = uint32_t(std::atoi(argv[i + 2]));

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
@@ -367,6 +368,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
 }
 
+// DIAGNOSTIC (VELLUM_CUDA_DQ_DBG bit 8): per block, global timer at the start, after the K walk
+// and at the end.
+__device__ unsigned long long g_dq_dbg_times[3 * 8192];
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void dbg_time(int dbg, int slot) {
+  const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if ((dbg & 8) && threadIdx.x == 0 && b < 8192) g_dq_dbg_times[3 * b + slot] = global_ns();
+}
+
 // Round 15: A from registers (wgmma's RS form). Each thread dequantizes exactly the elements of its
 // own A fragments (rows g and g + 8 of its warp's 16, 16 elements each a stage) from the raw
 // pieces in shared memory, so there is no A tile, no proxy fence and one block barrier a stage.
@@ -394,6 +408,7 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
   const StageCopies<T, BT, L> copies(w, row_bytes, n, n0, x, k, m, m0);
   const auto stage = [&](int buf) { return smem + buf * L::kStageBytes; };
   const int row = wg * 64 + wwarp * 16 + g;  // and row + 8
+  dbg_time(dbg, 0);
 
 #pragma unroll
   for (int s = 0; s < kAhead; ++s)
@@ -452,7 +467,9 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
   wgmma_wait<0>();
   wgmma_fence_operands(acc);
   cp_async_wait<0>();
+  dbg_time(dbg, 1);
   finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
+  dbg_time(dbg, 2);
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_DBG, results wrong): 1 no x copies, 2 no weight copies, 4 no dequantization.
@@ -510,6 +527,12 @@ cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int6
 bool dq_mma_supports(TensorType type, int64_t k) {
   const bool typed = type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
   return typed && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30);
+}
+
+std::vector<unsigned long long> dq_mma_debug_times(int blocks) {
+  std::vector<unsigned long long> t(size_t(3 * std::min(blocks, 8192)));
+  cudaMemcpyFromSymbol(t.data(), g_dq_dbg_times, t.size() * 8);
+  return t;
 }
 
 bool dq_mma_rs_supports(TensorType type, int64_t k) {

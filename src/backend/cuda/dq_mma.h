@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -22,6 +23,9 @@ namespace vellum::cuda {
 
 // Q8_0, Q4_K and Q6_K (in the device layouts of cuda_kernels.h), k a multiple of 256.
 bool dq_mma_supports(TensorType type, int64_t k);
+// DIAGNOSTIC: the last register-A launch's per-block global times (start, K walk done, end) when
+// VELLUM_CUDA_DQ_DBG has bit 8.
+std::vector<unsigned long long> dq_mma_debug_times(int blocks);
 // The register-A kernel (round 15, DqMmaPlan::rs): Q4_K and Q6_K.
 bool dq_mma_rs_supports(TensorType type, int64_t k);
 
