@@ -127,8 +127,8 @@ struct CudaBackend::Impl {
   // set_dq_mma(false) and VELLUM_CUDA_DQ_MMA=0 turn both off.
   bool dq_mma = false, dq_auto = true;
   int64_t dq_min_rows = 9, dq_max_rows = 256;
-  static constexpr int64_t kDqAutoMinRows = 33, kDqAutoMinN = 8192;
-  int64_t dq_auto_max_rows = 128;  // VELLUM_CUDA_DQ_AUTO_MAX (measurements)
+  static constexpr int64_t kDqAutoMinRows = 33;
+  int64_t dq_auto_max_rows = 128, dq_auto_min_n = 8192;  // VELLUM_CUDA_DQ_AUTO_MAX / _MIN_N (measurements)
   int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
   // Which dq_mma kernel Q4_K / Q6_K take (DqMmaPlan::rs; VELLUM_CUDA_DQ_RS, set_dq_rs): 0 round 11's
   // (A dequantized into shared memory), 1 round 15's (A dequantized into registers), 2 the same with
@@ -353,7 +353,7 @@ struct CudaBackend::Impl {
     if (deterministic || !cuda::dq_mma_supports(type, K)) return false;
     if (dq_mma) return M >= dq_min_rows && M <= dq_max_rows;
     return dq_auto && (type == TensorType::Q4_K || type == TensorType::Q6_K) && M >= kDqAutoMinRows && M <= dq_auto_max_rows &&
-           N >= kDqAutoMinN;
+           N >= dq_auto_min_n;
   }
   // Rows of a dequantized weight tile (BF16 weights are read in place: all rows).
   int64_t weight_tile_elems = kWeightTileElems;
@@ -517,6 +517,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS"); d != nullptr) m.dq_splits = std::max(0, std::atoi(d));
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_RS"); d != nullptr) m.dq_rs = std::clamp(std::atoi(d), 0, 2);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)
