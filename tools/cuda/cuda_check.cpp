@@ -190,11 +190,12 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    if (dq) modes.push_back(3);
    if (dq_rs) modes.push_back(4), modes.push_back(5);
    std::vector<float> dq_got;
+   const int rs_default = p.gpu.dq_rs();
    for (const int mode : modes) {
     p.gpu.set_int8_gemv(mode == 0);
     p.gpu.set_mmq(mode == 1);
     p.gpu.set_dq_mma(mode >= 3);
-    p.gpu.set_dq_rs(mode >= 4 ? mode - 3 : 0);
+    p.gpu.set_dq_rs(mode >= 4 ? mode - 3 : 0);  // mode 3: round 11's kernel
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -244,11 +245,11 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       record(name + " vs each row at batch 1", diff, 0, "bit for bit");
     }
    }
+   p.gpu.set_dq_rs(rs_default);
   }
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
   p.gpu.set_dq_mma(true);
-  p.gpu.set_dq_rs(0);
 }
 
 // Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
@@ -1497,6 +1498,7 @@ void bench_mmq(double bw, double gemm_tflops) {
   CudaBackend be(0);
   be.set_mmq_max_rows(int64_t(1) << 30);  // each kernel at every size, also where the default skips it
   be.set_dq_mma_rows(1, int64_t(1) << 30);
+  const int rs_default = be.dq_rs();
   for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}, {4096, 4096}, {1024, 4096}}) {
       const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
@@ -1531,7 +1533,7 @@ void bench_mmq(double bw, double gemm_tflops) {
         }
         be.set_mmq(true);
         be.set_dq_mma(true);
-        be.set_dq_rs(0);
+        be.set_dq_rs(rs_default);
         be.release_scratch();
       }
     }

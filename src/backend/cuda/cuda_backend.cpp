@@ -118,22 +118,22 @@ struct CudaBackend::Impl {
   bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
   int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
-  // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on weights dequantized once a
-  // block into shared memory (dq_mma.h, round 11), ahead of mmq and dequantize + cuBLAS, when forced
-  // (set_dq_mma(true), VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By
-  // default (dq_auto) only where it measured faster end to end (H200, docs/cuda.md round 13: with
-  // its K split kept within one wave): Q4_K / Q6_K weights of >= kDqAutoMinN rows at 33..128
-  // token rows, i.e. an 8B model's gate and up at 64-128 sequences (Q4_K_M +4%); Q8_0 lost there.
-  // set_dq_mma(false) and VELLUM_CUDA_DQ_MMA=0 turn both off.
+  // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on the weights dequantized once a
+  // block (dq_mma.h), ahead of mmq and dequantize + cuBLAS, when forced (set_dq_mma(true),
+  // VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By default (dq_auto) where
+  // it measured faster end to end (H200, docs/cuda.md round 15, after its K-split reduction stopped
+  // taking 10-100 us a tile): Q4_K / Q6_K at dq_auto_min_rows..dq_auto_max_rows token rows (33..128),
+  // Q8_0 at 33..64, every weight height. set_dq_mma(false) and VELLUM_CUDA_DQ_MMA=0 turn both off.
   bool dq_mma = false, dq_auto = true;
   int64_t dq_min_rows = 9, dq_max_rows = 256;
-  static constexpr int64_t kDqAutoMinRows = 33;
-  int64_t dq_auto_max_rows = 128, dq_auto_min_n = 8192;  // VELLUM_CUDA_DQ_AUTO_MAX / _MIN_N (measurements)
+  // VELLUM_CUDA_DQ_AUTO_MIN / _MAX / _MIN_N / _Q8_MAX (measurements).
+  int64_t dq_auto_min_rows = 33, dq_auto_max_rows = 128, dq_auto_min_n = 0, dq_auto_q8_max_rows = 64;
   int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
   // Which dq_mma kernel Q4_K / Q6_K take (DqMmaPlan::rs; VELLUM_CUDA_DQ_RS, set_dq_rs): 0 round 11's
-  // (A dequantized into shared memory), 1 round 15's (A dequantized into registers), 2 the same with
-  // one stage of wgmma in flight.
-  int dq_rs = 0;
+  // (A dequantized into shared memory), 1 round 15's (A dequantized into registers, each stage's
+  // wgmma waited for), 2 (default) the same with one stage of wgmma in flight: 0-18% faster than 0
+  // (round 15, call 4).
+  int dq_rs = 2;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
 
@@ -352,8 +352,8 @@ struct CudaBackend::Impl {
   bool dq_mma_for(TensorType type, int64_t M, int64_t K, int64_t N) const {
     if (deterministic || !cuda::dq_mma_supports(type, K)) return false;
     if (dq_mma) return M >= dq_min_rows && M <= dq_max_rows;
-    return dq_auto && (type == TensorType::Q4_K || type == TensorType::Q6_K) && M >= kDqAutoMinRows && M <= dq_auto_max_rows &&
-           N >= dq_auto_min_n;
+    if (!dq_auto || M < dq_auto_min_rows || N < dq_auto_min_n) return false;
+    return type == TensorType::Q8_0 ? M <= dq_auto_q8_max_rows : M <= dq_auto_max_rows;
   }
   // Rows of a dequantized weight tile (BF16 weights are read in place: all rows).
   int64_t weight_tile_elems = kWeightTileElems;
@@ -518,6 +518,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_RS"); d != nullptr) m.dq_rs = std::clamp(std::atoi(d), 0, 2);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN"); d != nullptr) m.dq_auto_min_rows = std::atoll(d);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_Q8_MAX"); d != nullptr) m.dq_auto_q8_max_rows = std::atoll(d);
   check(cublasCreate(&m.blas), "cublasCreate");
   check(cublasSetStream(m.blas, m.stream), "cublasSetStream");
   check(cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // F32 stays F32 (no TF32)

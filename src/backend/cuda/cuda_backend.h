@@ -74,12 +74,13 @@ class CudaBackend final : public Backend {
   // Rows up to which mmq is used (default cuda::kMmqMaxRows; the check sets more to test it).
   void set_mmq_max_rows(int64_t rows);
   // Q8_0/Q4_K/Q6_K matmul of min_rows..max_rows token rows on bf16 tensor cores, the weights
-  // dequantized once a block into shared memory (dq_mma.h). Default: only Q4_K / Q6_K weights of
-  // 8 192+ rows at 33..128 token rows (faster there end to end, docs/cuda.md round 13); true forces
-  // it for every supported weight at min_rows..max_rows (default 9..256), false turns it off.
+  // dequantized once a block (dq_mma.h). Default: Q4_K / Q6_K at 33..128 token rows, Q8_0 at 33..64
+  // (faster there end to end, docs/cuda.md round 15); true forces it for every supported weight at
+  // min_rows..max_rows (default 9..256), false turns it off.
   void set_dq_mma(bool on);
   void set_dq_mma_rows(int64_t min_rows, int64_t max_rows);
-  // Which dq_mma kernel Q4_K / Q6_K take (0 round 11's, 1 / 2 round 15's register-A kernel; dq_mma.h).
+  // Which dq_mma kernel Q4_K / Q6_K take (0 round 11's, 1 / 2 round 15's register-A kernel, 2 the
+  // default; dq_mma.h).
   void set_dq_rs(int kernel);
   int dq_rs() const;
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead
