@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Round 15 final call: the committed binary's checks (run5.sh checks: every op vs the CPU incl. the
 # register-A dq_mma kernel, stories260K greedy, graphs vs eager, CPU vs GPU greedy), then llama3-8b
-# Q4_K_M and Q8_0 quick benches alternating with round 14's binary (vellum_cuda_check.r14.xz beside
+# Q4_K_M and Q8_0 quick benches alternating with round 14's binary (check.r14.xz, xz of it, beside
 # this script), and the new binary with dq_mma from 17 rows.
 D=$(cd "$(dirname "$0")" && pwd); export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"

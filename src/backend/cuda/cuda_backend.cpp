@@ -122,12 +122,12 @@ struct CudaBackend::Impl {
   // block (dq_mma.h), ahead of mmq and dequantize + cuBLAS, when forced (set_dq_mma(true),
   // VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By default (dq_auto) where
   // it measured faster end to end (H200, docs/cuda.md round 15, after its K-split reduction stopped
-  // taking 10-100 us a tile): Q4_K / Q6_K at dq_auto_min_rows..dq_auto_max_rows token rows (33..128),
-  // Q8_0 at 33..64, every weight height. set_dq_mma(false) and VELLUM_CUDA_DQ_MMA=0 turn both off.
+  // taking 10-100 us a tile): Q4_K / Q6_K at dq_auto_min_rows..dq_auto_max_rows token rows (17..128),
+  // Q8_0 at 17..64, every weight height (mmq below). set_dq_mma(false) and VELLUM_CUDA_DQ_MMA=0 turn both off.
   bool dq_mma = false, dq_auto = true;
   int64_t dq_min_rows = 9, dq_max_rows = 256;
   // VELLUM_CUDA_DQ_AUTO_MIN / _MAX / _MIN_N / _Q8_MAX (measurements).
-  int64_t dq_auto_min_rows = 33, dq_auto_max_rows = 128, dq_auto_min_n = 0, dq_auto_q8_max_rows = 64;
+  int64_t dq_auto_min_rows = 17, dq_auto_max_rows = 128, dq_auto_min_n = 0, dq_auto_q8_max_rows = 64;
   int dq_splits = 0;  // 0: the plan's own K split (VELLUM_CUDA_DQ_MMA_SPLITS, for measurements)
   // Which dq_mma kernel Q4_K / Q6_K take (DqMmaPlan::rs; VELLUM_CUDA_DQ_RS, set_dq_rs): 0 round 11's
   // (A dequantized into shared memory), 1 round 15's (A dequantized into registers, each stage's

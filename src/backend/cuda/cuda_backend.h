@@ -74,7 +74,7 @@ class CudaBackend final : public Backend {
   // Rows up to which mmq is used (default cuda::kMmqMaxRows; the check sets more to test it).
   void set_mmq_max_rows(int64_t rows);
   // Q8_0/Q4_K/Q6_K matmul of min_rows..max_rows token rows on bf16 tensor cores, the weights
-  // dequantized once a block (dq_mma.h). Default: Q4_K / Q6_K at 33..128 token rows, Q8_0 at 33..64
+  // dequantized once a block (dq_mma.h). Default: Q4_K / Q6_K at 17..128 token rows, Q8_0 at 17..64
   // (faster there end to end, docs/cuda.md round 15); true forces it for every supported weight at
   // min_rows..max_rows (default 9..256), false turns it off.
   void set_dq_mma(bool on);

@@ -1,10 +1,12 @@
 #pragma once
 // Quantized weights times bf16 activations on Hopper's warpgroup tensor cores (wgmma, sm_90a),
-// each 64-element stage of a 128-row weight tile dequantized once into shared memory and
-// multiplied by up to 256 token rows (round 11; round 10 dequantized in registers for mma.sync).
-// Meant for ~9 to a few hundred token rows. By default (CudaBackend) only Q4_K / Q6_K weights of
-// 8 192+ rows at 33..128 token rows, where it beats dequantize + cuBLAS end to end on an H200
-// (docs/cuda.md, round 13); VELLUM_CUDA_DQ_MMA=1 forces it at 9..256 rows.
+// each 64-element stage of a 128-row weight tile dequantized once and multiplied by up to 256
+// token rows. Two kernels: round 11's dequantizes the stage into a shared-memory A tile (Q8_0,
+// Q4_K, Q6_K); round 15's has each thread dequantize exactly its own wgmma A fragments into
+// registers (Q4_K, Q6_K; the default for them). Meant for ~9 to a few hundred token rows. By default
+// (CudaBackend) Q4_K / Q6_K at 17..128 token rows and Q8_0 at 17..64, where it beats mmq and
+// dequantize + cuBLAS end to end on an H200 (docs/cuda.md, round 15); VELLUM_CUDA_DQ_MMA=1 forces
+// it at 9..256 rows.
 //
 // mmq (mmq.h) rounds x to int8 and must scale every 32-element int32 sum of every output in f32,
 // work that grows with the token rows; dequantize + cuBLAS writes and reads a BF16 copy of every
