@@ -206,6 +206,10 @@ struct DqLayout {
 template <class T, int BT>
 using DqRsLayout = DqLayout<T, BT, BT >= 256 ? 5 : 6, 0>;
 
+// Slot `buf` of a kernel's copy ring (layout L) in shared memory.
+template <class L>
+__device__ __forceinline__ uint8_t* ring_slot(uint8_t* smem, int buf) { return smem + buf * L::kStageBytes; }
+
 // What one thread copies into a stage of the ring, fixed for the whole K walk: its share of the
 // block's 128 rows × kPieces raw pieces and of the BT tokens' 128 bytes of x (in wgmma's swizzled
 // layout). Rows past n / tokens past m re-read the last one; their results are not stored.
@@ -308,13 +312,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int splits = int(gridDim.z), split = int(blockIdx.z);
   const int sb = int(int64_t(nk) * split / splits), se = int(int64_t(nk) * (split + 1) / splits);
   const StageCopies<T, BT, L> copies(w, row_bytes, n, n0, x, k, m, m0);
-  const auto stage = [&](int buf) { return smem + buf * L::kStageBytes; };
 
   // Thread tid dequantizes half tid % 2 of row tid / 2.
   const int drow = tid / 2, dh = tid % 2;
   const auto dequant = [&](int buf, int s, int a) {
     uint32_t p[16];
-    T::dequant(stage(buf) + L::kXBytes + drow * L::kRawStride, s, dh, p);
+    T::dequant(ring_slot<L>(smem, buf) + L::kXBytes + drow * L::kRawStride, s, dh, p);
     uint8_t* dst = abuf + a * kATile;
 #pragma unroll
     for (int c = 0; c < 4; ++c) *reinterpret_cast<uint4*>(dst + sw128(drow, 4 * dh + c)) = {p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]};
@@ -324,11 +327,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // (into this block's shared memory only); they join the first stage's group.
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s)
-    if (sb + s < se) copies.weights(stage(s), sb + s);
+    if (sb + s < se) copies.weights(ring_slot<L>(smem, s), sb + s);
   pdl_wait();
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (sb + s < se) copies.activations(stage(s), sb + s);
+    if (sb + s < se) copies.activations(ring_slot<L>(smem, s), sb + s);
     cp_async_commit();
   }
 
@@ -345,7 +348,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   for (int s = sb; s < se; ++s) {
     const int it = s - sb, buf = it % kStages, a = it & 1;
-    const uint64_t da = smem_desc_sw128(abuf + a * kATile + wg * (64 * 128)), db = smem_desc_sw128(stage(buf));
+    const uint64_t da = smem_desc_sw128(abuf + a * kATile + wg * (64 * 128)), db = smem_desc_sw128(ring_slot<L>(smem, buf));
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16<BT>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes a k16 step
@@ -353,8 +356,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<1>();  // this warpgroup's stage s - 1 is done ...
     __syncthreads();  // ... and the other's: stage s - 1's x slot and A buffer are free
     if (s + kStages - 1 < se) {
-      copies.weights(stage((it + kStages - 1) % kStages), s + kStages - 1);
-      copies.activations(stage((it + kStages - 1) % kStages), s + kStages - 1);
+      copies.weights(ring_slot<L>(smem, (it + kStages - 1) % kStages), s + kStages - 1);
+      copies.activations(ring_slot<L>(smem, (it + kStages - 1) % kStages), s + kStages - 1);
     }
     cp_async_commit();
     if (s + 1 < se) {
@@ -409,17 +412,16 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
   const int splits = int(gridDim.z), split = int(blockIdx.z);
   const int sb = int(int64_t(nk) * split / splits), se = int(int64_t(nk) * (split + 1) / splits);
   const StageCopies<T, BT, L> copies(w, row_bytes, n, n0, x, k, m, m0);
-  const auto stage = [&](int buf) { return smem + buf * L::kStageBytes; };
   const int row = wg * 64 + wwarp * 16 + g;  // and row + 8
-  dbg_time(dbg, 0);
 
 #pragma unroll
   for (int s = 0; s < kAhead; ++s)
-    if (sb + s < se) copies.weights(stage(s), sb + s);
+    if (sb + s < se) copies.weights(ring_slot<L>(smem, s), sb + s);
   pdl_wait();
+  dbg_time(dbg, 0);  // after the wait: nothing is stored before it (pdl.cuh)
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {
-    if (sb + s < se) copies.activations(stage(s), sb + s);
+    if (sb + s < se) copies.activations(ring_slot<L>(smem, s), sb + s);
     cp_async_commit();
   }
 
@@ -433,11 +435,11 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
     cp_async_wait<kAhead - 1>();
     __syncthreads();  // stage s has landed for every thread; stage s - 2's wgmma are done in both warpgroups
     if (s + kAhead < se) {
-      if (!(dbg & 2)) copies.weights(stage((it + kAhead) % L::kStages), s + kAhead);
-      if (!(dbg & 1)) copies.activations(stage((it + kAhead) % L::kStages), s + kAhead);
+      if (!(dbg & 2)) copies.weights(ring_slot<L>(smem, (it + kAhead) % L::kStages), s + kAhead);
+      if (!(dbg & 1)) copies.activations(ring_slot<L>(smem, (it + kAhead) % L::kStages), s + kAhead);
     }
     cp_async_commit();
-    const uint8_t* raw = stage(it % L::kStages) + L::kXBytes;
+    const uint8_t* raw = ring_slot<L>(smem, it % L::kStages) + L::kXBytes;
     if (dbg & 4) {  // DIAGNOSTIC: raw bytes as A, no dequantization
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -454,7 +456,7 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[kk][1] = lo[kk], a[kk][3] = hi[kk];
     }
-    const uint64_t db = smem_desc_sw128(stage(it % L::kStages));
+    const uint64_t db = smem_desc_sw128(ring_slot<L>(smem, it % L::kStages));
     wgmma_fence_operands(a);  // all of a defined before the fence (else ptxas serializes the wgmma)
     wgmma_fence();
 #pragma unroll
