@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <algorithm>
+#include <cstdlib>
 #include <cuda_fp16.h>
 
 #include "backend/cuda/dequant.cuh"
@@ -16,13 +17,24 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr int kNormThreads = 256;
+// Threads of a norm block: 512 since round 16 (256 before). A one-row norm is a step's critical
+// path, and 512 threads (2 float4s each at 4 096 columns) shortened it: llama3-8b batch 1 on an
+// H200, graphs + PDL, 256 / 1024 / 512 threads: Q4_K_M 471-483 / 489-491 / 493 tok/s, BF16
+// 223-227 / 228-229 / 229-230, Q8_0 342-343 / 348-355 / 351 (docs/cuda.md round 16).
+// VELLUM_CUDA_NORM_THREADS=256/512/1024 picks another. The sum of squares is reduced per thread,
+// per warp, then over the warps in order, so the count is part of the result's bits: one count
+// for every launch of a process (batch invariance).
+int g_norm_threads = [] {
+  const char* e = std::getenv("VELLUM_CUDA_NORM_THREADS");
+  const int v = e != nullptr ? std::atoi(e) : 512;
+  return v == 256 || v == 1024 ? v : 512;
+}();
 
-// One 256-thread block per row; thread t holds float4s t, t + 256, ... in registers (V of them), so
+// One NT-thread block per row; thread t holds float4s t, t + NT, ... in registers (V of them), so
 // x is read once and every load is issued before the first use (the old kernel walked the row
 // twice with one dependent load at a time: 9.3 us for 4096 floats on an H200).
 // xb: the 16-bit copy (T: bf16, or f16 for F16 weights since round 14), when not null.
-template <int V, typename T>
+template <int V, typename T, int kNormThreads>
 __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, const float* delta, const float* gain,
                                                                     int64_t cols, float eps, float* out, int8_t* xq,
                                                                     float2* xs, T* xb) {
@@ -159,15 +171,22 @@ __global__ void rope_store_kv_kernel(float* q, int64_t q_cols, float* k, const f
   }
 }
 
+template <typename T, int NT>
+void launch_norm_nt(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps, float* out,
+                    int8_t* xq, float2* xs, T* xb, cudaStream_t stream) {
+  const int64_t per = (cols / 4 + NT - 1) / NT;  // float4s per thread
+  const dim3 grid(static_cast<unsigned>(rows));
+  if (per <= 1) add_rms_norm_kernel<1, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 2) add_rms_norm_kernel<2, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 4) add_rms_norm_kernel<4, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  else add_rms_norm_kernel<8, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+}
 template <typename T>
 void launch_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps, float* out,
                  int8_t* xq, float2* xs, T* xb, cudaStream_t stream) {
-  const int64_t per = (cols / 4 + kNormThreads - 1) / kNormThreads;  // float4s per thread
-  const dim3 grid(static_cast<unsigned>(rows));
-  if (per <= 1) add_rms_norm_kernel<1, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 2) add_rms_norm_kernel<2, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 4) add_rms_norm_kernel<4, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else add_rms_norm_kernel<8, T><<<grid, kNormThreads, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  if (g_norm_threads == 1024) launch_norm_nt<T, 1024>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, stream);
+  else if (g_norm_threads == 512) launch_norm_nt<T, 512>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, stream);
+  else launch_norm_nt<T, 256>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, stream);
 }
 
 }  // namespace
