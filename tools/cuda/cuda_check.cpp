@@ -1062,7 +1062,11 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     // Round 14: the 20 000- and 200-past decode rows as steps of their own (one token row: the
     // decode kernel may copy older K/V before its programmatic wait; by default round 14's chunked
     // kernel at 20k, its one-block-per-head kernel at 200).
-    for (const size_t i : {size_t(5), size_t(6)}) {  // seqs[5] = {20000, 1}, seqs[6] = {200, 1}
+    // Round 17: also at 3 000 and 8 190, and each one-row long-kernel shape forced at every context.
+    const int long_v = cuda::attn_long_variant(), long_min = cuda::attn_long_min();
+    for (const size_t i : {size_t(1), size_t(3), size_t(5), size_t(6)}) {  // 3 000, 8 190, 20 000, 200 past
+     for (const int lv : {-1, 1, 2, 3, 4, 5}) {  // -1: the default choice
+      if (lv >= 0) cuda::set_attn_long(lv, 0);
       const auto& sq = ss[i];
       const int64_t sl = slots[sq.q_begin];
       const std::vector<int32_t> tok1{0}, pos1{int32_t(seqs[i].n_past)};
@@ -1078,8 +1082,11 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       p.gpu.attention(layer, q1, shape, o1);
       const std::vector<float> got = p.get_gpu(o1);
       const std::vector<float> ref(cpu_out.begin() + size_t(sq.q_begin) * width, cpu_out.begin() + size_t(sq.q_begin + 1) * width);
-      record(fmt::format("attention {}q/{}kv x{} one-row step at {}, {} KV, blocks of {}", heads, kv_heads, head_dim, seqs[i].n_past, tn, bs),
+      cuda::set_attn_long(long_v, long_min);
+      record(fmt::format("attention {}q/{}kv x{} one-row step at {}{}, {} KV, blocks of {}", heads, kv_heads, head_dim, seqs[i].n_past,
+                         lv < 0 ? "" : fmt::format(", long kernel {}", lv), tn, bs),
              rel_err(got, ref), tc_bound, "K/V copies may start before the programmatic wait; vs CPU f32 on the same rounded K/V");
+     }
     }
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),
@@ -1115,6 +1122,7 @@ bool g_mmq_bench = false;      // --mmq-bench: many-row matmul timings (bench_mm
 bool g_skip_op_bench = false;  // --skip-op-bench: no attention / batch-1 GEMV timings (copy and GEMM peaks stay)
 bool g_deterministic = false;  // --deterministic: model timings in the batch-invariant mode
 bool g_batch1_only = false;    // --batch1-only: of the timings, copy bandwidth and batch-1 model decode only
+bool g_long_only = false;      // --long-ctx-only: of the model timings, batch 1 and one sequence at long context only
 bool g_gemv_only = false;      // --gemv-only: of the op timings, copy bandwidth and GEMVs only
 void bench_line(const std::string& s) {
   g_bench.push_back(s);
@@ -1213,10 +1221,13 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
   const backend::AttentionShape shape{heads, kvh, hd, 0.088f};
   const double ms = time_ms([&] { be.attention(0, qt, shape, out); }, reps);
   const int default_variant = cuda::attn_decode_variant();
-  for (const auto& [v, spb] : variants) {  // the same call with other decode kernels
-    cuda::set_attn_decode_variant(v);
+  const int long_v = cuda::attn_long_variant(), long_min = cuda::attn_long_min();
+  for (const auto& [v, spb] : variants) {  // the same call with other decode kernels (v >= 10: long kernel v - 10)
+    cuda::set_attn_decode_variant(v >= 10 ? 0 : v);
+    if (v >= 10) cuda::set_attn_long(v - 10, 0);
     cuda::set_attn_spans_per_block(spb);
     variant_ms->push_back(time_ms([&] { be.attention(0, qt, shape, out); }, reps));
+    cuda::set_attn_long(long_v, long_min);
   }
   cuda::set_attn_decode_variant(default_variant);
   cuda::set_attn_spans_per_block(0);
@@ -1238,13 +1249,15 @@ void bench_attention(double bw) {
       std::vector<std::pair<int, int>> vars;
       if (kv_type != TensorType::F32) vars = {{1, 0}, {2, 0}, {4, 0}, {5, 0}};
       if (kv_type == TensorType::F16) vars.insert(vars.end(), {{4, 1}, {4, 4}});
+      if (kv_type != TensorType::F32 && nseq == 1) vars.insert(vars.end(), {{11, 0}, {12, 0}, {13, 0}, {14, 0}, {15, 0}});
       const double ms = attention_ms(kv_type, nseq, ctx - 1, 1, 0, 50, vars, &vms);
       const double bytes = double(nseq) * ctx * 8 * 128 * double(row_bytes(kv_type, 1)) * 2.0;  // K and V
       const auto pct = [&](double t) { return 100.0 * bytes / (t * 1e-3) / 1e9 / bw; };
       std::string extra;
       for (size_t i = 0; i < vms.size(); ++i) {
         const auto [v, spb] = vars[i];
-        const std::string name = v == 1   ? std::string("round-5 kernel")
+        const std::string name = v >= 10  ? fmt::format("long kernel {}", v - 10)
+                                 : v == 1 ? std::string("round-5 kernel")
                                  : v == 3 ? std::string("round-7 kernel, 3 stages")
                                  : v == 5 ? std::string("round-14 kernel, 3 stages")
                                  : fmt::format("round-{} kernel{}", v == 2 ? 7 : 14, spb == 0 ? "" : fmt::format(", {}/block", spb));
@@ -1682,7 +1695,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   // Prefill: round 6's path (f32 producers, conversions) and round 7's (bf16 producers, paired
   // GEMMs) in the same process, each timed twice (the spread says what is noise).
   for (uint32_t T : {512u, 2048u}) {
-    if ((T + bs - 1) / bs > blocks) continue;
+    if ((T + bs - 1) / bs > blocks || g_long_only) continue;
     const auto once = [&] {
       engine::Batch b;
       b.block_size = bs;
@@ -1719,6 +1732,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_lazy_swiglu(true);
   be.set_gemm_pairs(true);
   for (uint32_t B : {1u, 2u, 4u, 8u, 32u, 64u, 128u, 256u}) {
+    if (g_long_only) break;
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
       continue;
@@ -1755,8 +1769,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   }
   // One sequence at long context (round 14): batch-1 decode where attention is a large part of a
   // token (greedy, graphs on; the pool's K/V are whatever the blocks hold: timing only).
-  for (const uint32_t ctx : {8192u, 32768u}) {
+  for (const uint32_t ctx : {2048u, 4096u, 8192u, 16384u, 32768u}) {
     const uint32_t need = ctx / bs + 1;
+    if (ctx != 8192u && ctx != 32768u && !g_long_only) continue;  // --long-ctx-only: 2k, 4k and 16k too
     if (need > blocks) continue;
     const auto step = [&] {
       engine::Batch b;
@@ -1787,7 +1802,8 @@ void profile_model(const std::string& path) {
   // VELLUM_PROFILE_PREFILL=N: only a prefill of N tokens is profiled.
   const char* prefill_env = std::getenv("VELLUM_PROFILE_PREFILL");
   const uint32_t prefill_tokens = prefill_env ? uint32_t(std::max(1, std::atoi(prefill_env))) : 512u;
-  const uint32_t bs = 16, per_seq = (std::max(ctx, prefill_tokens) + 16) / bs + 1, seqs = 128;
+  const uint32_t bs = 16, per_seq = (std::max(ctx, prefill_tokens) + 16) / bs + 1;
+  const uint32_t seqs = std::getenv("VELLUM_PROFILE_BATCH1_ONLY") != nullptr ? 1 : 128;
   be.init_kv(model.kv_layout(bs, g_kv_type), per_seq * seqs);
   const auto table = [&](uint32_t s) {
     std::vector<int32_t> t(per_seq);
@@ -1888,7 +1904,7 @@ void check_graphs(const std::string& path) {
   CudaBackend gpu(0);
   model::Transformer mg(file, gpu);
   const uint32_t bs = 16, per_seq = 4;  // 64 positions per sequence
-  constexpr uint32_t kManyRows = 40;
+  constexpr uint32_t kManyRows = 40, kLongBlocks = 26;  // 416 positions for the long sequence
   const uint32_t vocab = mg.hparams().vocab;
   std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
   std::vector<int32_t> prompt(8 + 4 * 3);
@@ -1901,7 +1917,7 @@ void check_graphs(const std::string& path) {
   const auto argmax = [&](const float* l) { return int32_t(std::max_element(l, l + vocab) - l); };
   const auto decode = [&](bool graphs) {
     gpu.set_cuda_graphs(graphs);
-    gpu.init_kv(mg.kv_layout(bs, g_kv_type), (5 + kManyRows) * per_seq);  // zeroed (--kv-dtype, default F16)
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), (5 + kManyRows) * per_seq + kLongBlocks);  // zeroed (--kv-dtype, default F16)
     std::vector<float> all;
     std::vector<int32_t> next(prompt.begin(), prompt.begin() + 8);
     uint32_t n_past = 0;
@@ -1925,6 +1941,28 @@ void check_graphs(const std::string& path) {
       all.insert(all.end(), l.begin(), l.end());
       past += uint32_t(nx[0].size());
       for (uint32_t q = 0; q < 4; ++q) nx[q] = {argmax(l.data() + size_t(q) * vocab)};
+    }
+    // Round 17: one sequence of 400 positions (stories260K holds 512), then one-row steps on the long attention kernel
+    // (forced at any context). Its runs follow the row's context, not the launch's padded split
+    // count, so a graph's wider grid must give the same bits.
+    {
+      const int lv = cuda::attn_long_variant(), lmin = cuda::attn_long_min();
+      cuda::set_attn_long(lv > 0 ? lv : 1, 0);
+      std::vector<int32_t> lt(kLongBlocks);
+      for (uint32_t i = 0; i < kLongBlocks; ++i) lt[i] = int32_t((5 + kManyRows) * per_seq + i);
+      std::vector<int32_t> nxt(400);
+      for (size_t i = 0; i < nxt.size(); ++i) nxt[i] = prompt[(i * 5) % prompt.size()];
+      uint32_t lp = 0;
+      for (int step = 0; step < 7; ++step) {
+        engine::Batch b;
+        b.block_size = bs;
+        b.add_sequence(nxt, lp, lt, engine::Batch::Logits::Last);
+        const std::vector<float> l = mg.forward(b);
+        all.insert(all.end(), l.begin(), l.end());
+        lp += uint32_t(nxt.size());
+        nxt = {argmax(l.data())};
+      }
+      cuda::set_attn_long(lv, lmin);
     }
     // Many rows (mmq at 20 rows of a quantized model, cuBLAS at 40, under capture): 2-token
     // prompts, then 6 steps together.
@@ -1953,7 +1991,7 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 52 steps (1, 4, 20, 40 rows)", tensor_type_name(g_kv_type), eager.size()),
+  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 59 steps (1, 4, 20, 40 rows; 1 row at 400+)", tensor_type_name(g_kv_type), eager.size()),
          same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));
@@ -2116,6 +2154,8 @@ int run(int argc, char** argv) {
       g_deterministic = true;
     } else if (a == "--batch1-only") {
       g_batch1_only = true;
+    } else if (a == "--long-ctx-only") {
+      g_long_only = true;
     } else if (a == "--gemv-only") {
       g_gemv_only = true;
     } else if (a == "--attn-bench") {  // copy bandwidth and the attention timings only
@@ -2137,7 +2177,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -2249,12 +2289,13 @@ int run(int argc, char** argv) {
   }
   if (bench) {
     const double bw = bench_copy();
-    const bool ops = !g_batch1_only && !g_skip_op_bench;
-    const double tflops = !g_batch1_only && !g_gemv_only ? bench_gemm() : 0.0;
+    const bool b1 = g_batch1_only || g_long_only;
+    const bool ops = !b1 && !g_skip_op_bench;
+    const double tflops = !b1 && !g_gemv_only ? bench_gemm() : 0.0;
     if (ops && !g_gemv_only) bench_attention(bw);
     if (ops) bench_gemv(bw);
     if (g_mmq_bench) bench_mmq(bw, tflops);
-    if (!g_batch1_only && !g_gemv_only && !models.empty()) bench_prefill_gemms(tflops);
+    if (!b1 && !g_gemv_only && !models.empty()) bench_prefill_gemms(tflops);
     for (const auto& m : models) bench_model(m, bw, tflops);
   }
   int failed = 0;

@@ -600,8 +600,9 @@ constexpr int kDec3Warps = 4, kTilesPerWarp = kChunkTiles / kDec3Warps;
 
 // One warp's tiles of one KV head: the k-th tile of its run starts at position
 // (c0 + k / kTilesPerWarp) · kChunk + (warp + kDec3Warps · (k % kTilesPerWarp)) · kWarpTile, for
-// k < total; copied through the block table into stage k % NS of the warp's ring (swizzled rows,
-// zeros past the context).
+// k < total (round 14's chunks), or, with first >= 0, at (first + warp + stride · k) · kWarpTile
+// (round 17's one-row runs of tiles); copied through the block table into stage k % NS of the
+// warp's ring (swizzled rows, zeros past the context).
 template <typename T, int HD, int NS>
 struct WarpTiles {
   const T* pool;  // the pool at this KV head's dims
@@ -610,10 +611,12 @@ struct WarpTiles {
   int ctx, bs, c0, total, warp;
   bool one_block;  // a tile lies in one KV block: one table entry a tile
   T* ring;
+  int first = -1, stride = 0;
 
   __device__ int t0(int k) const {  // -1: past the run or the context
     if (k >= total) return -1;
-    const int t = (c0 + k / kTilesPerWarp) * kChunk + (warp + kDec3Warps * (k % kTilesPerWarp)) * kWarpTile;
+    const int t = first >= 0 ? (first + warp + stride * k) * kWarpTile
+                             : (c0 + k / kTilesPerWarp) * kChunk + (warp + kDec3Warps * (k % kTilesPerWarp)) * kWarpTile;
     return t < ctx ? t : -1;
   }
   __device__ int lookup(int k) const {  // the tile's block id, loaded a tile before its copy is issued
@@ -724,6 +727,44 @@ __device__ __forceinline__ void load_q(uint32_t (&qa)[HD / 16][2], const AttnPar
   }
 }
 
+// The states of a block's W warps (put by each), merged in warp order into one partial (write):
+// the max over the warps, then the rescaled V sums and weight sums added warp by warp.
+template <int HD, int W>
+struct BlockMerge {
+  float m[W][kDecHeads], l[W][kDecHeads];
+  __align__(16) float acc[W][kDecHeads][HD];
+
+  template <typename Softmax>
+  __device__ void put(const Softmax& st, int warp, int ng, int lane) {
+    const int gr = lane >> 2, gc = lane & 3;
+    const float lq = st.quad_sum();
+    if (gr < ng) {
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(&acc[warp][gr][d * 8 + gc * 2]) = make_float2(st.o[d][0], st.o[d][1]);
+      if (gc == 0) m[warp][gr] = st.m, l[warp][gr] = lq;
+    }
+  }
+  // Partial idx0 + h · max_splits of head row h < ng (idx0: the first head's partial).
+  __device__ void write(const AttnParams& p, int64_t idx0, int ng) const {
+    for (int i = threadIdx.x; i < ng * HD; i += blockDim.x) {
+      const int h = i / HD, d = i % HD;
+      float mx = m[0][h];
+#pragma unroll
+      for (int w = 1; w < W; ++w) mx = fmaxf(mx, m[w][h]);
+      float a = 0.0f, sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const float e = expf(m[w][h] - mx);
+        a += acc[w][h][d] * e;
+        sum += l[w][h] * e;
+      }
+      const int64_t idx = idx0 + int64_t(h) * p.max_splits;
+      p.part_acc[idx * HD + d] = a;
+      if (d == 0) p.part_ml[2 * idx] = mx, p.part_ml[2 * idx + 1] = sum;
+    }
+  }
+};
+
 // One thread block of 4 warps per (KV head and ≤4-head query group, run of consecutive
 // chunks, row); warp w takes tiles w, w + 4, w + 8, w + 12 of each chunk, and the 4 warps' states
 // are merged in warp order at the chunk's end (a warp without a tile there has weight 0).
@@ -736,8 +777,7 @@ constexpr size_t dec3_smem_bytes() {
 template <typename T, int HD, int NS>
 __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(AttnParams p, int64_t row0) {
   extern __shared__ uint4 dec_smem[];
-  __shared__ float red_m[kDec3Warps][kDecHeads], red_l[kDec3Warps][kDecHeads];
-  __shared__ __align__(16) float red_acc[kDec3Warps][kDecHeads][HD];
+  __shared__ BlockMerge<HD, kDec3Warps> red;
   // The step's inputs (row, context, block table) are read before the wait (pdl.cuh).
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
@@ -747,7 +787,7 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
   const int n = max(0, min(per, chunks - c0));
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   WarpTiles<T, HD, NS> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r], p.kv.block_elems,
                              int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, c0,
                              n * kTilesPerWarp, warp, p.kv.block_size % kWarpTile == 0,
@@ -780,32 +820,89 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
       const int t0 = tiles.t0(k);
       if (t0 >= 0) st.add(qa, tiles.k_tile(k), t0, ctx, p.scale, ng, lane);  // warp-uniform
     }
-    const float lq = st.quad_sum();
-    if (gr < ng) {
-#pragma unroll
-      for (int d = 0; d < HD / 8; ++d) *reinterpret_cast<float2*>(&red_acc[warp][gr][d * 8 + gc * 2]) = make_float2(st.o[d][0], st.o[d][1]);
-      if (gc == 0) red_m[warp][gr] = st.m, red_l[warp][gr] = lq;
-    }
+    red.put(st, warp, ng, lane);
     __syncthreads();
-    for (int i = threadIdx.x; i < ng * HD; i += blockDim.x) {
-      const int h = i / HD, d = i % HD;
-      const float mx = fmaxf(fmaxf(red_m[0][h], red_m[1][h]), fmaxf(red_m[2][h], red_m[3][h]));
-      float acc = 0.0f, sum = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kDec3Warps; ++w) {
-        const float e = expf(red_m[w][h] - mx);
-        acc += red_acc[w][h][d] * e;
-        sum += red_l[w][h] * e;
-      }
-      const int64_t idx = (rl * p.heads + int64_t(kvh) * G + g0 + h) * p.max_splits + c0 + j;
-      p.part_acc[idx * HD + d] = acc;
-      if (d == 0) p.part_ml[2 * idx] = mx, p.part_ml[2 * idx + 1] = sum;
-    }
-    __syncthreads();  // red_* are written again by the next chunk
+    red.write(p, (rl * p.heads + int64_t(kvh) * G + g0) * p.max_splits + c0 + j, ng);
+    __syncthreads();  // red is written again by the next chunk
   }
   if (chunks > kAttnFuseSpans) return;  // the combine kernel merges long rows
   if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, n, chunks)) return;
   if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, chunks, lane);
+}
+
+// ---- split path, one row at long context (round 17) ----------------------------------------------
+
+// Round 14's kernel writes a partial per 256-position chunk, so a row of more than 32 chunks (8k)
+// needs the combine kernel, and each chunk costs its block two barriers and a 2 KB partial a head.
+// A one-row launch (batch-1 decode) instead splits the row's 16-position tiles into `runs` even
+// runs per KV head and group, a block each, all resident at once: each warp walks tiles
+// w, w + W, ... of its block's run with one online softmax, the W warps are merged once, and the
+// block writes one partial. runs ≤ kAttnFuseSpans, so the row's last block merges them (no combine
+// kernel). runs depends on the context only (never on the launch's padded split count), so a graph
+// and an eager step give the same bits.
+constexpr int kLongMinTiles = 8;  // tiles a run at least (2 a warp of 4)
+__host__ __device__ constexpr int long_runs(int ctx, int max_runs) {
+  const int t = (ctx + kWarpTile - 1) / kWarpTile / kLongMinTiles;
+  return t < 1 ? 1 : t < max_runs ? t : max_runs;
+}
+
+template <int HD, int W, int NS>
+constexpr size_t long_smem_bytes() {
+  return size_t(W) * warp_ring_elems<HD>(NS) * 2;
+}
+
+template <typename T, int HD, int W, int NS>
+__global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs) {
+  extern __shared__ uint4 dec_smem[];
+  __shared__ BlockMerge<HD, W> red;
+  // The step's inputs (row, context, block table) are read before the wait (pdl.cuh).
+  const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
+  const int ctx = p.row_ctx[r];
+  const int runs = long_runs(ctx, max_runs), run = blockIdx.y;
+  const int all = (ctx + kWarpTile - 1) / kWarpTile;
+  const int tb = int(int64_t(run) * all / runs), n = run < runs ? int(int64_t(run + 1) * all / runs) - tb : 0;
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  const int kvh = blockIdx.x / groups, g0 = (blockIdx.x % groups) * kDecHeads, ng = min(kDecHeads, G - g0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int mine = n > warp ? (n - warp + W - 1) / W : 0;  // this warp's tiles
+  WarpTiles<T, HD, NS> tiles{static_cast<const T*>(p.kv.pool) + int64_t(kvh) * HD, p.tables + p.row_table[r], p.kv.block_elems,
+                             int64_t(p.kv.kv_heads) * HD, p.kv.k_off, p.kv.v_off, ctx, p.kv.block_size, 0,
+                             mine, warp, p.kv.block_size % kWarpTile == 0,
+                             reinterpret_cast<T*>(dec_smem) + warp * warp_ring_elems<HD>(NS), tb, W};
+  // kv_before_wait: the leading prologue tiles that hold only positions older than ctx - 1 (the one
+  // this step writes) are copied before the wait, the rest after it, in order (one group a tile).
+  int early = 0;
+  if (p.kv_before_wait != 0) {
+#pragma unroll
+    for (int k = 0; k < NS - 1; ++k) early += early == k && k < mine && tiles.t0(k) + kWarpTile <= ctx - 1 ? 1 : 0;
+  }
+#pragma unroll
+  for (int k = 0; k < NS - 1; ++k) {
+    if (k < early) tiles.issue(k, tiles.lookup(k), lane);
+  }
+  pdl_wait();
+  if (n == 0) return;
+#pragma unroll
+  for (int k = 0; k < NS - 1; ++k) {
+    if (k >= early) tiles.issue(k, tiles.lookup(k), lane);
+  }
+  int next_blk = tiles.lookup(NS - 1);
+  uint32_t qa[HD / 16][2];
+  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
+  WarpSoftmax<T, HD> st;
+  st.reset();
+  for (int k = 0; k < mine; ++k) {
+    cp_async_wait<NS - 2>();  // this lane's copies of tile k landed
+    __syncwarp();             // every lane's; the stage read at tile k - 1 is free again
+    tiles.issue(k + NS - 1, next_blk, lane);
+    next_blk = tiles.lookup(k + NS);
+    st.add(qa, tiles.k_tile(k), tiles.t0(k), ctx, p.scale, ng, lane);
+  }
+  red.put(st, warp, ng, lane);  // a warp without tiles: max -inf, weight 0
+  __syncthreads();
+  red.write(p, (rl * p.heads + int64_t(kvh) * G + g0) * p.max_splits + run, ng);
+  if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, 1, runs)) return;
+  if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, runs, lane);
 }
 
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
@@ -1145,6 +1242,49 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
   return launch_runs(attn_decode3_kernel<T, HD, NS>, dec3_smem_bytes<HD, NS>(), slots, p, row0, rows, max_chunks, stream);
 }
 
+// Round 17's one-row kernel: variant v of VELLUM_CUDA_ATTN_LONG (warps a block, stages a warp,
+// runs at most): 1 = 4 warps, 2 stages, 32 runs (three blocks per SM); 2 = 4, 3, 32; 3 = 4, 4, 16;
+// 4 = 8, 2, 16; 5 = 8, 3, 16. VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans).
+int g_long_variant = -1, g_long_min = -1, g_long_runs = -1;
+int env_int(const char* name, int fallback) {
+  const char* e = std::getenv(name);
+  return e != nullptr ? std::atoi(e) : fallback;
+}
+int long_variant() {
+  if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 1));
+  return g_long_variant;
+}
+int long_min() {  // positions a launch must be able to hold (max_splits × kAttnSplit) to take it
+  if (g_long_min < 0) g_long_min = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_MIN", 4096));
+  return g_long_min;
+}
+
+template <typename T, int HD, int W, int NS>
+cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStream_t stream) {
+  constexpr size_t smem = long_smem_bytes<HD, W, NS>();
+  static cudaError_t attr = cudaFuncSetAttribute(attn_decode_long_kernel<T, HD, W, NS>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (attr != cudaSuccess) return attr;
+  if (g_long_runs < 0) g_long_runs = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_RUNS", 0));
+  if (g_long_runs > 0) max_runs = std::min(g_long_runs, kAttnFuseSpans);
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  // Enough runs for the longest context the launch can hold; a row uses long_runs(its context).
+  const dim3 grid(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
+  attn_decode_long_kernel<T, HD, W, NS><<<grid, W * 32, smem, stream>>>(p, row0, max_runs);
+  return cudaGetLastError();
+}
+
+template <typename T, int HD>
+cudaError_t launch_long_variant(int v, const AttnParams& p, int64_t row0, cudaStream_t stream) {
+  switch (v) {
+    case 2: return launch_long<T, HD, 4, 3>(p, row0, 32, stream);
+    case 3: return launch_long<T, HD, 4, 4>(p, row0, 16, stream);
+    case 4: return launch_long<T, HD, 8, 2>(p, row0, 16, stream);
+    case 5: return launch_long<T, HD, 8, 3>(p, row0, 16, stream);
+    default: return launch_long<T, HD, 4, 2>(p, row0, 32, stream);
+  }
+}
+
 // The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic
 // kernel. fused: whether rows of ≤ kAttnFuseSpans partials are already merged; part_len: positions
 // per partial.
@@ -1157,8 +1297,17 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   // at 8k, llama3-8b Q4_K_M batch 1 in a decode graph: round 5's 2.70-2.92 ms a token, round 7's
   // 2.78, round 14's 2.85-2.91 over three calls, i.e. within the calls' spread; at 32k round 14's
   // 3.59-3.70 against round 7's 4.42 and round 5's 4.89.)
-  const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
   const int knob = decode_variant();
+  // One row that may be long (round 17): a run of tiles a block, merged by the row's last block.
+  if (knob == 0 && rows == 1 && !p.deterministic && p.counters != nullptr && long_variant() > 0 &&
+      int64_t(p.max_splits) * kAttnSplit >= long_min()) {
+    rc = p.kv.head_dim == 128 ? launch_long_variant<T, 128>(long_variant(), p, row0, stream)
+                              : launch_long_variant<T, 64>(long_variant(), p, row0, stream);
+    fused = true;
+    part_len = p.max_splits * kAttnSplit;  // one partial's worth: the launcher adds no combine kernel
+    return true;
+  }
+  const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
   int v = knob;
   if (knob == 0) {
     // Round 14's kernel has a block per 256-position chunk: a one-row launch at 1k context gets 32
@@ -1270,6 +1419,12 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows) {
 void set_attn_decode_variant(int variant) { g_decode_variant = variant; }
 int attn_decode_variant() { return decode_variant(); }
 void set_attn_spans_per_block(int spans) { g_spans_per_block = std::max(0, spans); }
+void set_attn_long(int variant, int min_positions) {
+  g_long_variant = std::max(0, variant);
+  g_long_min = std::max(0, min_positions);
+}
+int attn_long_variant() { return long_variant(); }
+int attn_long_min() { return long_min(); }
 
 bool attn_tc_supported(const KvPoolView& kv) {
   return (kv.type == TensorType::F16 || kv.type == TensorType::BF16) && (kv.head_dim == 64 || kv.head_dim == 128) &&

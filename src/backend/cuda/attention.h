@@ -85,6 +85,13 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 void set_attn_decode_variant(int variant);
 int attn_decode_variant();
 void set_attn_spans_per_block(int spans);
+// Round 17: one-row launches (batch-1 decode) that can hold at least `min_positions` take the long
+// kernel (a run of 16-position tiles a block, ≤ 32 runs merged by the row's last block) when the
+// decode variant is 0: variant 0 = never, 1-5 = its shapes (VELLUM_CUDA_ATTN_LONG and
+// VELLUM_CUDA_ATTN_LONG_MIN set them at the first launch; attention.cu lists the variants).
+void set_attn_long(int variant, int min_positions);
+int attn_long_variant();
+int attn_long_min();
 
 // Split path over split rows [row0, row0 + rows) (indices into split_rows, or step rows).
 cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);
