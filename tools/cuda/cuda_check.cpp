@@ -1769,9 +1769,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   }
   // One sequence at long context (round 14): batch-1 decode where attention is a large part of a
   // token (greedy, graphs on; the pool's K/V are whatever the blocks hold: timing only).
-  for (const uint32_t ctx : {2048u, 4096u, 8192u, 16384u, 32768u}) {
+  for (const uint32_t ctx : {1024u, 2048u, 4096u, 8192u, 16384u, 32768u}) {
     const uint32_t need = ctx / bs + 1;
-    if (ctx != 8192u && ctx != 32768u && !g_long_only) continue;  // --long-ctx-only: 2k, 4k and 16k too
+    if (ctx != 8192u && ctx != 32768u && !g_long_only) continue;  // --long-ctx-only: 1k, 2k, 4k and 16k too
     if (need > blocks) continue;
     const auto step = [&] {
       engine::Batch b;
@@ -1904,7 +1904,8 @@ void check_graphs(const std::string& path) {
   CudaBackend gpu(0);
   model::Transformer mg(file, gpu);
   const uint32_t bs = 16, per_seq = 4;  // 64 positions per sequence
-  constexpr uint32_t kManyRows = 40, kLongBlocks = 26;  // 416 positions for the long sequence
+  constexpr uint32_t kManyRows = 40, kLongBlocks = 72;  // 1 152 positions for the long sequence
+  const bool long_phase = mg.hparams().context_train >= 1200;
   const uint32_t vocab = mg.hparams().vocab;
   std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
   std::vector<int32_t> prompt(8 + 4 * 3);
@@ -1942,15 +1943,17 @@ void check_graphs(const std::string& path) {
       past += uint32_t(nx[0].size());
       for (uint32_t q = 0; q < 4; ++q) nx[q] = {argmax(l.data() + size_t(q) * vocab)};
     }
-    // Round 17: one sequence of 400 positions (stories260K holds 512), then one-row steps on the long attention kernel
+    // Round 17: one sequence of 1 100 positions, then one-row steps on the long attention kernel
     // (forced at any context). Its runs follow the row's context, not the launch's padded split
-    // count, so a graph's wider grid must give the same bits.
-    {
+    // count (here 18 eager, 32 in the graph), so a graph's wider grid must give the same bits. Past
+    // 1 024 positions the steps get a graph of their own (the key holds the padded split count), so
+    // the knob's change is captured. Models of a shorter context (stories260K) skip it.
+    if (long_phase) {
       const int lv = cuda::attn_long_variant(), lmin = cuda::attn_long_min();
       cuda::set_attn_long(lv > 0 ? lv : 1, 0);
       std::vector<int32_t> lt(kLongBlocks);
       for (uint32_t i = 0; i < kLongBlocks; ++i) lt[i] = int32_t((5 + kManyRows) * per_seq + i);
-      std::vector<int32_t> nxt(400);
+      std::vector<int32_t> nxt(1100);
       for (size_t i = 0; i < nxt.size(); ++i) nxt[i] = prompt[(i * 5) % prompt.size()];
       uint32_t lp = 0;
       for (int step = 0; step < 7; ++step) {
@@ -1991,7 +1994,8 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of 59 steps (1, 4, 20, 40 rows; 1 row at 400+)", tensor_type_name(g_kv_type), eager.size()),
+  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of {} steps (1, 4, 20, 40 rows{})", tensor_type_name(g_kv_type), eager.size(),
+                     long_phase ? 59 : 52, long_phase ? "; 1 row at 1 100+" : ""),
          same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));

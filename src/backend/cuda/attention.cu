@@ -171,10 +171,14 @@ __device__ __forceinline__ bool arrive_last(int32_t* cnt, int n, int spans) {
 // loads are independent (8 spans' in flight a lane) instead of one span a step (a serial chain of
 // L2 round trips, ~5 µs at 32 spans). With p.out_q8 (one row) it also writes the int8 copy: dims
 // 32e..32e+31 are one quantization block.
+// SPLIT > 1 (round 17): this warp takes only the part-th of SPLIT slices of the head's dims (lane +
+// 32e for e in [part·DPL/SPLIT, (part+1)·DPL/SPLIT)), so that SPLIT warps share a head; the
+// same sums in the same order per dim.
 static_assert(kAttnFuseSpans <= 32, "merge_head gives each lane one span");
-template <int HD>
-__device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int64_t r, int head, int spans, int lane) {
-  constexpr int DPL = HD / 32;
+template <int HD, int SPLIT = 1>
+__device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int64_t r, int head, int spans, int lane, int part = 0) {
+  static_assert(HD / 32 % SPLIT == 0, "whole 32-dim slices a warp");
+  constexpr int DPL = HD / 32 / SPLIT;
   const int64_t base = (rl * p.heads + head) * p.max_splits;
   const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
   const float2 mine = lane < spans ? __ldcg(&ml[lane]) : make_float2(-INFINITY, 0.0f);
@@ -184,14 +188,14 @@ __device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int6
   float o[DPL];
 #pragma unroll
   for (int e = 0; e < DPL; ++e) o[e] = 0.0f;
-  const float* acc = p.part_acc + base * HD + lane;
+  const float* acc = p.part_acc + base * HD + lane + 32 * DPL * part;
 #pragma unroll 8
   for (int s2 = 0; s2 < spans; ++s2) {
     const float ws = __shfl_sync(kFull, w, s2);
 #pragma unroll
     for (int e = 0; e < DPL; ++e) o[e] += __ldcg(acc + int64_t(s2) * HD + 32 * e) * ws;
   }
-  const int64_t i0 = int64_t(head) * HD + lane;
+  const int64_t i0 = int64_t(head) * HD + lane + 32 * DPL * part;
   float* out = p.out + r * p.ldo + i0;
 #pragma unroll
   for (int e = 0; e < DPL; ++e) {
@@ -902,7 +906,8 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
   __syncthreads();
   red.write(p, (rl * p.heads + int64_t(kvh) * G + g0) * p.max_splits + run, ng);
   if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, 1, runs)) return;
-  if (warp < ng) merge_head<HD>(p, rl, r, kvh * G + g0 + warp, runs, lane);
+  constexpr int SPLIT = W / kDecHeads;  // warps a head in the merge
+  if (warp < ng * SPLIT) merge_head<HD, SPLIT>(p, rl, r, kvh * G + g0 + warp / SPLIT, runs, lane, warp % SPLIT);
 }
 
 // Merges a (row, head)'s spans. Block (head, row, 32-dim slice) of 8 warps: the max and the weight
@@ -1243,15 +1248,17 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
 }
 
 // Round 17's one-row kernel: variant v of VELLUM_CUDA_ATTN_LONG (warps a block, stages a warp,
-// runs at most): 1 = 4 warps, 2 stages, 32 runs (three blocks per SM); 2 = 4, 3, 32; 3 = 4, 4, 16;
-// 4 = 8, 2, 16; 5 = 8, 3, 16. VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans).
+// runs at most, and never more than fill the SMs once: one block an SM, two for 1 and 2):
+// 1 = 4 warps, 2 stages, 32 runs; 2 = 4, 3, 32; 3 = 4, 4, 16; 4 (default) = 8, 2, 16; 5 = 8, 3, 16.
+// Variant 4 measured best at 2k-32k (llama3-8b batch 1, docs/cuda.md round 17).
+// VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans).
 int g_long_variant = -1, g_long_min = -1, g_long_runs = -1;
 int env_int(const char* name, int fallback) {
   const char* e = std::getenv(name);
   return e != nullptr ? std::atoi(e) : fallback;
 }
 int long_variant() {
-  if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 1));
+  if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 4));
   return g_long_variant;
 }
 int long_min() {  // positions a launch must be able to hold (max_splits × kAttnSplit) to take it
@@ -1266,8 +1273,10 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStr
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (attr != cudaSuccess) return attr;
   if (g_long_runs < 0) g_long_runs = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_RUNS", 0));
-  if (g_long_runs > 0) max_runs = std::min(g_long_runs, kAttnFuseSpans);
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  // One block an SM (variants 3-5) or two: at most as many runs as fill the SMs once.
+  max_runs = std::clamp(device_sms() * (W == 4 && NS < 4 ? 2 : 1) / (p.kv.kv_heads * groups), 1, max_runs);
+  if (g_long_runs > 0) max_runs = std::min(g_long_runs, kAttnFuseSpans);
   // Enough runs for the longest context the launch can hold; a row uses long_runs(its context).
   const dim3 grid(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
   attn_decode_long_kernel<T, HD, W, NS><<<grid, W * 32, smem, stream>>>(p, row0, max_runs);
