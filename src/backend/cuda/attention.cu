@@ -842,9 +842,9 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
 // runs per KV head and group, a block each, all resident at once: each warp walks tiles
 // w, w + W, ... of its block's run with one online softmax, the W warps are merged once, and the
 // block writes one partial. runs ≤ kAttnFuseSpans, so the row's last block merges them (no combine
-// kernel). runs depends on the context only (never on the launch's padded split count), so a graph
-// and an eager step give the same bits.
-constexpr int kLongMinTiles = 8;  // tiles a run at least (2 a warp of 4)
+// kernel). runs depends on the context, the model's KV heads and the SM count only (never on the
+// launch's padded split count), so a graph and an eager step give the same bits.
+constexpr int kLongMinTiles = 8;  // tiles a run at least (one a warp of the default 8)
 __host__ __device__ constexpr int long_runs(int ctx, int max_runs) {
   const int t = (ctx + kWarpTile - 1) / kWarpTile / kLongMinTiles;
   return t < 1 ? 1 : t < max_runs ? t : max_runs;
