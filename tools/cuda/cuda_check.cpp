@@ -1062,31 +1062,32 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     // Round 14: the 20 000- and 200-past decode rows as steps of their own (one token row: the
     // decode kernel may copy older K/V before its programmatic wait; by default round 14's chunked
     // kernel at 20k, its one-block-per-head kernel at 200).
-    // Round 17: also at 3 000 and 8 190, and each one-row long-kernel shape forced at every context.
+    // Round 17: also at 3 000 and 8 190, each one-row long-kernel shape forced at every context, and
+    // the long kernel off (the kernel the default took before it).
     const int long_v = cuda::attn_long_variant(), long_min = cuda::attn_long_min();
     for (const size_t i : {size_t(1), size_t(3), size_t(5), size_t(6)}) {  // 3 000, 8 190, 20 000, 200 past
-     for (const int lv : {-1, 1, 2, 3, 4, 5}) {  // -1: the default choice
-      if (lv >= 0) cuda::set_attn_long(lv, 0);
-      const auto& sq = ss[i];
-      const int64_t sl = slots[sq.q_begin];
-      const std::vector<int32_t> tok1{0}, pos1{int32_t(seqs[i].n_past)};
-      const std::vector<int64_t> slot1{sl};
-      const std::vector<backend::StepSequence> ss1{{0, 1, seqs[i].n_past, 0, uint32_t(tables[i].size())}};
-      p.gpu.begin_step({tok1, pos1, slot1, ss1, tables[i]});
-      auto k1 = p.gpu.scratch(1, row), v1 = p.gpu.scratch(1, row), q1 = p.gpu.scratch(1, width), o1 = p.gpu.scratch(1, width);
-      p.gpu.write(k1, kh.data() + size_t(sq.q_begin) * row);
-      p.gpu.write(v1, vh.data() + size_t(sq.q_begin) * row);
-      p.gpu.write(q1, qh.data() + size_t(sq.q_begin) * width);
-      p.gpu.store_kv(layer, k1, v1);
-      p.gpu.fill(o1, NAN);
-      p.gpu.attention(layer, q1, shape, o1);
-      const std::vector<float> got = p.get_gpu(o1);
-      const std::vector<float> ref(cpu_out.begin() + size_t(sq.q_begin) * width, cpu_out.begin() + size_t(sq.q_begin + 1) * width);
-      cuda::set_attn_long(long_v, long_min);
-      record(fmt::format("attention {}q/{}kv x{} one-row step at {}{}, {} KV, blocks of {}", heads, kv_heads, head_dim, seqs[i].n_past,
-                         lv < 0 ? "" : fmt::format(", long kernel {}", lv), tn, bs),
-             rel_err(got, ref), tc_bound, "K/V copies may start before the programmatic wait; vs CPU f32 on the same rounded K/V");
-     }
+      for (const int lv : {-1, 0, 1, 2, 3, 4, 5}) {  // -1: the default choice; 0: without the long kernel (round 14's one-row path)
+        if (lv >= 0) cuda::set_attn_long(lv, 0);
+        const auto& sq = ss[i];
+        const int64_t sl = slots[sq.q_begin];
+        const std::vector<int32_t> tok1{0}, pos1{int32_t(seqs[i].n_past)};
+        const std::vector<int64_t> slot1{sl};
+        const std::vector<backend::StepSequence> ss1{{0, 1, seqs[i].n_past, 0, uint32_t(tables[i].size())}};
+        p.gpu.begin_step({tok1, pos1, slot1, ss1, tables[i]});
+        auto k1 = p.gpu.scratch(1, row), v1 = p.gpu.scratch(1, row), q1 = p.gpu.scratch(1, width), o1 = p.gpu.scratch(1, width);
+        p.gpu.write(k1, kh.data() + size_t(sq.q_begin) * row);
+        p.gpu.write(v1, vh.data() + size_t(sq.q_begin) * row);
+        p.gpu.write(q1, qh.data() + size_t(sq.q_begin) * width);
+        p.gpu.store_kv(layer, k1, v1);
+        p.gpu.fill(o1, NAN);
+        p.gpu.attention(layer, q1, shape, o1);
+        const std::vector<float> got = p.get_gpu(o1);
+        const std::vector<float> ref(cpu_out.begin() + size_t(sq.q_begin) * width, cpu_out.begin() + size_t(sq.q_begin + 1) * width);
+        cuda::set_attn_long(long_v, long_min);
+        record(fmt::format("attention {}q/{}kv x{} one-row step at {}{}, {} KV, blocks of {}", heads, kv_heads, head_dim, seqs[i].n_past,
+                           lv < 0 ? "" : lv == 0 ? ", long kernel off" : fmt::format(", long kernel {}", lv), tn, bs),
+               rel_err(got, ref), tc_bound, "K/V copies may start before the programmatic wait; vs CPU f32 on the same rounded K/V");
+      }
     }
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(fmt::format("attention {}q/{}kv x{} tensor cores, {} rows, {} KV", heads, kv_heads, head_dim, tc_got.size() / width, tn),

@@ -1162,20 +1162,18 @@ void launch_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t
   attn_decode_kernel<T, HD><<<grid, 128, 0, stream>>>(p, row0);
 }
 
+int env_int(const char* name, int fallback) {  // a measurement knob, read once by its caller
+  const char* e = std::getenv(name);
+  return e != nullptr ? std::atoi(e) : fallback;
+}
 int g_decode_variant = -1;  // -1: not read from the environment yet
 int g_spans_per_block = -1;
 int decode_variant() {
-  if (g_decode_variant < 0) {
-    const char* e = std::getenv("VELLUM_CUDA_ATTN_DECODE");
-    g_decode_variant = e != nullptr ? std::atoi(e) : 0;
-  }
+  if (g_decode_variant < 0) g_decode_variant = env_int("VELLUM_CUDA_ATTN_DECODE", 0);
   return g_decode_variant;
 }
 int forced_spans_per_block() {
-  if (g_spans_per_block < 0) {
-    const char* e = std::getenv("VELLUM_CUDA_ATTN_SPB");
-    g_spans_per_block = e != nullptr ? std::max(0, std::atoi(e)) : 0;
-  }
+  if (g_spans_per_block < 0) g_spans_per_block = std::max(0, env_int("VELLUM_CUDA_ATTN_SPB", 0));
   return g_spans_per_block;
 }
 
@@ -1253,17 +1251,13 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
 // Variant 4 measured best at 2k-32k (llama3-8b batch 1, docs/cuda.md round 17).
 // VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans).
 int g_long_variant = -1, g_long_min = -1, g_long_runs = -1;
-int env_int(const char* name, int fallback) {
-  const char* e = std::getenv(name);
-  return e != nullptr ? std::atoi(e) : fallback;
-}
 int long_variant() {
   if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 4));
   return g_long_variant;
 }
 // Positions a launch must be able to hold (max_splits × kAttnSplit) to take it: 2 048, i.e. in a
 // decode graph (splits padded to a power of two, at least 1 024 positions) rows past 1 024
-// positions. Measured: at 1k no faster or slower than round 5's kernel, at 2k 7-10% a token faster.
+// positions. Measured: at 1k no faster or slower than round 5's kernel, at 2k 8-13% a token faster.
 int long_min() {
   if (g_long_min < 0) g_long_min = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_MIN", 2048));
   return g_long_min;
@@ -1298,11 +1292,11 @@ cudaError_t launch_long_variant(int v, const AttnParams& p, int64_t row0, cudaSt
 }
 
 // The decode kernel for a 16-bit pool with 64 or 128 dims; false when the pool needs the generic
-// kernel. fused: whether rows of ≤ kAttnFuseSpans partials are already merged; part_len: positions
-// per partial.
+// kernel. fused: whether rows of ≤ kAttnFuseSpans partials are already merged; merged: whether
+// every row is (round 17's kernel); part_len: positions per partial.
 template <typename T>
 bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream, cudaError_t& rc, bool& fused,
-                int& part_len) {
+                bool& merged, int& part_len) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
   // Default: round 5's kernel only where it was measured faster end to end (F16 pools, ≤ 8 rows,
   // contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on BF16 pools. (One row
@@ -1315,8 +1309,7 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
       int64_t(p.max_splits) * kAttnSplit >= long_min()) {
     rc = p.kv.head_dim == 128 ? launch_long_variant<T, 128>(long_variant(), p, row0, stream)
                               : launch_long_variant<T, 64>(long_variant(), p, row0, stream);
-    fused = true;
-    part_len = p.max_splits * kAttnSplit;  // one partial's worth: the launcher adds no combine kernel
+    fused = merged = true;
     return true;
   }
   const bool small = rows <= p.small_rows && p.max_splits <= kAttnFuseSpans && std::is_same_v<T, __half>;
@@ -1390,11 +1383,11 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   AttnParams pk = p;
   if (!q8_in_merge) pk.out_q8 = nullptr;
   if (rows != 1) pk.kv_before_wait = 0;
-  bool done = false, fused = false;
+  bool done = false, fused = false, merged = false;
   int part_len = kAttnSplit;
   cudaError_t rc = cudaSuccess;
-  if (p.kv.type == TensorType::F16) done = try_decode<__half>(pk, row0, rows, stream, rc, fused, part_len);
-  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(pk, row0, rows, stream, rc, fused, part_len);
+  if (p.kv.type == TensorType::F16) done = try_decode<__half>(pk, row0, rows, stream, rc, fused, merged, part_len);
+  if (p.kv.type == TensorType::BF16) done = try_decode<__nv_bfloat16>(pk, row0, rows, stream, rc, fused, merged, part_len);
   if (rc != cudaSuccess) return rc;
   if (!done) {
     const size_t smem = sizeof(float) * (size_t(G) * hd + 2 * size_t(kAttnTile) * (hd + 1));
@@ -1415,7 +1408,7 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   if (rc != cudaSuccess) return rc;
   // Every row has at most this many partials: when the decode kernel merged them all, no combine.
   const int max_parts = (p.max_splits * kAttnSplit + part_len - 1) / part_len;
-  if (!(fused && max_parts <= kAttnFuseSpans)) {
+  if (!merged && !(fused && max_parts <= kAttnFuseSpans)) {
     attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
         pk, row0, part_len, fused ? kAttnFuseSpans : 0);
     rc = cudaGetLastError();
