@@ -47,6 +47,9 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required, bo
   cmd.add_flag("--deterministic", o.deterministic,
                "Batch-invariant GPU kernels: a sequence gets the same tokens whatever runs beside it "
                "(the CPU backend always does; on a GPU slower from ~8 sequences on)");
+  cmd.add_flag("--whole-logits", o.whole_logits,
+               "Copy every sampled row's logits back to the host, also greedy and plain top-k rows that the "
+               "backend otherwise reduces to their best candidates (the same tokens, slower; for comparisons)");
 }
 
 EngineOptions parse_engine_flags(const std::string& flags, EngineOptions base) {
@@ -63,9 +66,10 @@ EngineOptions parse_engine_flags(const std::string& flags, EngineOptions base) {
 }
 
 std::string describe(const EngineOptions& o) {
-  return fmt::format("device={} threads={} ctx={} block={} budget={} seqs={} prefix-cache={}{}", o.device,
+  return fmt::format("device={} threads={} ctx={} block={} budget={} seqs={} prefix-cache={}{}{}", o.device,
                      o.threads, o.context, o.block_size, o.max_num_batched_tokens, o.max_num_seqs,
-                     o.prefix_caching ? "on" : "off", o.deterministic ? " deterministic" : "");
+                     o.prefix_caching ? "on" : "off", o.deterministic ? " deterministic" : "",
+                     o.whole_logits ? " whole-logits" : "");
 }
 
 }  // namespace vellum::app

@@ -27,6 +27,7 @@ struct EngineOptions {
   uint32_t max_prefill_chunk = 0;         // prompt tokens per sequence per step (0: the budget)
   bool prefix_caching = true;
   bool deterministic = false;             // batch-invariant GPU kernels (the CPU backend always is)
+  bool whole_logits = false;              // copy every sampled row back (EngineConfig::reduce_logits off)
 
   // Throws vellum::Error naming the flag of an out-of-range value.
   void validate() const;

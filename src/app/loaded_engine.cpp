@@ -27,6 +27,7 @@ std::unique_ptr<LoadedEngine> LoadedEngine::load(const EngineOptions& options) {
   if (ec.max_seq_len == 0) throw_error("{}: the model states no context length; give -c", options.model);
   ec.block_size = options.block_size;
   ec.prefix_caching = options.prefix_caching;
+  ec.reduce_logits = !options.whole_logits;
   ec.scheduler.max_num_batched_tokens = options.max_num_batched_tokens;
   ec.scheduler.max_num_seqs = options.max_num_seqs;
   ec.scheduler.max_prefill_chunk = options.max_prefill_chunk;

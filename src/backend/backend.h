@@ -95,6 +95,12 @@ class Backend {
   // out[r] = the index of the first maximum of row r (greedy sampling without copying the rows
   // back). Ends the step like read(). The default reads the rows and scans them on the host.
   virtual void argmax_rows(const Tensor& x, std::span<int32_t> out);
+  // The k largest logits of each row and their column ids (top-k sampling without copying the rows
+  // back), best first in logit_before's order (core/logit_order.h): values[r·k + j], ids[r·k + j].
+  // 1 <= k <= min(kMaxTopK, x.cols). Ends the step like read(). The default reads the rows and
+  // partially sorts them on the host.
+  static constexpr int kMaxTopK = 128;
+  virtual void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids);
 
   // --- step ---
   virtual void begin_step(const StepInfo& step) = 0;

@@ -15,20 +15,29 @@ using Clock = std::chrono::steady_clock;
 double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 }  // namespace
 
-OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64_t salt, uint64_t kv_bytes_per_block) {
+engine::SamplingParams greedy() {
+  engine::SamplingParams p;
+  p.temperature = 0;
+  return p;
+}
+
+OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64_t salt, uint64_t kv_bytes_per_block,
+                          const engine::SamplingParams& sampling) {
   if (uint64_t(pt.prompt) + pt.generate > loaded.context())
     throw_error("-p {} + -n {} exceed the context of {} tokens (give -c)", pt.prompt, pt.generate, loaded.context());
   const uint32_t vocab = loaded.tokenizer().vocab_size();
   std::mt19937_64 rng(salt);
   std::vector<std::shared_ptr<engine::RequestHandle>> handles;
   std::vector<engine::Request> requests(pt.batch);
-  for (auto& req : requests) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto& req = requests[i];
     // Random ids (control tokens included, harmless to the forward pass) make every prompt distinct.
     req.prompt.resize(pt.prompt);
     for (auto& t : req.prompt) t = static_cast<int32_t>(rng() % vocab);
     req.max_tokens = pt.generate;
     req.ignore_eos = true;
-    req.sampling.temperature = 0;
+    req.sampling = sampling;
+    req.sampling.seed = sampling.seed + i;
   }
   std::vector<Clock::time_point> first(pt.batch), last(pt.batch);
   std::vector<std::vector<Clock::time_point>> stamps(pt.batch);  // arrival of every token

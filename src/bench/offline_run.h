@@ -1,12 +1,14 @@
 #pragma once
 // One measurement of `vellum bench`: `batch` sequences of `prompt` random tokens each, submitted at
-// once, each generating exactly `generate` tokens (ignore_eos, greedy). Timings are taken at the
+// once, each generating exactly `generate` tokens (ignore_eos; greedy unless `sampling` says
+// otherwise, each request seeded by its position). Timings are taken at the
 // consumer side of the engine's streams.
 
 #include <cstdint>
 
 #include "app/loaded_engine.h"
 #include "bench/grid.h"
+#include "engine/sampler.h"
 
 namespace vellum::bench {
 
@@ -21,6 +23,9 @@ struct OfflineResult {
 
 // `salt` makes the prompts distinct between repetitions so the prefix cache never serves them.
 // Throws vellum::Error when prompt + generate exceed the context or a request fails.
-OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& point, uint64_t salt, uint64_t kv_bytes_per_block);
+// Greedy sampling (temperature 0), run_offline's default.
+engine::SamplingParams greedy();
+OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& point, uint64_t salt, uint64_t kv_bytes_per_block,
+                          const engine::SamplingParams& sampling = greedy());
 
 }  // namespace vellum::bench

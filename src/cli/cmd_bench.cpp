@@ -26,6 +26,8 @@ struct BenchOptions {
   app::EngineOptions engine;
   std::string prompts = "512", gens = "128", batches = "1";
   uint32_t reps = 3;
+  float temperature = 0;  // 0: greedy
+  int32_t top_k = 40;
   bool json = false, csv = false, progress = false, no_warmup = false;
   std::string plot;
 };
@@ -58,11 +60,19 @@ void bench(BenchOptions o) {
     const uint64_t bytes = blocks * o.engine.block_size * kv_bytes_per_token(hp);
     o.engine.kv_cache_mib = static_cast<uint32_t>((bytes + (1u << 20) - 1) >> 20);
   }
+  engine::SamplingParams sampling = bench::greedy();
+  sampling.temperature = o.temperature;
+  sampling.top_k = o.top_k;
+  sampling.validate();  // before the model loads: a bad value costs nothing
+  const std::string sampling_note =
+      sampling.temperature == 0 ? std::string("greedy")
+                                : fmt::format("temperature {} top-k {} top-p {} min-p {}", sampling.temperature, sampling.top_k,
+                                              sampling.top_p, sampling.min_p);
   auto loaded = app::LoadedEngine::load(o.engine);
   std::fprintf(stderr, "bench: %s\n", loaded->summary().c_str());
   const uint64_t block_bytes = kv_bytes_per_token(hp) * loaded->config().block_size;
 
-  if (!o.no_warmup) bench::run_offline(*loaded, {std::min<uint32_t>(max_p, 16), 4, 1}, 0, block_bytes);
+  if (!o.no_warmup) bench::run_offline(*loaded, {std::min<uint32_t>(max_p, 16), 4, 1}, 0, block_bytes, sampling);
 
   bench::Table table;
   table.columns = {"batch", "prompt", "generate", "reps", "prefill_tok_s", "prefill_sd", "decode_tok_s", "decode_sd",
@@ -75,7 +85,7 @@ void bench(BenchOptions o) {
     uint64_t peak = 0;
     for (uint32_t r = 0; r < o.reps; ++r) {
       bar.update(done, fmt::format("b={} p={} n={} rep {}", pt.batch, pt.prompt, pt.generate, r + 1));
-      const auto res = bench::run_offline(*loaded, pt, (uint64_t(done) + 1) * 0x9E3779B97F4A7C15ull, block_bytes);
+      const auto res = bench::run_offline(*loaded, pt, (uint64_t(done) + 1) * 0x9E3779B97F4A7C15ull, block_bytes, sampling);
       pre.push_back(res.prefill_tok_s);
       dec.push_back(res.decode_tok_s);
       steady.push_back(res.steady_tok_s);
@@ -98,6 +108,7 @@ void bench(BenchOptions o) {
     nlohmann::json j;
     j["model"] = loaded->model_name();
     j["engine"] = app::describe(o.engine);
+    j["sampling"] = sampling_note;
     j["summary"] = loaded->summary();
     j["results"] = table.to_json();
     j["samples"] = samples;
@@ -105,8 +116,8 @@ void bench(BenchOptions o) {
   } else if (o.csv) {
     std::printf("%s", table.to_csv().c_str());
   } else {
-    std::printf("model: %s\nengine: %s\n\n%s", loaded->model_name().c_str(), app::describe(o.engine).c_str(),
-                table.to_text().c_str());
+    std::printf("model: %s\nengine: %s\nsampling: %s\n\n%s", loaded->model_name().c_str(), app::describe(o.engine).c_str(),
+                sampling_note.c_str(), table.to_text().c_str());
   }
   std::fflush(stdout);
   if (!o.plot.empty()) {
@@ -127,6 +138,8 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("-n,--n-gen", o->gens, "Generated tokens per sequence, comma-separated")->capture_default_str();
   cmd->add_option("-b,--batch", o->batches, "Concurrent sequences, comma-separated")->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "Repetitions of each point")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--temp", o->temperature, "Sampling temperature of every sequence (0: greedy)")->capture_default_str();
+  cmd->add_option("--top-k", o->top_k, "Top-k of sampled sequences (0: off)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--csv", o->csv, "Print CSV");
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");

@@ -144,11 +144,17 @@ std::vector<int32_t> EngineCore::suppressed_tokens(const Sequence& seq) const {
   return suppressed;
 }
 
-bool EngineCore::needs_only_argmax(const Sequence& seq) const {
+int32_t EngineCore::logits_kept(const Sequence& seq) const {
   const Request& req = seq.request;
   const bool branches_pending = req.n > 1 && !seq.forked;  // they sample from this row too
-  return req.sampling.temperature == 0.0f && !adjusts_logits(req.sampling) && suppressed_tokens(seq).empty() &&
-         req.logprobs < 0 && !branches_pending;
+  // Penalties, biases and suppressed tokens change logits before the cut; logprobs need the whole row.
+  if (!config_.reduce_logits || adjusts_logits(req.sampling) || !suppressed_tokens(seq).empty() || req.logprobs >= 0 ||
+      branches_pending) {
+    return 0;
+  }
+  if (req.sampling.temperature == 0.0f) return 1;
+  const int32_t k = req.sampling.top_k;
+  return k >= 2 && k <= backend::Backend::kMaxTopK && static_cast<uint32_t>(k) < model_.hparams().vocab ? k : 0;
 }
 
 void EngineCore::accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs,
@@ -252,13 +258,14 @@ std::vector<RequestUpdate> EngineCore::step() {
     batch.add_sequence({c.seq->tokens.begin() + c.begin, c.seq->tokens.begin() + c.begin + c.count}, c.begin,
                        std::vector<int32_t>(table.begin(), table.end()), c.sample ? Batch::Logits::Last : Batch::Logits::None);
   }
-  // Rows sampled greedily with nothing applied to their logits need only their first maximum,
-  // which the backend finds without copying the row back (a 128k-token vocabulary is 0.5 MB a row).
-  std::vector<uint8_t> argmax_only;
+  // Rows sampled with nothing applied to their logits need only their first maximum (greedy) or
+  // their top_k best candidates, which the backend finds without copying the row back (a 128k-token
+  // vocabulary is 0.5 MB a row).
+  std::vector<int32_t> keep;
   for (const auto& c : plan.chunks) {
-    if (c.sample) argmax_only.push_back(needs_only_argmax(*c.seq) ? 1 : 0);
+    if (c.sample) keep.push_back(logits_kept(*c.seq));
   }
-  const model::Transformer::StepOutput out = model_.forward(batch, argmax_only);
+  const model::Transformer::StepOutput out = model_.forward(batch, keep);
   scheduler_.on_computed(plan);
   last_.scheduled_tokens = plan.num_tokens();
   last_.sequences = static_cast<uint32_t>(plan.chunks.size());
@@ -276,8 +283,16 @@ std::vector<RequestUpdate> EngineCore::step() {
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
     Sequence& seq = *c.seq;
-    if (argmax_only[row] != 0) {
+    const int32_t k = keep[row];
+    if (k == 1) {
       accept_token(seq, out.argmax[row++], {}, updates);
+      continue;
+    }
+    if (k >= 2) {
+      const size_t at = row++ * static_cast<size_t>(out.top_k);
+      const std::span<const float> values(out.top_values.data() + at, static_cast<size_t>(k));
+      const std::span<const int32_t> ids(out.top_ids.data() + at, static_cast<size_t>(k));
+      accept_token(seq, seq.sampler.sample_top(values, ids), {}, updates);
       continue;
     }
     ++row;

@@ -23,6 +23,9 @@ struct EngineConfig {
   uint32_t max_seq_len = 0;     // 0: the model's training context
   bool prefix_caching = true;
   TensorType kv_type = TensorType::F32;  // KV element type (the backend must support it)
+  // Greedy and top-k sampled rows reduced on the backend (their first maximum, their top_k best
+  // candidates) instead of copied back whole; the same tokens either way (false: for comparisons).
+  bool reduce_logits = true;
 };
 
 struct StepStats {
@@ -82,9 +85,9 @@ class EngineCore {
   void accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates);
   // Appends a sampled token and reports it (stop, length, update with its logprobs).
   void accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs, std::vector<RequestUpdate>& updates);
-  // True when the sequence's next token is the first maximum of its raw logits (greedy, nothing
-  // applied to the logits, no logprobs, no branches to fork from the same row).
-  bool needs_only_argmax(const Sequence& seq) const;
+  // What the sampler needs of the sequence's logit row (Transformer::forward's keep): 1 its first
+  // maximum, k its top_k best candidates, 0 the whole row.
+  int32_t logits_kept(const Sequence& seq) const;
   // Tokens that cannot be drawn yet (end of generation and stop ids before min_tokens).
   std::vector<int32_t> suppressed_tokens(const Sequence& seq) const;
   // Creates branches 1 … n-1 of an n > 1 request, sharing its computed prompt blocks.

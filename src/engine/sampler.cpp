@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/logit_order.h"
 
 namespace vellum::engine {
 
@@ -39,7 +40,7 @@ int32_t Sampler::sample(std::span<const float> logits) {
   }
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
-  auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  auto by_logit = [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); };
   size_t keep = ids.size();
   if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
     keep = static_cast<size_t>(params_.top_k);
@@ -48,12 +49,27 @@ int32_t Sampler::sample(std::span<const float> logits) {
     std::sort(ids.begin(), ids.end(), by_logit);
   }
   ids.resize(keep);
+  std::vector<float> values(keep);
+  for (size_t i = 0; i < keep; ++i) values[i] = logits[ids[i]];
+  return draw(values, ids);
+}
+
+int32_t Sampler::sample_top(std::span<const float> values, std::span<const int32_t> ids) {
+  const size_t k = params_.top_k > 0 ? static_cast<size_t>(params_.top_k) : 0;
+  if (params_.temperature == 0.0f || k == 0 || values.size() < k || ids.size() != values.size()) {
+    throw_error("sampler: {} candidates for top_k {} at temperature {}", values.size(), params_.top_k, params_.temperature);
+  }
+  return draw(values.first(k), ids.first(k));
+}
+
+int32_t Sampler::draw(std::span<const float> values, std::span<const int32_t> ids) {
+  const size_t keep = values.size();
   // Softmax at the temperature, in double so that long vocabularies sum exactly enough.
   std::vector<double> p(keep);
-  const double max_logit = logits[ids[0]];
+  const double max_logit = values[0];
   double sum = 0;
   for (size_t i = 0; i < keep; ++i) {
-    p[i] = std::exp((logits[ids[i]] - max_logit) / params_.temperature);
+    p[i] = std::exp((values[i] - max_logit) / params_.temperature);
     sum += p[i];
   }
   for (auto& x : p) x /= sum;

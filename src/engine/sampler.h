@@ -34,8 +34,16 @@ class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
   int32_t sample(std::span<const float> logits);
+  // The same draw from a row's best candidates only (Backend::top_k_rows: values and ids in
+  // logit_before's order, at least top_k of them), for top_k > 0 below the vocabulary and a
+  // temperature above 0: sample() keeps exactly the first top_k candidates of the whole row, so both
+  // give the same token from the same generator state.
+  int32_t sample_top(std::span<const float> values, std::span<const int32_t> ids);
 
  private:
+  // Temperature, min-p, top-p and the draw over candidates already in logit_before's order.
+  int32_t draw(std::span<const float> values, std::span<const int32_t> ids);
+
   SamplingParams params_;
   std::mt19937_64 rng_;
 };

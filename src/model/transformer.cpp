@@ -1,5 +1,6 @@
 #include "model/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -73,7 +74,7 @@ std::vector<float> Transformer::forward(const engine::Batch& batch) {
   return {logits.begin(), logits.end()};
 }
 
-Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const uint8_t> argmax_only) {
+Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const int32_t> keep) {
   auto& be = backend_;
   batch.validate(be.kv_blocks());
   for (int32_t token : batch.tokens) {
@@ -81,6 +82,18 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
   }
   const int64_t n = static_cast<int64_t>(batch.size());
   if (n == 0) return {};
+  const int64_t m = static_cast<int64_t>(batch.logit_rows.size());
+  if (!keep.empty() && keep.size() != batch.logit_rows.size()) {
+    throw_error("forward: {} keep entries for {} logit rows", keep.size(), m);
+  }
+  int top_k = 0;  // the largest k asked
+  for (const int32_t k : keep) {
+    if (k < 0 || k > backend::Backend::kMaxTopK || static_cast<uint32_t>(k) >= hp_.vocab) {
+      throw_error("forward: keep {} for a logit row (0 whole, 1 argmax, 2..{} top-k below the vocabulary of {})", k,
+                  backend::Backend::kMaxTopK, hp_.vocab);
+    }
+    top_k = std::max(top_k, k >= 2 ? k : 0);
+  }
 
   std::vector<backend::StepSequence> seqs;
   std::vector<int32_t> tables;
@@ -123,10 +136,6 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       be.add(x, o, x);
     }
   }
-  const int64_t m = static_cast<int64_t>(batch.logit_rows.size());
-  if (!argmax_only.empty() && argmax_only.size() != batch.logit_rows.size()) {
-    throw_error("forward: {} argmax flags for {} logit rows", argmax_only.size(), m);
-  }
   StepOutput result;
   if (m > 0) {
     Tensor last = be.scratch(m, dim), normed = be.scratch(m, dim), out = be.scratch(m, hp_.vocab);
@@ -134,13 +143,24 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
     be.rms_norm(last, output_norm_, hp_.rms_eps, normed);
     be.matmul(output_, normed, out);
     std::vector<int32_t> full;  // logit rows copied back whole
+    bool greedy = false;
     for (int64_t i = 0; i < m; ++i) {
-      if (argmax_only.empty() || argmax_only[static_cast<size_t>(i)] == 0) full.push_back(static_cast<int32_t>(i));
+      const int32_t k = keep.empty() ? 0 : keep[static_cast<size_t>(i)];
+      if (k == 0) full.push_back(static_cast<int32_t>(i));
+      greedy = greedy || k == 1;
     }
     result.argmax.assign(static_cast<size_t>(m), -1);
-    if (static_cast<int64_t>(full.size()) < m) {
+    if (greedy) {
       be.argmax_rows(out, result.argmax);  // all rows: cheaper on a device than gathering the greedy ones
-      for (int32_t i : full) result.argmax[static_cast<size_t>(i)] = -1;
+      for (int64_t i = 0; i < m; ++i) {
+        if (keep[static_cast<size_t>(i)] != 1) result.argmax[static_cast<size_t>(i)] = -1;
+      }
+    }
+    if (top_k > 0) {  // all rows again; each sampled row reads its first keep[i] candidates
+      result.top_k = top_k;
+      result.top_values.resize(static_cast<size_t>(m * top_k));
+      result.top_ids.resize(static_cast<size_t>(m * top_k));
+      be.top_k_rows(out, top_k, result.top_values, result.top_ids);
     }
     const size_t floats = full.size() * hp_.vocab;
     if (logits_buf_.size() < floats) logits_buf_.resize(floats);  // grows only: pages stay mapped

@@ -70,6 +70,57 @@ TEST_F(EngineCoreTest, LogprobsMatchALogSoftmaxOfFreshLogits) {
   }
 }
 
+// Rows reduced on the backend (a greedy row's argmax, a top-k row's candidates) give the tokens the
+// whole rows give: one engine run with EngineConfig::reduce_logits on and one with it off, over a
+// mix of greedy, seeded top-k, top-k with a bias and top_k = 0 requests (the last two always copied
+// back whole), all decoding in the same steps.
+TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
+  std::vector<Request> reqs;
+  reqs.push_back(greedy(tokens(20, 1), 24));
+  for (int i = 0; i < 4; ++i) {
+    Request r = greedy(tokens(12 + i, 2 + i), 24);
+    r.sampling.temperature = 1.5f;  // every candidate in play: no min-p or top-p cut
+    r.sampling.top_p = 1.0f;
+    r.sampling.min_p = 0.0f;
+    r.sampling.top_k = 40 - 9 * i;
+    r.sampling.seed = 100 + static_cast<uint64_t>(i);
+    reqs.push_back(r);
+  }
+  Request biased = greedy(tokens(17, 9), 24);
+  biased.sampling.temperature = 0.8f;
+  biased.sampling.logit_bias = {{5, 2.0f}};
+  biased.sampling.seed = 7;
+  reqs.push_back(biased);
+  Request whole = greedy(tokens(15, 11), 24);
+  whole.sampling.temperature = 1.0f;
+  whole.sampling.top_k = 0;
+  whole.sampling.seed = 9;
+  reqs.push_back(whole);
+  const auto run = [&](bool reduce) {
+    EngineConfig c = config();
+    c.reduce_logits = reduce;
+    Harness h(c);
+    std::vector<RequestId> ids;
+    for (const Request& r : reqs) ids.push_back(h.core.add_request(r));
+    h.run_to_end();
+    std::vector<std::vector<int32_t>> out;
+    for (RequestId id : ids) out.push_back(h.outputs[id]);
+    return out;
+  };
+  const auto reduced = run(true), whole_rows = run(false);
+  ASSERT_EQ(reduced.size(), reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(reduced[i].size(), 24u) << "request " << i;
+    EXPECT_EQ(reduced[i], whole_rows[i]) << "request " << i;
+  }
+  // The top-k requests really sampled: not their prompts' greedy continuations.
+  for (size_t i = 1; i <= 4; ++i) {
+    Request g = reqs[i];
+    g.sampling.temperature = 0;
+    EXPECT_NE(reduced[i], run_alone(config(), g)) << "request " << i;
+  }
+}
+
 // Greedy with penalties equals a loop that recomputes logits from scratch and applies the
 // llama.cpp/vLLM repetition penalty and OpenAI's presence/frequency penalties by hand.
 TEST_F(EngineCoreTest, PenaltiesMatchAHandWrittenReferenceLoop) {

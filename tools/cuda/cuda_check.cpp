@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -381,6 +382,38 @@ void check_argmax(Pair& p, int64_t rows = 37, int64_t cols = 128256) {
   for (int64_t r = 0; r < rows; ++r) differ += gc[r] != gg[r];
   record(fmt::format("argmax_rows {}x{} (ties planted)", rows, cols), double(differ), 0,
          fmt::format("{} of {} rows differ", differ, rows));
+}
+
+// Sampled rows on the device (round 18): top_k_rows against the CPU backend's (the Backend default:
+// std::partial_sort in logit_before's order) on rows of real vocabulary sizes, with planted ties at
+// the top and at the k-th place, NaN and -inf in some rows and one constant row (every candidate a
+// tie: the first k ids). Values compared as bits, ids exactly; the error is the number of entries
+// that differ. The GPU's host vectors are poisoned first.
+void check_top_k(Pair& p, int64_t rows, int64_t cols, int k) {
+  std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = v.data() + r * cols;
+    std::vector<int32_t> order(size_t(cols), 0);
+    for (int64_t c = 0; c < cols; ++c) order[size_t(c)] = int32_t(c);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    if (r % 3 == 1) row[(order[0] + 7919 * (r + 1)) % cols] = row[order[0]];                // the maximum twice
+    if (r % 3 == 2) row[(order[size_t(k - 1)] + 104729) % cols] = row[order[size_t(k - 1)]];  // a tie at the k-th place
+    if (r % 4 == 3) {
+      for (int64_t c = r; c < cols; c += 97) row[c] = std::numeric_limits<float>::quiet_NaN();
+      for (int64_t c = r + 13; c < cols; c += 89) row[c] = -std::numeric_limits<float>::infinity();
+    }
+    if (r == rows - 1 && rows > 1) std::fill(row, row + cols, 0.5f);  // all ties
+  }
+  auto t = p.tensor(v, rows, cols);
+  const size_t n = size_t(rows) * size_t(k);
+  std::vector<float> cv(n), gv(n, -12345.0f);
+  std::vector<int32_t> ci(n), gi(n, -7);
+  p.cpu.top_k_rows(t.c, k, cv, ci);
+  p.gpu.top_k_rows(t.g, k, gv, gi);
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) differ += ci[i] != gi[i] || std::memcmp(&cv[i], &gv[i], sizeof(float)) != 0;
+  record(fmt::format("top_k_rows {}x{} k {} (ties, NaN, -inf planted)", rows, cols, k), double(differ), 0,
+         fmt::format("{} of {} entries differ", differ, n));
 }
 
 // ---- fused ops (round 5) -------------------------------------------------------------------------
@@ -1650,7 +1683,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
     engine::Batch b;
     b.block_size = bs;
     b.add_sequence({int32_t(n_past % hp.vocab)}, n_past, table, engine::Batch::Logits::Last);
-    model.forward(b, std::vector<uint8_t>{1});  // greedy, as the engine runs it: argmax on the device
+    model.forward(b, std::vector<int32_t>{1});  // greedy, as the engine runs it: argmax on the device
     ++n_past;
   };
   // Bytes a decode step must read: every weight but the embedding table (one row of it).
@@ -1739,8 +1772,11 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       continue;
     }
     // Greedy sequences (argmax on the device, as the engine runs them), with graphs off and on; then
-    // with every row's logits copied back (what sampling on the host needs), graphs off.
-    bool greedy = true;
+    // with every row's logits copied back (what sampling on the host needed before round 18), graphs
+    // off and on; then top-k sampled rows as the engine runs them since round 18 (the 40 best
+    // candidates of each row found on the device, graphs on). Quick runs: the greedy rows, and the
+    // sampled ones with graphs when VELLUM_BENCH_SAMPLED is set.
+    int keep = 1;
     const auto step = [&] {
       engine::Batch b;
       b.block_size = bs;
@@ -1748,18 +1784,22 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
         b.add_sequence({int32_t(q % hp.vocab)}, 1024, std::vector<int32_t>(all.begin() + q * per_seq, all.begin() + (q + 1) * per_seq),
                        engine::Batch::Logits::Last);
       }
-      model.forward(b, std::vector<uint8_t>(B, greedy ? 1 : 0));
+      model.forward(b, std::vector<int32_t>(B, keep));
     };
-    for (const int variant : {0, 1, 2}) {
-      if (quick && variant == 2) continue;  // quick: greedy rows only
-      const bool graphs = variant == 1;
-      greedy = variant < 2;
+    const bool sampled = !quick || std::getenv("VELLUM_BENCH_SAMPLED") != nullptr;
+    for (const int variant : {0, 1, 2, 3, 4}) {
+      if (quick && (variant == 2 || (variant > 2 && !sampled))) continue;
+      const bool graphs = variant == 1 || variant >= 3;
+      keep = variant < 2 ? 1 : variant < 4 ? 0 : 40;
       be.set_cuda_graphs(graphs);
       step();  // eager first step of the class; time_ms's warm-up captures
       const double ds = time_ms(step, 10) / 1e3;
       const auto st = be.graph_stats();
       bench_line(fmt::format("decode {} seqs x 1k context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
-                             tensor_type_name(g_kv_type), greedy ? "greedy (argmax on the GPU)" : "all logits to the host",
+                             tensor_type_name(g_kv_type),
+                             keep == 1   ? "greedy (argmax on the GPU)"
+                             : keep == 0 ? "all logits to the host"
+                                         : "top-40 candidates (on the GPU)",
                              graphs ? "on" : "off", ds * 1e3, B / ds,
                              graphs ? fmt::format(" (so far: {} captures in {:.1f} ms, {} replays, {} eager fallbacks, {} programmatic edges)",
                                                   st.captures, st.capture_seconds * 1e3, st.replays, st.eager_fallbacks,
@@ -1778,7 +1818,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       engine::Batch b;
       b.block_size = bs;
       b.add_sequence({1}, ctx, std::vector<int32_t>(all.begin(), all.begin() + need), engine::Batch::Logits::Last);
-      model.forward(b, std::vector<uint8_t>{1});
+      model.forward(b, std::vector<int32_t>{1});
     };
     be.set_cuda_graphs(true);
     step();
@@ -1815,7 +1855,7 @@ void profile_model(const std::string& path) {
     engine::Batch b;
     b.block_size = bs;
     for (uint32_t q = 0; q < B; ++q) b.add_sequence({int32_t(q + 1)}, ctx, table(q), engine::Batch::Logits::Last);
-    model.forward(b, std::vector<uint8_t>(B, 1));
+    model.forward(b, std::vector<int32_t>(B, 1));
   };
   const auto prefill = [&] {
     engine::Batch b;
@@ -2268,6 +2308,12 @@ int run(int argc, char** argv) {
     check_argmax(p);
     check_argmax(p, 5, 1000);  // one part a row
     check_argmax(p, 3, 32000);
+    for (const int k : {1, 2, 40, 128}) check_top_k(p, 37, 128256, k);  // 32 parts, one merge
+    check_top_k(p, 5, 151936, 128);  // 38 parts of 128: two merge levels
+    check_top_k(p, 6, 32000, 40);
+    check_top_k(p, 3, 4096, 40);  // one part: no merge
+    check_top_k(p, 2, 300, 128);  // one short part
+    check_top_k(p, 4, 4097, 7);   // a one-column last part
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);

@@ -23,6 +23,7 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/topk.h"
 #include "core/error.h"
 
 namespace vellum::backend {
@@ -160,7 +161,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf, top_k_buf;
   // Quantized weights of single-tile GEMMs dequantized ahead on a side stream (dequant_ahead.h);
   // VELLUM_CUDA_DEQUANT_AHEAD=0 turns it off.
   cuda::DequantAhead ahead;
@@ -740,6 +741,30 @@ void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
   m.graphs.finish(m.stream);  // the step ends here, as at read()
   check(cudaMemcpyAsync(out.data(), d, bytes, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (argmax)");
   check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (argmax)");
+}
+
+void CudaBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) {
+  Impl& m = *impl_;
+  m.touch({x});
+  if (k < 1 || k > std::min<int64_t>(std::min(kMaxTopK, cuda::kMaxTopKDevice), x.cols)) {
+    throw_error("top_k_rows: k = {} for rows of {} (1..{})", k, x.cols, kMaxTopK);
+  }
+  const size_t n = size_t(x.rows) * size_t(k);
+  if (values.size() != n || ids.size() != n) throw_error("top_k_rows: {} values and {} ids for {} rows of {}", values.size(), ids.size(), x.rows, k);
+  m.use_device();
+  if (x.rows == 0) return;
+  if (x.rows > 65535) throw_error("top_k_rows: {} rows (at most 65535)", x.rows);
+  const size_t res = (n * 4 + 15) / 16 * 16;  // each result array, 16-byte aligned
+  auto* d = static_cast<uint8_t*>(m.grow(m.top_k_buf, 2 * res + cuda::top_k_workspace_bytes(x.rows, x.cols, k), "top-k results"));
+  auto* dv = reinterpret_cast<float*>(d);
+  auto* di = reinterpret_cast<int32_t*>(d + res);
+  void* ws = d + 2 * res;
+  m.graphs.mix(17, x.data, x.rows, x.cols, k, d);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_top_k_rows(x.data, x.rows, x.cols, k, dv, di, ws, m.stream), "top-k kernel"); });
+  m.graphs.finish(m.stream);  // the step ends here, as at read()
+  check(cudaMemcpyAsync(values.data(), dv, n * 4, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (top-k values)");
+  check(cudaMemcpyAsync(ids.data(), di, n * 4, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (top-k ids)");
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (top-k)");
 }
 
 void CudaBackend::write(Tensor t, const float* host) {

@@ -31,6 +31,7 @@ class CudaBackend final : public Backend {
   uint32_t kv_blocks() const override;
   void read(const Tensor& t, float* host) override;
   void argmax_rows(const Tensor& x, std::span<int32_t> out) override;  // on the device (argmax.cu)
+  void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;  // topk.cu
 
   void begin_step(const StepInfo& step) override;
 

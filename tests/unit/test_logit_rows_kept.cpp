@@ -1,0 +1,149 @@
+// Logit rows reduced on the backend (Transformer::forward's keep): a greedy row's argmax equals
+// std::max_element over the same row's full logits, a top-k row's candidates equal the first k of
+// the whole row fully sorted, the sampler draws the same tokens from those candidates as from the
+// whole row, and the rows still copied back equal the rows of a plain forward, packed in order. Real
+// stories260K weights on the CPU backend, whose argmax_rows and top_k_rows are the Backend defaults
+// (read, then scan or partially sort on the host).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <span>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/logit_order.h"
+#include "engine/sampler.h"
+#include "model/transformer.h"
+#include "stories_fixture.h"
+
+namespace vellum {
+namespace {
+
+// Row ids of `row` (n logits) fully sorted in logit_before's order.
+std::vector<int32_t> sorted_ids(const float* row, size_t n) {
+  std::vector<int32_t> ids(n);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return logit_before(row[a], a, row[b], b); });
+  return ids;
+}
+
+TEST(LogitRowsKept, PartialRowsMatchTheFullLogitsAndOtherRowsArePacked) {
+  const gguf::GgufFile& file = testing::stories_model();
+  backend::CpuBackend be(2);
+  model::Transformer model(file, be);
+  const uint32_t vocab = model.hparams().vocab, bs = 8;
+  be.init_kv(model.kv_layout(bs), 16);
+  // Three sequences in one step: 5 prompt tokens with logits on every row, 3 with the last row, 4 with every row.
+  const auto make_batch = [&] {
+    engine::Batch b;
+    b.block_size = bs;
+    b.add_sequence({1, 403, 407, 261, 378}, 0, {3, 7}, engine::Batch::Logits::All);
+    b.add_sequence({1, 70, 300}, 0, {0}, engine::Batch::Logits::Last);
+    b.add_sequence({1, 9, 42, 88}, 0, {12, 5}, engine::Batch::Logits::All);
+    return b;
+  };
+  const engine::Batch batch = make_batch();
+  const size_t m = batch.logit_rows.size();
+  ASSERT_EQ(m, 10u);
+  const std::vector<float> full = model.forward(batch);
+  ASSERT_EQ(full.size(), m * vocab);
+  // 1: argmax; 0: whole; k >= 2: top k (the largest, 40, sets the candidates' stride).
+  const std::vector<int32_t> keep = {1, 0, 5, 1, 0, 40, 1, 0, 2, 1};
+  const model::Transformer::StepOutput out = model.forward(make_batch(), keep);
+  ASSERT_EQ(out.argmax.size(), m);
+  ASSERT_EQ(out.top_k, 40);
+  ASSERT_EQ(out.top_values.size(), m * 40);
+  ASSERT_EQ(out.top_ids.size(), m * 40);
+  size_t packed = 0, top_rows = 0;
+  for (size_t r = 0; r < m; ++r) {
+    const float* row = full.data() + r * vocab;
+    if (keep[r] == 1) {
+      EXPECT_EQ(out.argmax[r], std::max_element(row, row + vocab) - row) << "row " << r;
+    } else if (keep[r] >= 2) {
+      EXPECT_EQ(out.argmax[r], -1) << "row " << r;
+      const std::vector<int32_t> want = sorted_ids(row, vocab);
+      for (int j = 0; j < keep[r]; ++j) {
+        const size_t at = r * 40 + static_cast<size_t>(j);
+        EXPECT_EQ(out.top_ids[at], want[static_cast<size_t>(j)]) << "row " << r << " candidate " << j;
+        EXPECT_EQ(out.top_values[at], row[want[static_cast<size_t>(j)]]) << "row " << r << " candidate " << j;
+      }
+      // The sampler draws the same tokens from the candidates as from the whole row.
+      engine::SamplingParams sp;
+      sp.temperature = 2.5f, sp.top_k = keep[r], sp.top_p = 0.98f, sp.min_p = 0.001f, sp.seed = 7 + r;
+      engine::Sampler whole(sp), cut(sp);
+      const std::span<const float> values(out.top_values.data() + r * 40, static_cast<size_t>(keep[r]));
+      const std::span<const int32_t> ids(out.top_ids.data() + r * 40, static_cast<size_t>(keep[r]));
+      std::vector<int32_t> a, b;
+      for (int d = 0; d < 64; ++d) {
+        a.push_back(whole.sample(std::span<const float>(row, vocab)));
+        b.push_back(cut.sample_top(values, ids));
+      }
+      EXPECT_EQ(a, b) << "row " << r;
+      EXPECT_GT(std::set<int32_t>(a.begin(), a.end()).size(), 1u) << "row " << r << ": the draws should vary";
+      ++top_rows;
+    } else {
+      EXPECT_EQ(out.argmax[r], -1) << "row " << r;
+      ASSERT_LE((packed + 1) * vocab, out.logits.size());
+      EXPECT_TRUE(std::equal(row, row + vocab, out.logits.begin() + static_cast<ptrdiff_t>(packed * vocab))) << "row " << r;
+      ++packed;
+    }
+  }
+  EXPECT_EQ(out.logits.size(), packed * vocab);
+  EXPECT_EQ(top_rows, 3u);
+  // All greedy: nothing copied back whole.
+  const model::Transformer::StepOutput all = model.forward(make_batch(), std::vector<int32_t>(m, 1));
+  EXPECT_TRUE(all.logits.empty());
+  for (size_t r = 0; r < m; ++r) {
+    const float* row = full.data() + r * vocab;
+    EXPECT_EQ(all.argmax[r], std::max_element(row, row + vocab) - row);
+  }
+  EXPECT_TRUE(all.top_values.empty());
+  EXPECT_THROW(model.forward(make_batch(), std::vector<int32_t>(3, 1)), Error);
+  // keep outside 0 .. min(kMaxTopK, vocab - 1): a clear error, before the step runs.
+  for (const int32_t bad : {-1, backend::Backend::kMaxTopK + 1, static_cast<int32_t>(vocab)}) {
+    std::vector<int32_t> k(m, 0);
+    k[4] = bad;
+    EXPECT_THROW(model.forward(make_batch(), k), Error) << bad;
+  }
+}
+
+TEST(LogitRowsKept, ArgmaxDefaultTakesTheFirstMaximum) {
+  backend::CpuBackend be(1);
+  backend::Tensor t = be.scratch(3, 5);
+  const float v[] = {1, 4, 4, 2, 0, -1, -1, -1, -1, -1, 0, 0, 0, 7, 7};
+  std::copy(std::begin(v), std::end(v), t.data);
+  int32_t out[3] = {};
+  be.argmax_rows(t, out);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], 0);
+  EXPECT_EQ(out[2], 3);
+  int32_t two[2];
+  EXPECT_THROW(be.argmax_rows(t, two), Error);
+}
+
+// Ties go to the smaller id, NaN after every number (-inf included), as the sampler sorts.
+TEST(LogitRowsKept, TopKDefaultOrdersTiesAndNaN) {
+  backend::CpuBackend be(1);
+  backend::Tensor t = be.scratch(2, 6);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float v[] = {3, nan, 5, 3, 5, 1, nan, -inf, 2, nan, -inf, 2};
+  std::copy(std::begin(v), std::end(v), t.data);
+  std::vector<float> values(8);
+  std::vector<int32_t> ids(8);
+  be.top_k_rows(t, 4, values, ids);
+  EXPECT_EQ(ids, (std::vector<int32_t>{2, 4, 0, 3, 2, 5, 1, 4}));  // column ids within each row
+  EXPECT_EQ(values[0], 5.0f);
+  EXPECT_EQ(values[6], -inf);
+  std::vector<float> short_values(7);
+  EXPECT_THROW(be.top_k_rows(t, 4, short_values, ids), Error);
+  EXPECT_THROW(be.top_k_rows(t, 7, values, ids), Error);  // more than a row holds
+  EXPECT_THROW(be.top_k_rows(t, 0, values, ids), Error);
+}
+
+}  // namespace
+}  // namespace vellum
