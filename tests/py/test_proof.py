@@ -52,6 +52,14 @@ def test_sampling_with_a_seed_is_identical(vellum, stories_gguf):
     assert "proof: IDENTICAL" in p.stdout.splitlines()[-1]
 
 
+def test_rows_reduced_on_the_backend_are_identical_to_whole_rows(vellum, synth_gguf):
+    # Top-k sampled and greedy rows take their candidates from Backend::top_k_rows / argmax_rows
+    # unless --whole-logits copies every row back; a 32 000-token vocabulary, all of k in play.
+    for sampling in (["--temp", "1.5", "--top-k", "40", "--top-p", "1", "-s", "11"], []):
+        p = proof(vellum, synth_gguf, "", "--whole-logits", "--ignore-eos", *sampling)
+        assert p.stdout.strip().splitlines()[-1] == "proof: IDENTICAL: 10 prompts, 240 generated tokens each side", p.stdout
+
+
 def test_a_real_difference_fails_with_the_divergence(vellum, stories_gguf):
     # The hidden hook shifts side b's seeds: sampled text must then differ somewhere.
     p = proof(vellum, stories_gguf, "", "", "--temp", "1.0", "-s", "5", "--test-seed-offset-b", "1", check=False)
