@@ -3,8 +3,7 @@
 # new top_k_rows checks, stories260K greedy, graphs vs eager, CPU vs GPU greedy, batch invariance),
 # then llama3-8b Q4_K_M: decode steps of 1-256 sequences with greedy rows, every row's logits
 # copied to the host, and the top-40 candidates found on the GPU (graphs on; vellum_cuda_check's
-# quick bench with VELLUM_BENCH_SAMPLED), then `vellum bench` end to end (the engine, host sampling
-# included): greedy and top-k 40 sampled, each with and without --whole-logits. Run next to the
+# quick bench with VELLUM_BENCH_SAMPLED); e2e18.sh measures the engine end to end. Run next to the
 # stripped vellum, vellum_cuda_check, lib/, fixtures/, run5.sh, stories_greedy.py and final_common.sh.
 D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
@@ -15,11 +14,4 @@ VELLUM_BENCH_QUICK=1 VELLUM_BENCH_SAMPLED=1 timeout 240 $C --only-bench --skip-o
   for B in 1 2 4 8 32 64 128 256; do
     echo "$B seqs: $(grep -E "^decode $B seqs .*graphs on" $G | sed -E 's/.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\2/' | tr '\n' ' ')"
   done; } > $O/sampled.txt
-for T in 0 0.8; do
-  for W in "" --whole-logits; do
-    timeout 150 $D/vellum bench -m /tmp/l8b-Q4_K_M.gguf --device cuda -p 128 -n 64 -b 1,64,256 -r 1 --max-num-seqs 256 \
-      --temp $T --top-k 40 $W > $O/e2e-$T$W.txt 2>$O/e2e-$T$W.log
-    echo "vellum bench temp $T ${W:-(reduced rows)}: $(grep -E '^\|  *[0-9]' $O/e2e-$T$W.txt | awk -F'|' '{printf "b%d decode %.0f steady %.0f tok/s; ", $2, $8, $10}')" >> $O/e2e.txt
-  done
-done
-cat $O/final.txt $O/sampled.txt $O/e2e.txt
+cat $O/final.txt $O/sampled.txt
