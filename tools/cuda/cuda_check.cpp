@@ -34,6 +34,8 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/topk.h"
+#include "backend/cuda/argmax.h"
 #include "core/error.h"
 #include "engine/batch.h"
 #include "gguf/gguf_file.h"
@@ -2180,6 +2182,26 @@ int run(int argc, char** argv) {
         std::printf("dq timeline: %d blocks (splits %u), span %.1f us, last start %.1f us, K walk mean %.1f max %.1f us, end mean %.1f max %.1f us\n",
                     blocks, plan.splits, (t2 - t0) / 1e3, (s0 - t0) / 1e3, walk / blocks / 1e3, walk_max / 1e3, tail / blocks / 1e3, tail_max / 1e3);
       }
+      return 0;
+    } else if (a == "--topk-probe" && i + 3 < argc) {  // ROWS COLS K: top_k_rows' kernels alone against the argmax's
+      const int64_t rows = std::atoll(argv[i + 1]), cols = std::atoll(argv[i + 2]);
+      const int k = std::atoi(argv[i + 3]);
+      i += 3;
+      if (rows < 1 || rows > 65535 || cols < 1 || k < 1 || k > cuda::kMaxTopKDevice || k > cols) {
+        std::fprintf(stderr, "--topk-probe: 1..65535 rows, k in 1..min(%d, cols)\n", cuda::kMaxTopKDevice);
+        return 2;
+      }
+      const std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+      float* x = static_cast<float*>(cuda::device_alloc(v.size() * 4, "probe logits"));
+      cuda::check(cudaMemcpy(x, v.data(), v.size() * 4, cudaMemcpyHostToDevice), "h2d");
+      void* out = cuda::device_alloc(size_t(rows * k) * 8 + 16, "probe results");
+      void* ws = cuda::device_alloc(std::max(cuda::top_k_workspace_bytes(rows, cols, k), cuda::argmax_workspace_bytes(rows, cols)), "probe ws");
+      auto* ov = static_cast<float*>(out);
+      auto* oi = reinterpret_cast<int32_t*>(ov + rows * k);
+      const double tk = time_ms([&] { cuda::check(cuda::launch_top_k_rows(x, rows, cols, k, ov, oi, ws, nullptr), "top-k"); }, 200);
+      const double am = time_ms([&] { cuda::check(cuda::launch_argmax_rows(x, rows, cols, oi, ws, nullptr), "argmax"); }, 200);
+      std::printf("topk probe %lld x %lld, k %d: top_k_rows %.1f us, argmax_rows %.1f us (host-timed, launches included)\n",
+                  (long long)rows, (long long)cols, k, tk * 1e3, am * 1e3);
       return 0;
     } else if (a == "--attn-probe" && i + 2 < argc) {  // CTX NSEQ: one decode attention case, for a profiler
       const uint32_t ctx = uint32_t(std::atoi(argv[i + 1])), nseq = uint32_t(std::atoi(argv[i + 2]));

@@ -10,7 +10,7 @@ export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 nvidia-smi -L
 M=/tmp/l8b-dsv.gguf
 $D/vellum gguf synth --preset llama3-8b --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf --type Q4_K_M -o $M > $O/synth.log 2>&1 || { tail -3 $O/synth.log; exit 1; }
-for rep in 1 2; do
+for rep in $(seq ${REPS:-2}); do
   for T in 0 0.8; do
     for W in "" --whole-logits; do
       L=$O/e2e-$T$W-$rep
