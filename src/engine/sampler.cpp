@@ -38,20 +38,99 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (params_.temperature == 0.0f) {
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
+  if (params_.top_k <= 0 || static_cast<size_t>(params_.top_k) >= logits.size()) return sample_all(logits);
+  const size_t keep = static_cast<size_t>(params_.top_k);
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
-  auto by_logit = [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); };
-  size_t keep = ids.size();
-  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
-    keep = static_cast<size_t>(params_.top_k);
-    std::partial_sort(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(keep), ids.end(), by_logit);
-  } else {
-    std::sort(ids.begin(), ids.end(), by_logit);
-  }
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(keep), ids.end(),
+                    [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); });
   ids.resize(keep);
   std::vector<float> values(keep);
   for (size_t i = 0; i < keep; ++i) values[i] = logits[ids[i]];
   return draw(values, ids);
+}
+
+int32_t Sampler::sample_all(std::span<const float> logits) {
+  const auto by_logit = [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); };
+  int32_t best = 0;
+  for (int32_t i = 1; i < static_cast<int32_t>(logits.size()); ++i) best = by_logit(i, best) ? i : best;
+  const float max_logit = logits[static_cast<size_t>(best)];
+  if (!std::isfinite(max_logit)) return best;  // no finite logit: nothing to weigh
+  // Softmax weights at the temperature (unnormalized, the largest 1), in double; NaN weighs 0. The
+  // buffers stay with the thread (the engine's): no fresh megabyte of pages a token.
+  thread_local std::vector<double> w;
+  thread_local std::vector<int32_t> ids;
+  w.resize(logits.size());
+  double sum = 0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    w[i] = std::isnan(logits[i]) ? 0.0 : std::exp((logits[i] - static_cast<double>(max_logit)) / params_.temperature);
+    sum += w[i];
+  }
+  if (params_.min_p == 0.0f && params_.top_p >= 1.0f) {  // every token: the draw in id order
+    const double r = std::uniform_real_distribution<double>(0.0, sum)(rng_);
+    double acc = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      acc += w[i];
+      if (r < acc) return static_cast<int32_t>(i);
+    }
+    return best;
+  }
+  // min-p: the tokens weighing at least min_p × the top one (whose weight is 1).
+  ids.clear();
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (w[i] > 0.0 && w[i] >= params_.min_p) ids.push_back(static_cast<int32_t>(i));
+  }
+  if (params_.top_p < 1.0f) {
+    // top-p: the shortest prefix of the descending order reaching top_p of the whole mass, found by
+    // a weighted quickselect (partition around a pivot, keep the side where the mass runs out), so
+    // the nucleus is never sorted: linear time however many tokens it holds.
+    const double target = params_.top_p * sum;
+    size_t lo = 0, hi = ids.size(), end = ids.size();
+    double before = 0;  // mass of ids[0, lo): all better than ids[lo, hi)
+    while (hi - lo > 32) {
+      std::swap(ids[lo + (hi - lo) / 2], ids[hi - 1]);  // the middle entry as the pivot, parked at the end
+      const int32_t pivot = ids[hi - 1];
+      const auto mid = static_cast<size_t>(
+          std::partition(ids.begin() + static_cast<ptrdiff_t>(lo), ids.begin() + static_cast<ptrdiff_t>(hi - 1),
+                         [&](int32_t i) { return by_logit(i, pivot); }) -
+          ids.begin());
+      std::swap(ids[mid], ids[hi - 1]);  // the pivot between the better and the worse
+      double better = 0;
+      for (size_t i = lo; i < mid; ++i) better += w[static_cast<size_t>(ids[i])];
+      if (before + better >= target) {
+        hi = mid;  // the mass runs out among the better ones
+      } else if (before + better + w[static_cast<size_t>(pivot)] >= target) {
+        end = mid + 1;  // at the pivot
+        lo = hi = mid + 1;
+        break;
+      } else {
+        before += better + w[static_cast<size_t>(pivot)];
+        lo = mid + 1;
+      }
+    }
+    if (lo < hi) {  // a short run left: order it and walk
+      std::sort(ids.begin() + static_cast<ptrdiff_t>(lo), ids.begin() + static_cast<ptrdiff_t>(hi), by_logit);
+      end = hi;
+      for (size_t i = lo; i < hi; ++i) {
+        before += w[static_cast<size_t>(ids[i])];
+        if (before >= target) {
+          end = i + 1;
+          break;
+        }
+      }
+    }
+    ids.resize(std::max<size_t>(end, 1));
+  }
+  // The draw, over the kept tokens in the order they are in.
+  double total = 0;
+  for (int32_t i : ids) total += w[static_cast<size_t>(i)];
+  const double r = std::uniform_real_distribution<double>(0.0, total)(rng_);
+  double acc = 0;
+  for (int32_t i : ids) {
+    acc += w[static_cast<size_t>(i)];
+    if (r < acc) return i;
+  }
+  return ids.back();
 }
 
 int32_t Sampler::sample_top(std::span<const float> values, std::span<const int32_t> ids) {

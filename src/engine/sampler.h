@@ -43,6 +43,10 @@ class Sampler {
  private:
   // Temperature, min-p, top-p and the draw over candidates already in logit_before's order.
   int32_t draw(std::span<const float> values, std::span<const int32_t> ids);
+  // No top-k cut: every token a candidate. Sorting a 128k vocabulary (~12 ms a token on one core)
+  // would dominate a step, so nothing is sorted: min-p is a threshold, top-p a weighted quickselect
+  // of the nucleus; the same distribution as sorting everything first.
+  int32_t sample_all(std::span<const float> logits);
 
   SamplingParams params_;
   std::mt19937_64 rng_;

@@ -6,8 +6,11 @@
 
 #include <cmath>
 #include <limits>
+#include <algorithm>
 #include <map>
+#include <random>
 #include <string>
+#include <tuple>
 
 #include "core/error.h"
 #include "engine/logits_processor.h"
@@ -110,6 +113,61 @@ TEST(Sampler, DrawsFollowTheProcessedDistribution) {
   }
   Sampler again(p);  // same seed, same draws
   for (int32_t t : first) EXPECT_EQ(again.sample(x), t);
+}
+
+// Without top-k the sampler keeps the tokens in id order and orders only the head top-p needs
+// (Sampler::sample_all). Its draws against a plain reference written here: sort the whole vocabulary
+// (logit descending, id ascending), softmax at the temperature, min-p cut, top-p prefix. Every kept
+// token's frequency within 5 standard deviations, and no token outside the kept set ever drawn; a
+// peaked row with top-p and min-p, the same row with min-p alone (the cut that binds there), and a
+// flat row (a nucleus of hundreds: the sampler's partial sorts must grow past their first 64).
+std::map<int32_t, double> reference_distribution(const std::vector<float>& logits, const SamplingParams& p) {
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::vector<double> prob(ids.size());
+  double sum = 0;
+  for (size_t i = 0; i < ids.size(); ++i) sum += prob[i] = std::exp((logits[ids[i]] - double(logits[ids[0]])) / p.temperature);
+  size_t n = ids.size();
+  while (n > 1 && prob[n - 1] / sum < p.min_p * prob[0] / sum) --n;
+  double cumulative = 0;
+  for (size_t i = 0; i < n; ++i) {
+    cumulative += prob[i] / sum;
+    if (cumulative >= p.top_p) {
+      n = i + 1;
+      break;
+    }
+  }
+  double kept = 0;
+  for (size_t i = 0; i < n; ++i) kept += prob[i];
+  std::map<int32_t, double> out;
+  for (size_t i = 0; i < n; ++i) out[ids[i]] = prob[i] / kept;
+  return out;
+}
+
+TEST(Sampler, WithoutTopKDrawsFollowTheMinPAndTopPReference) {
+  std::mt19937 gen(5);
+  for (const auto& [spread, top_p, min_p] :
+       {std::tuple<float, float, float>{3.0f, 0.8f, 0.02f}, {3.0f, 1.0f, 0.05f}, {0.5f, 0.9f, 0.0f}}) {
+    std::normal_distribution<float> normal(0.0f, spread);
+    std::vector<float> logits(600);
+    for (float& x : logits) x = normal(gen);
+    SamplingParams p;
+    p.temperature = 0.7f, p.top_k = 0, p.top_p = top_p, p.min_p = min_p, p.seed = 9;
+    const std::map<int32_t, double> want = reference_distribution(logits, p);
+    Sampler s(p);
+    const int draws = 30000;
+    std::map<int32_t, int> counts;
+    for (int i = 0; i < draws; ++i) ++counts[s.sample(logits)];
+    int outside = 0;
+    for (const auto& [t, c] : counts) outside += want.count(t) == 0 ? c : 0;
+    EXPECT_EQ(outside, 0) << "spread " << spread;
+    for (const auto& [t, q] : want) {
+      const double f = counts[t] / double(draws), tol = 5 * std::sqrt(q * (1 - q) / draws) + 1e-9;
+      EXPECT_NEAR(f, q, tol) << "spread " << spread << " token " << t;
+    }
+    EXPECT_GT(want.size(), spread < 1.0f ? 64u : 1u) << "the flat row's nucleus must outgrow the first partial sort";
+  }
 }
 
 void expect_refused(SamplingParams p, const std::string& name) {
