@@ -28,6 +28,7 @@ struct BenchOptions {
   uint32_t reps = 3;
   float temperature = 0;  // 0: greedy
   int32_t top_k = 40;
+  float top_p = 0.95f, min_p = 0.05f;
   bool json = false, csv = false, progress = false, no_warmup = false;
   std::string plot;
 };
@@ -63,6 +64,8 @@ void bench(BenchOptions o) {
   engine::SamplingParams sampling = bench::greedy();
   sampling.temperature = o.temperature;
   sampling.top_k = o.top_k;
+  sampling.top_p = o.top_p;
+  sampling.min_p = o.min_p;
   sampling.validate();  // before the model loads: a bad value costs nothing
   const std::string sampling_note =
       sampling.temperature == 0 ? std::string("greedy")
@@ -140,6 +143,8 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("-r,--repetitions", o->reps, "Repetitions of each point")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--temp", o->temperature, "Sampling temperature of every sequence (0: greedy)")->capture_default_str();
   cmd->add_option("--top-k", o->top_k, "Top-k of sampled sequences (0: off)")->capture_default_str();
+  cmd->add_option("--top-p", o->top_p, "Top-p of sampled sequences (1: off)")->capture_default_str();
+  cmd->add_option("--min-p", o->min_p, "Min-p of sampled sequences (0: off)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--csv", o->csv, "Print CSV");
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");

@@ -1,7 +1,10 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "core/error.h"
 #include "engine/logits_processor.h"
@@ -34,6 +37,9 @@ EngineCore::EngineCore(model::Transformer& model, backend::Backend& backend, con
     : model_(model), backend_(backend), config_(config), eog_(std::move(eog_tokens)),
       kv_(make_kv_config(model, config_)), scheduler_(config_.scheduler, kv_) {
   backend_.init_kv(model_.kv_layout(config_.block_size, config_.kv_type), config_.num_blocks);
+  const unsigned threads = config_.sampling_threads != 0 ? config_.sampling_threads
+                                                         : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (threads > 1) sampling_pool_ = std::make_unique<ThreadPool>(threads);
 }
 
 RequestId EngineCore::add_request(Request request) {
@@ -118,7 +124,7 @@ std::vector<Sequence*> EngineCore::fork_branches(Sequence& parent) {
   return out;
 }
 
-void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates) {
+EngineCore::Drawn EngineCore::draw(Sequence& seq, std::span<const float> logits) const {
   const Request& req = seq.request;
   const std::vector<int32_t> suppressed = suppressed_tokens(seq);
   std::vector<float> processed;
@@ -127,10 +133,10 @@ void EngineCore::accept_sample(Sequence& seq, std::span<const float> logits, std
     processed = process_logits(logits, req.sampling, all.first(seq.prompt_len), all.subspan(seq.prompt_len), suppressed);
     logits = processed;
   }
-  const int32_t token = seq.sampler.sample(logits);
-  std::vector<TokenLogprob> logprobs;
-  if (req.logprobs >= 0) logprobs.push_back(compute_logprobs(logits, token, static_cast<uint32_t>(req.logprobs)));
-  accept_token(seq, token, std::move(logprobs), updates);
+  Drawn d;
+  d.token = seq.sampler.sample(logits);
+  if (req.logprobs >= 0) d.logprobs.push_back(compute_logprobs(logits, d.token, static_cast<uint32_t>(req.logprobs)));
+  return d;
 }
 
 std::vector<int32_t> EngineCore::suppressed_tokens(const Sequence& seq) const {
@@ -280,6 +286,7 @@ std::vector<RequestUpdate> EngineCore::step() {
 
   const size_t vocab = model_.hparams().vocab;
   size_t row = 0, full_row = 0;
+  std::vector<std::pair<Sequence*, std::span<const float>>> whole;  // rows sampled from their whole logits
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
     Sequence& seq = *c.seq;
@@ -300,8 +307,30 @@ std::vector<RequestUpdate> EngineCore::step() {
     // Branches start from the parent's computed prompt and draw their first token from the same logits.
     std::vector<Sequence*> branches;
     if (seq.request.n > 1 && !seq.forked) branches = fork_branches(seq);
-    accept_sample(seq, row_logits, updates);
-    for (Sequence* b : branches) accept_sample(*b, row_logits, updates);
+    whole.emplace_back(&seq, row_logits);
+    for (Sequence* b : branches) whole.emplace_back(b, row_logits);
+  }
+  // The whole rows are drawn on the sampling threads (each sequence's own generator: the same
+  // tokens on any number of threads), then accepted in order.
+  std::vector<Drawn> drawn(whole.size());
+  std::vector<std::exception_ptr> failed(whole.size());
+  const auto work = [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t i = begin; i < end; ++i) {
+      try {
+        drawn[static_cast<size_t>(i)] = draw(*whole[static_cast<size_t>(i)].first, whole[static_cast<size_t>(i)].second);
+      } catch (...) {
+        failed[static_cast<size_t>(i)] = std::current_exception();
+      }
+    }
+  };
+  if (sampling_pool_ != nullptr && whole.size() > 1) {
+    sampling_pool_->parallel_for(static_cast<int64_t>(whole.size()), work);
+  } else {
+    work(0, static_cast<int64_t>(whole.size()), 0);
+  }
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    accept_token(*whole[i].first, drawn[i].token, std::move(drawn[i].logprobs), updates);
   }
   return updates;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/thread_pool.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
@@ -26,6 +27,9 @@ struct EngineConfig {
   // Greedy and top-k sampled rows reduced on the backend (their first maximum, their top_k best
   // candidates) instead of copied back whole; the same tokens either way (false: for comparisons).
   bool reduce_logits = true;
+  // Threads that sample the rows copied back whole, one row each at a time (0: the cores, at most 8;
+  // 1: the engine's thread alone). The tokens do not depend on it: each sequence has its own generator.
+  unsigned sampling_threads = 0;
 };
 
 struct StepStats {
@@ -81,8 +85,14 @@ class EngineCore {
  private:
   RequestUpdate finish(Sequence& seq, FinishReason reason, std::string error = {});
   bool stops(const Sequence& seq, int32_t token) const;
-  // Samples `seq`'s next token from `logits` and applies the stop rules; the update goes to `updates`.
-  void accept_sample(Sequence& seq, std::span<const float> logits, std::vector<RequestUpdate>& updates);
+  // `seq`'s next token drawn from its whole logit row (bias, penalties and suppression applied
+  // first) and its logprobs if asked; touches nothing but the sequence's sampler, so rows can be
+  // drawn on several threads at once.
+  struct Drawn {
+    int32_t token = -1;
+    std::vector<TokenLogprob> logprobs;
+  };
+  Drawn draw(Sequence& seq, std::span<const float> logits) const;
   // Appends a sampled token and reports it (stop, length, update with its logprobs).
   void accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs, std::vector<RequestUpdate>& updates);
   // What the sampler needs of the sequence's logit row (Transformer::forward's keep): 1 its first
@@ -96,6 +106,7 @@ class EngineCore {
   model::Transformer& model_;
   backend::Backend& backend_;
   EngineConfig config_;
+  std::unique_ptr<ThreadPool> sampling_pool_;  // none with one sampling thread
   std::vector<int32_t> eog_;
   kv::KvManager kv_;
   Scheduler scheduler_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -119,6 +120,39 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
     g.sampling.temperature = 0;
     EXPECT_NE(reduced[i], run_alone(config(), g)) << "request " << i;
   }
+}
+
+// Whole rows are drawn on the sampling threads; each sequence has its own generator, so one thread
+// and four give the same tokens (top-k off, penalties, logprobs and an n = 3 request among them).
+TEST_F(EngineCoreTest, SamplingThreadsDoNotChangeTokens) {
+  std::vector<Request> reqs;
+  for (int i = 0; i < 6; ++i) {
+    Request r = greedy(tokens(10 + i, 20 + i), 16);
+    r.sampling.temperature = 1.2f;
+    r.sampling.top_k = 0;
+    r.sampling.top_p = i % 2 == 0 ? 1.0f : 0.8f;
+    r.sampling.min_p = i % 3 == 0 ? 0.0f : 0.02f;
+    r.sampling.presence_penalty = i == 4 ? 0.5f : 0.0f;
+    r.logprobs = i == 5 ? 2 : -1;
+    r.sampling.seed = 50 + static_cast<uint64_t>(i);
+    reqs.push_back(r);
+  }
+  reqs[3].n = 3;
+  const auto run = [&](unsigned threads) {
+    EngineConfig c = config();
+    c.sampling_threads = threads;
+    Harness h(c);
+    std::vector<RequestId> ids;
+    for (const Request& r : reqs) ids.push_back(h.core.add_request(r));
+    h.run_to_end();
+    std::map<RequestId, std::vector<int32_t>> out;
+    for (RequestId id : ids) out[id] = h.outputs[id];
+    return std::make_pair(out, h.logprobs[ids[5]].size());
+  };
+  const auto one = run(1), four = run(4);
+  EXPECT_EQ(one.first, four.first);
+  EXPECT_EQ(one.second, 16u);
+  EXPECT_EQ(four.second, 16u);
 }
 
 // Greedy with penalties equals a loop that recomputes logits from scratch and applies the
