@@ -71,6 +71,25 @@ TEST_F(EngineCoreTest, LogprobsMatchALogSoftmaxOfFreshLogits) {
   }
 }
 
+// `reqs` run together in one engine with `c` until all finish: each request's tokens (its branches'
+// interleaved as they arrived) and how many logprob entries it got.
+struct Together {
+  std::vector<std::vector<int32_t>> tokens;
+  std::vector<size_t> logprobs;
+};
+Together run_together(const EngineConfig& c, const std::vector<Request>& reqs) {
+  Harness h(c);
+  std::vector<RequestId> ids;
+  for (const Request& r : reqs) ids.push_back(h.core.add_request(r));
+  h.run_to_end();
+  Together out;
+  for (RequestId id : ids) {
+    out.tokens.push_back(h.outputs[id]);
+    out.logprobs.push_back(h.logprobs[id].size());
+  }
+  return out;
+}
+
 // Rows reduced on the backend (a greedy row's argmax, a top-k row's candidates) give the tokens the
 // whole rows give: one engine run with EngineConfig::reduce_logits on and one with it off, over a
 // mix of greedy, seeded top-k, top-k with a bias and top_k = 0 requests (the last two always copied
@@ -97,18 +116,9 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
   whole.sampling.top_k = 0;
   whole.sampling.seed = 9;
   reqs.push_back(whole);
-  const auto run = [&](bool reduce) {
-    EngineConfig c = config();
-    c.reduce_logits = reduce;
-    Harness h(c);
-    std::vector<RequestId> ids;
-    for (const Request& r : reqs) ids.push_back(h.core.add_request(r));
-    h.run_to_end();
-    std::vector<std::vector<int32_t>> out;
-    for (RequestId id : ids) out.push_back(h.outputs[id]);
-    return out;
-  };
-  const auto reduced = run(true), whole_rows = run(false);
+  EngineConfig reducing = config(), copying = config();
+  copying.reduce_logits = false;
+  const auto reduced = run_together(reducing, reqs).tokens, whole_rows = run_together(copying, reqs).tokens;
   ASSERT_EQ(reduced.size(), reqs.size());
   for (size_t i = 0; i < reqs.size(); ++i) {
     EXPECT_EQ(reduced[i].size(), 24u) << "request " << i;
@@ -138,21 +148,13 @@ TEST_F(EngineCoreTest, SamplingThreadsDoNotChangeTokens) {
     reqs.push_back(r);
   }
   reqs[3].n = 3;
-  const auto run = [&](unsigned threads) {
-    EngineConfig c = config();
-    c.sampling_threads = threads;
-    Harness h(c);
-    std::vector<RequestId> ids;
-    for (const Request& r : reqs) ids.push_back(h.core.add_request(r));
-    h.run_to_end();
-    std::map<RequestId, std::vector<int32_t>> out;
-    for (RequestId id : ids) out[id] = h.outputs[id];
-    return std::make_pair(out, h.logprobs[ids[5]].size());
-  };
-  const auto one = run(1), four = run(4);
-  EXPECT_EQ(one.first, four.first);
-  EXPECT_EQ(one.second, 16u);
-  EXPECT_EQ(four.second, 16u);
+  EngineConfig single = config(), four_threads = config();
+  single.sampling_threads = 1;
+  four_threads.sampling_threads = 4;
+  const Together one = run_together(single, reqs), four = run_together(four_threads, reqs);
+  EXPECT_EQ(one.tokens, four.tokens);
+  EXPECT_EQ(one.logprobs[5], 16u);
+  EXPECT_EQ(four.logprobs[5], 16u);
 }
 
 // Greedy with penalties equals a loop that recomputes logits from scratch and applies the
