@@ -92,15 +92,14 @@ class Backend {
   };
   virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
   virtual void read(const Tensor& t, float* host) = 0;
-  // out[r] = the index of the first maximum of row r (greedy sampling without copying the rows
-  // back). Ends the step like read(). The default reads the rows and scans them on the host.
-  virtual void argmax_rows(const Tensor& x, std::span<int32_t> out);
+  // out[r] = the index of the first maximum of row r, as std::max_element finds it (greedy sampling
+  // without copying the rows back). Ends the step like read(). Host rows: backend/logit_rows.h.
+  virtual void argmax_rows(const Tensor& x, std::span<int32_t> out) = 0;
   // The k largest logits of each row and their column ids (top-k sampling without copying the rows
   // back), best first in logit_before's order (core/logit_order.h): values[r·k + j], ids[r·k + j].
-  // 1 <= k <= min(kMaxTopK, x.cols). Ends the step like read(). The default reads the rows and
-  // partially sorts them on the host.
+  // 1 <= k <= min(kMaxTopK, x.cols). Ends the step like read().
   static constexpr int kMaxTopK = 128;
-  virtual void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids);
+  virtual void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) = 0;
 
   // --- step ---
   virtual void begin_step(const StepInfo& step) = 0;

@@ -2,8 +2,8 @@
 // std::max_element over the same row's full logits, a top-k row's candidates equal the first k of
 // the whole row fully sorted, the sampler draws the same tokens from those candidates as from the
 // whole row, and the rows still copied back equal the rows of a plain forward, packed in order. Real
-// stories260K weights on the CPU backend, whose argmax_rows and top_k_rows are the Backend defaults
-// (read, then scan or partially sort on the host).
+// stories260K weights on the CPU backend, whose argmax_rows and top_k_rows scan or partially sort its
+// rows in place (backend/logit_rows.h).
 
 #include <gtest/gtest.h>
 
@@ -112,7 +112,7 @@ TEST(LogitRowsKept, PartialRowsMatchTheFullLogitsAndOtherRowsArePacked) {
   }
 }
 
-TEST(LogitRowsKept, ArgmaxDefaultTakesTheFirstMaximum) {
+TEST(LogitRowsKept, CpuArgmaxTakesTheFirstMaximum) {
   backend::CpuBackend be(1);
   backend::Tensor t = be.scratch(3, 5);
   const float v[] = {1, 4, 4, 2, 0, -1, -1, -1, -1, -1, 0, 0, 0, 7, 7};
@@ -127,7 +127,7 @@ TEST(LogitRowsKept, ArgmaxDefaultTakesTheFirstMaximum) {
 }
 
 // Ties go to the smaller id, NaN after every number (-inf included), as the sampler sorts.
-TEST(LogitRowsKept, TopKDefaultOrdersTiesAndNaN) {
+TEST(LogitRowsKept, CpuTopKOrdersTiesAndNaN) {
   backend::CpuBackend be(1);
   backend::Tensor t = be.scratch(2, 6);
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();

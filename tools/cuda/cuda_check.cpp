@@ -386,8 +386,8 @@ void check_argmax(Pair& p, int64_t rows = 37, int64_t cols = 128256) {
          fmt::format("{} of {} rows differ", differ, rows));
 }
 
-// Sampled rows on the device (round 18): top_k_rows against the CPU backend's (the Backend default:
-// std::partial_sort in logit_before's order) on rows of real vocabulary sizes, with planted ties at
+// Sampled rows on the device (round 18): top_k_rows against the CPU backend's (std::partial_sort in
+// logit_before's order, backend/logit_rows.h) on rows of real vocabulary sizes, with planted ties at
 // the top and at the k-th place, NaN and -inf in some rows and one constant row (every candidate a
 // tie: the first k ids). Values compared as bits, ids exactly; the error is the number of entries
 // that differ. The GPU's host vectors are poisoned first.

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/logit_rows.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "quant/quant.h"
@@ -72,6 +73,23 @@ void CpuBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
 }
 
 void CpuBackend::read(const Tensor& t, float* host) { std::memcpy(host, t.data, t.elements() * sizeof(float)); }
+
+void CpuBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
+  if (out.size() != static_cast<size_t>(x.rows)) throw_error("argmax_rows: {} outputs for {} rows", out.size(), x.rows);
+  pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t r = begin; r < end; ++r) out[static_cast<size_t>(r)] = first_max(x.data + r * x.cols, x.cols);
+  });
+}
+
+void CpuBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) {
+  check_top_k_args(x.rows, x.cols, k, kMaxTopK, values.size(), ids.size());
+  pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
+    std::vector<int32_t> order;
+    for (int64_t r = begin; r < end; ++r) {
+      top_k_of_row(x.data + r * x.cols, x.cols, k, values.data() + r * k, ids.data() + r * k, order);
+    }
+  });
+}
 
 void CpuBackend::begin_step(const StepInfo& step) {
   tokens_.assign(step.tokens.begin(), step.tokens.end());

@@ -26,6 +26,9 @@ class CpuBackend final : public Backend {
   void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) override;
   uint32_t kv_blocks() const override { return num_blocks_; }
   void read(const Tensor& t, float* host) override;
+  // On the rows in place (no copy of a 128k-wide row per token), a row per task.
+  void argmax_rows(const Tensor& x, std::span<int32_t> out) override;
+  void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;
 
   void begin_step(const StepInfo& step) override;
 

@@ -1,5 +1,6 @@
 #include "backend/cuda/cuda_backend.h"
 
+#include "backend/logit_rows.h"
 #include "backend/rope_angles.h"
 
 #include <cuda_bf16.h>
@@ -746,11 +747,8 @@ void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
 void CudaBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) {
   Impl& m = *impl_;
   m.touch({x});
-  if (k < 1 || k > std::min<int64_t>(std::min(kMaxTopK, cuda::kMaxTopKDevice), x.cols)) {
-    throw_error("top_k_rows: k = {} for rows of {} (1..{})", k, x.cols, kMaxTopK);
-  }
+  check_top_k_args(x.rows, x.cols, k, std::min(kMaxTopK, cuda::kMaxTopKDevice), values.size(), ids.size());
   const size_t n = size_t(x.rows) * size_t(k);
-  if (values.size() != n || ids.size() != n) throw_error("top_k_rows: {} values and {} ids for {} rows of {}", values.size(), ids.size(), x.rows, k);
   m.use_device();
   if (x.rows == 0) return;
   if (x.rows > 65535) throw_error("top_k_rows: {} rows (at most 65535)", x.rows);

@@ -1,0 +1,30 @@
+#include "backend/logit_rows.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/logit_order.h"
+
+namespace vellum::backend {
+
+int32_t first_max(const float* row, int64_t cols) { return static_cast<int32_t>(std::max_element(row, row + cols) - row); }
+
+void top_k_of_row(const float* row, int64_t cols, int k, float* values, int32_t* ids, std::vector<int32_t>& order) {
+  order.resize(static_cast<size_t>(cols));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int32_t a, int32_t b) { return logit_before(row[a], a, row[b], b); });
+  for (int j = 0; j < k; ++j) {
+    ids[j] = order[static_cast<size_t>(j)];
+    values[j] = row[ids[j]];
+  }
+}
+
+void check_top_k_args(int64_t rows, int64_t cols, int k, int max_k, size_t values, size_t ids) {
+  if (k < 1 || k > max_k || k > cols) throw_error("top_k_rows: k = {} for rows of {} (1..{})", k, cols, max_k);
+  const size_t want = static_cast<size_t>(rows) * static_cast<size_t>(k);
+  if (values != want || ids != want) throw_error("top_k_rows: {} values and {} ids for {} rows of {}", values, ids, rows, k);
+}
+
+}  // namespace vellum::backend
