@@ -11,10 +11,12 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <set>
 #include <span>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/logit_rows.h"
 #include "core/error.h"
 #include "core/logit_order.h"
 #include "engine/sampler.h"
@@ -124,6 +126,30 @@ TEST(LogitRowsKept, CpuArgmaxTakesTheFirstMaximum) {
   EXPECT_EQ(out[2], 3);
   int32_t two[2];
   EXPECT_THROW(be.argmax_rows(t, two), Error);
+}
+
+// The CPU backend's vectorised first maximum equals std::max_element on random rows with ties, NaN
+// (first or later), -inf and both zeros planted, at lengths around its 8 lanes.
+TEST(LogitRowsKept, FirstMaxEqualsMaxElement) {
+  std::mt19937 gen(17);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t cols = 1 + trial % 37 + (trial % 5 == 0 ? 1000 : 0);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (float& x : row) x = normal(gen);
+    std::uniform_int_distribution<int64_t> at(0, cols - 1);
+    switch (trial % 6) {
+      case 1: row[static_cast<size_t>(at(gen))] = nan; break;
+      case 2: row[0] = nan; break;
+      case 3: std::fill(row.begin(), row.end(), trial % 2 ? 0.0f : -0.0f), row[static_cast<size_t>(at(gen))] = -0.0f; break;
+      case 4: std::fill(row.begin(), row.end(), -inf); break;
+      case 5: row[static_cast<size_t>(at(gen))] = *std::max_element(row.begin(), row.end()); break;  // a tie
+      default: break;
+    }
+    EXPECT_EQ(backend::first_max(row.data(), cols), std::max_element(row.begin(), row.end()) - row.begin())
+        << "trial " << trial << ", " << cols << " columns";
+  }
 }
 
 // Ties go to the smaller id, NaN after every number (-inf included), as the sampler sorts.
