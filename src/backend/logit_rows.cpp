@@ -1,7 +1,6 @@
 #include "backend/logit_rows.h"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "core/error.h"
@@ -10,10 +9,11 @@
 namespace vellum::backend {
 
 int32_t first_max(const float* row, int64_t cols) {
-  // std::max_element's answer without its serial chain of compares: a NaN first element stays; else
-  // the first element equal to the largest number (NaNs never compare greater, -0 equals +0). The
-  // maximum is taken over 8 independent lanes, which the compiler turns into vector max instructions.
-  if (cols <= 0 || std::isnan(row[0])) return 0;
+  // std::max_element's answer without its serial chain of compares: the first element equal to the
+  // largest (NaNs never compare greater, -0 equals +0; a NaN first element makes the largest NaN,
+  // which nothing equals: 0, as std::max_element keeps it). The maximum is taken over 8 independent
+  // lanes, which the compiler turns into vector max instructions.
+  if (cols <= 0) return 0;
   constexpr int kLanes = 8;
   float lane[kLanes];
   for (float& l : lane) l = row[0];
