@@ -154,6 +154,32 @@ class Backend {
     matmul(up, x, up_out);
     swiglu(out, up_out, out);
   }
+  // The part of a layer between its attention and the next layer's (round 19): o = attn·woᵀ;
+  // x += o, h = rms_norm(x, ffn_norm); g = silu(h·gateᵀ)·(h·upᵀ) (u may receive h·upᵀ);
+  // o = g·downᵀ; x += o; then, with next_norm, h = rms_norm(x, next_norm) and next_qkv's products
+  // of h (the next layer's Q/K/V). One batch-1 kernel on the CUDA backend.
+  struct LayerTail {
+    const Weight* wo = nullptr;
+    const Weight* ffn_norm = nullptr;
+    const Weight* gate = nullptr;
+    const Weight* up = nullptr;
+    const Weight* down = nullptr;
+    const Weight* next_norm = nullptr;  // null after the last layer: only x += o
+    std::span<const MatmulOut> next_qkv;
+    float eps = 0.0f;
+  };
+  virtual void layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
+    matmul(*t.wo, attn, o);
+    add_rms_norm(x, o, *t.ffn_norm, t.eps, h);
+    matmul_swiglu(*t.gate, *t.up, h, g, u);
+    matmul(*t.down, g, o);
+    if (t.next_norm == nullptr) {
+      add(x, o, x);
+      return;
+    }
+    add_rms_norm(x, o, *t.next_norm, t.eps, h);
+    if (!t.next_qkv.empty()) matmul_multi(h, t.next_qkv);
+  }
   // RoPE on q and k (in place, at the step's positions), then k and v into their slots of `layer`.
   virtual void rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim,
                              const RopeConfig& rc) {

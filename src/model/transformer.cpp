@@ -1,6 +1,7 @@
 #include "model/transformer.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/error.h"
@@ -114,27 +115,30 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
   // Fused ops (backend.h) where two steps share data: the residual add that ends a block with the
   // norm that starts the next, Q/K/V from one normed input, gate/up with SwiGLU, RoPE with the KV store.
   be.rms_norm(x, layers_.front().attn_norm, hp_.rms_eps, h);
+  using MatmulOut = backend::Backend::MatmulOut;
+  const auto qkv_of = [&](const LayerWeights& L) {
+    return std::array<MatmulOut, 3>{MatmulOut{&L.wq, q, hp_.qkv_bias ? &L.bq : nullptr},
+                                    MatmulOut{&L.wk, k, hp_.qkv_bias ? &L.bk : nullptr},
+                                    MatmulOut{&L.wv, v, hp_.qkv_bias ? &L.bv : nullptr}};
+  };
+  be.matmul_multi(h, qkv_of(layers_.front()));
   for (const LayerWeights& L : layers_) {
     const uint32_t layer = static_cast<uint32_t>(&L - layers_.data());
-    const backend::Backend::MatmulOut qkv[] = {{&L.wq, q, hp_.qkv_bias ? &L.bq : nullptr},
-                                               {&L.wk, k, hp_.qkv_bias ? &L.bk : nullptr},
-                                               {&L.wv, v, hp_.qkv_bias ? &L.bv : nullptr}};
-    be.matmul_multi(h, qkv);
     if (hp_.qk_norm) {
       be.rms_norm(q, L.q_norm, hp_.rms_eps, q);
       be.rms_norm(k, L.k_norm, hp_.rms_eps, k);
     }
     be.rope_store_kv(layer, q, k, v, hp_.head_dim, hp_.rope);
     be.attention(layer, q, shape, attn);
-    be.matmul(L.wo, attn, o);
-    be.add_rms_norm(x, o, L.ffn_norm, hp_.rms_eps, h);
-    be.matmul_swiglu(L.gate, L.up, h, g, u);
-    be.matmul(L.down, g, o);
-    if (layer + 1 < layers_.size()) {
-      be.add_rms_norm(x, o, layers_[layer + 1].attn_norm, hp_.rms_eps, h);
-    } else {
-      be.add(x, o, x);
-    }
+    // The rest of the layer with the next layer's norm and Q/K/V (one fused op: backend.h).
+    const bool last = layer + 1 == layers_.size();
+    const std::array<MatmulOut, 3> next = last ? std::array<MatmulOut, 3>{} : qkv_of(layers_[layer + 1]);
+    backend::Backend::LayerTail tail;
+    tail.wo = &L.wo, tail.ffn_norm = &L.ffn_norm, tail.gate = &L.gate, tail.up = &L.up, tail.down = &L.down;
+    tail.next_norm = last ? nullptr : &layers_[layer + 1].attn_norm;
+    tail.next_qkv = last ? std::span<const MatmulOut>{} : std::span<const MatmulOut>(next);
+    tail.eps = hp_.rms_eps;
+    be.layer_tail(attn, x, h, o, g, u, tail);
   }
   StepOutput result;
   if (m > 0) {

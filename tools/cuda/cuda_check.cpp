@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 #include <tuple>
@@ -31,6 +32,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
@@ -601,6 +603,151 @@ void check_fused(Pair& p) {
   for (T kt : {T::F32, T::BF16}) check_rope_store_kv(p, rc, "halves partial 32 of 64", 14, 2, 64, kt);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
+}
+
+// ---- the layer kernel (round 19) -----------------------------------------------------------------
+// layer_tail on the GPU (one persistent kernel for Q4_K/Q6_K weights at one row) against the same
+// op run as its ops (Backend::layer_tail's composition on the same backend): every tensor it writes
+// bit for bit, and that the kernel ran (or, for a type it does not take, that it did not). The CPU
+// backend's result beside it (int8 activations on both sides: four GEMVs of error, bound 5e-2).
+void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn, TensorType wo_t, TensorType v_t,
+                      TensorType down_t) {
+  using T = TensorType;
+  std::deque<std::vector<uint8_t>> host;  // outlives the CPU weights, which use the bytes in place
+  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) {
+    host.push_back(make_weight(t, n, k).bytes);
+    return p.weight(name, t, k, n, host.back());
+  };
+  const auto gain = [&](const char* name) {
+    std::vector<float> gv = randn(size_t(dim));
+    host.emplace_back(gv.size() * 4);
+    std::memcpy(host.back().data(), gv.data(), host.back().size());
+    return p.weight(name, T::F32, dim, 1, host.back());
+  };
+  auto wo = weight("wo", wo_t, dim, qd), gate = weight("gate", T::Q4_K, ffn, dim), up = weight("up", T::Q4_K, ffn, dim);
+  auto down = weight("down", down_t, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
+  auto wv = weight("wv", v_t, kvd, dim);
+  auto gf = gain("ffn_norm"), gn = gain("attn_norm");
+  const std::vector<float> xv = randn(size_t(dim), 3.0f), av = randn(size_t(qd));
+  struct Run {
+    Pair::T2 x, attn, h, o, g, u, q, k, v;
+  };
+  const auto run = [&](int which) {  // 0 CPU, 1 GPU ops, 2 GPU layer_tail
+    Run r{p.tensor(xv, 1, dim), p.tensor(av, 1, qd), p.output(1, dim), p.output(1, dim), p.output(1, ffn),
+          p.output(1, ffn), p.output(1, qd), p.output(1, kvd), p.output(1, kvd)};
+    const bool cpu = which == 0;
+    const auto pick = [&](Pair::W2& w) { return cpu ? &w.c : &w.g; };
+    const auto t = [&](Pair::T2& x) { return cpu ? x.c : x.g; };
+    const backend::Backend::MatmulOut qkv[] = {{pick(wq), t(r.q)}, {pick(wk), t(r.k)}, {pick(wv), t(r.v)}};
+    backend::Backend::LayerTail lt;
+    lt.wo = pick(wo), lt.ffn_norm = pick(gf), lt.gate = pick(gate), lt.up = pick(up), lt.down = pick(down);
+    lt.next_norm = pick(gn), lt.next_qkv = qkv, lt.eps = 1e-5f;
+    if (cpu) p.cpu.layer_tail(r.attn.c, r.x.c, r.h.c, r.o.c, r.g.c, r.u.c, lt);
+    else if (which == 1) p.gpu.Backend::layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
+    else p.gpu.layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
+    return r;
+  };
+  p.gpu.set_layer_kernel(true);
+  const int64_t calls = p.gpu.layer_kernel_calls();
+  Run c = run(0), ops = run(1), fused = run(2);
+  const bool took = p.gpu.layer_kernel_calls() == calls + 1;
+  const bool should = wo_t == T::Q4_K || wo_t == T::Q6_K;
+  size_t differ = 0, n = 0;
+  for (auto m : {&Run::x, &Run::h, &Run::o, &Run::g, &Run::q, &Run::k, &Run::v}) {
+    const auto a = p.get_gpu((ops.*m).g), b = p.get_gpu((fused.*m).g);
+    n += a.size();
+    for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0 || std::isnan(b[i]);
+  }
+  const std::string name = fmt::format("layer_tail wo {} V {} down {} {}/{}/{}/{}", tensor_type_name(wo_t), tensor_type_name(v_t),
+                                       tensor_type_name(down_t), dim, qd, kvd, ffn);
+  record(name + (should ? " kernel vs ops" : " (not the kernel's types) vs ops"), took == should ? double(differ) : 1.0, 0,
+         fmt::format("{} of {} outputs differ (x, h, o, g, q, k, v); kernel {}", differ, n, took ? "ran" : "did not run"));
+  double err = 0;
+  for (auto m : {&Run::x, &Run::q, &Run::v}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
+  record(name + " vs CPU (x, q, v)", err, 5e-2);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+}
+
+// --layer-trace: where a layer kernel launch spends its time (llama3-8b shapes, Q4_K with Q6_K V and
+// down): per event of layer_kernel.h's trace, the time since the block's start, mean over 10
+// launches, median and maximum over the blocks (SM cycles at the device's clock rate).
+void trace_layer_kernel() {
+  using T = TensorType;
+  Pair p;
+  const int64_t dim = 4096, qd = 4096, kvd = 1024, ffn = 14336;
+  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) {
+    return p.gpu.upload_weight(name, t, k, n, make_weight(t, n, k).bytes);
+  };
+  const auto gain = [&](const char* name) {
+    const std::vector<float> gv = randn(size_t(dim));
+    std::vector<uint8_t> gb(gv.size() * 4);
+    std::memcpy(gb.data(), gv.data(), gb.size());
+    return p.gpu.upload_weight(name, T::F32, dim, 1, gb);
+  };
+  const Weight wo = weight("wo", T::Q4_K, dim, qd), gate = weight("gate", T::Q4_K, ffn, dim), up = weight("up", T::Q4_K, ffn, dim);
+  const Weight down = weight("down", T::Q6_K, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
+  const Weight wv = weight("wv", T::Q6_K, kvd, dim), gf = gain("ffn_norm"), gn = gain("attn_norm");
+  const auto tensor = [&](int64_t cols) {
+    Tensor t = p.gpu.scratch(1, cols);
+    const std::vector<float> v = randn(size_t(cols));
+    p.gpu.write(t, v.data());
+    return t;
+  };
+  Tensor x = tensor(dim), attn = tensor(qd), h = tensor(dim), o = tensor(dim), g = tensor(ffn), u = tensor(ffn);
+  Tensor q = tensor(qd), k = tensor(kvd), v = tensor(kvd);
+  p.gpu.set_layer_kernel(true);
+  const backend::Backend::MatmulOut qkv[] = {{&wq, q}, {&wk, k}, {&wv, v}};
+  backend::Backend::LayerTail lt;
+  lt.wo = &wo, lt.ffn_norm = &gf, lt.gate = &gate, lt.up = &up, lt.down = &down, lt.next_norm = &gn, lt.next_qkv = qkv;
+  lt.eps = 1e-5f;
+  int dev = 0, sms = 0, khz = 0;
+  cuda::check(cudaGetDevice(&dev), "cudaGetDevice");
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
+  const size_t n = size_t(sms) * cuda::kLayerTraceEvents;
+  auto* trace = static_cast<unsigned long long*>(cuda::device_alloc(n * 8, "layer trace"));
+  std::vector<double> sum(n, 0.0);
+  std::vector<unsigned long long> host(n);
+  const int reps = 10;
+  for (int r = 0; r < 3 + reps; ++r) {
+    cuda::set_layer_trace(r >= 3 ? trace : nullptr);
+    if (r >= 3) cuda::check(cudaMemset(trace, 0, n * 8), "trace reset");
+    p.gpu.layer_tail(attn, x, h, o, g, u, lt);
+    cuda::check(cudaDeviceSynchronize(), "layer kernel");
+    if (r < 3) continue;
+    cuda::check(cudaMemcpy(host.data(), trace, n * 8, cudaMemcpyDeviceToHost), "trace");
+    for (int b = 0; b < sms; ++b) {
+      for (int e = 0; e < cuda::kLayerTraceEvents; ++e) {
+        const size_t i = size_t(b) * cuda::kLayerTraceEvents;
+        sum[i + e] += host[i + e] != 0 ? double(host[i + e] - host[i]) : -1e12;
+      }
+    }
+  }
+  cuda::set_layer_trace(nullptr);
+  const char* names[cuda::kLayerTraceEvents] = {"start", "set up", "wo: x ready", "wo: x built", "wo: rows (warp 0)",
+                                               "gate/up: barrier passed", "gate/up: x built", "gate/up: rows (warp 0)",
+                                               "down: barrier passed", "down: x built", "down: rows (warp 0)",
+                                               "qkv: barrier passed", "qkv: x built", "qkv: rows (warp 0)", "end",
+                                               "producer: last copy issued"};
+  std::printf("layer trace (%d blocks, %d launches, %.0f MHz; us since the block's start: median / max over blocks)\n", sms, reps,
+              khz / 1e3);
+  for (int e = 0; e < cuda::kLayerTraceEvents; ++e) {
+    std::vector<double> t;
+    for (int b = 0; b < sms; ++b) t.push_back(sum[size_t(b) * cuda::kLayerTraceEvents + e] / reps / (khz / 1e3));
+    std::sort(t.begin(), t.end());
+    std::printf("  %-28s %8.2f %8.2f\n", names[e], t[t.size() / 2], t.back());
+  }
+  g_rows.push_back({"(layer trace)", 0, 0, true, ""});
+}
+
+void check_layer_kernel(Pair& p) {
+  using T = TensorType;
+  check_layer_tail(p, 2048, 2048, 512, 5632, T::Q4_K, T::Q6_K, T::Q6_K);  // 5 632: a short last group of 2 super-blocks
+  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K);  // llama3-8b Q4_K_M, Q6_K layers
+  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K);  // and its Q4_K layers
+  check_layer_tail(p, 1024, 2048, 256, 2816, T::Q6_K, T::Q4_K, T::Q4_K);   // q_dim != dim
+  check_layer_tail(p, 2048, 2048, 512, 5632, T::Q8_0, T::Q6_K, T::Q6_K);  // not the kernel's: the ops
 }
 
 // ---- bf16 activations at many rows (round 7) -----------------------------------------------------
@@ -2028,8 +2175,21 @@ void check_graphs(const std::string& path) {
     }
     return all;
   };
+  gpu.set_layer_kernel(true);  // round 19: where the model's weights are its types
+  const int64_t layer_calls = gpu.layer_kernel_calls();
   const std::vector<float> eager = decode(false), graph = decode(true);
   const auto st = gpu.graph_stats();
+  // Round 19: the same steps with the layer kernel off (graphs on) must give the same bits.
+  const int64_t took = gpu.layer_kernel_calls() - layer_calls;
+  gpu.set_layer_kernel(false);
+  const std::vector<float> ops = decode(true);
+  {
+    size_t d = 0;
+    for (size_t i = 0; i < ops.size() && i < graph.size(); ++i) d += std::memcmp(&ops[i], &graph[i], sizeof(float)) != 0;
+    record(fmt::format("layer kernel vs its ops, {} logits (graphs)", graph.size()),
+           ops.size() == graph.size() && !graph.empty() ? double(d) : 1.0, 0,
+           fmt::format("{} differ; layer kernel calls {} (0: the model's weights are not its types)", d, took));
+  }
   size_t differ = 0;
   double max_diff = 0;
   for (size_t i = 0; i < eager.size(); ++i) {
@@ -2237,6 +2397,11 @@ int run(int argc, char** argv) {
       g_swiglu_rows = true;
     } else if (a == "--no-swiglu-rows") {
       g_swiglu_rows = false;
+    } else if (a == "--layer-trace") {
+      trace_layer_kernel();
+    } else if (a == "--layer-only") {  // round 19's layer kernel checks only
+      Pair p;
+      check_layer_kernel(p);
     } else if (a == "--pair-probe") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       pair_probe();
@@ -2244,7 +2409,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -2339,6 +2504,7 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);
+    check_layer_kernel(p);
     check_bf16_rows(p);
     check_attention(p, 32, 8, 128);
     p.cpu.release_scratch();

@@ -21,6 +21,7 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
@@ -120,6 +121,13 @@ struct CudaBackend::Impl {
   bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
   int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
+  bool layer_kernel = [] {     // set_layer_kernel (off until it beats the ops: docs/cuda.md round 19)
+    const char* e = std::getenv("VELLUM_CUDA_LAYER_KERNEL");
+    return e != nullptr && std::atoi(e) != 0;
+  }();
+  cuda::DeviceBuffer layer_sync;  // the layer kernel's barrier words (zeroed once; launches leave them zero)
+  cuda::DeviceBuffer layer_gq8;   // its int8 copy of g
+  int64_t layer_kernel_calls = 0;  // layer_tail calls that took the kernel (layer_kernel_calls())
   // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on the weights dequantized once a
   // block (dq_mma.h), ahead of mmq and dequantize + cuBLAS, when forced (set_dq_mma(true),
   // VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By default (dq_auto) where
@@ -561,6 +569,8 @@ void CudaBackend::set_deterministic(bool on) {
   impl_->deterministic = on;
 }
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
+void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
+int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 2); }
 int CudaBackend::dq_rs() const { return impl_->dq_rs; }
@@ -1389,6 +1399,63 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
     }
     if (quantize && !m.skip(8)) m.launched(cuda::launch_quantize_q8(xd, K, q8, m.stream), "quantize_q8 kernel");
     if (!m.skip(16)) m.launched(cuda::launch_gemv_i8_swiglu(type, gw, uw, N, K, q8, od, m.stream), "int8 gemv swiglu kernel");
+  });
+}
+
+// Round 19: the batch-1 layer tail as one kernel (layer_kernel.h) when every weight is Q4_K/Q6_K on
+// the int8 path and the attention left its int8 copy; otherwise the ops one by one (backend.h).
+void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
+  Impl& m = *impl_;
+  const auto fallback = [&] { Backend::layer_tail(attn, x, h, o, g, u, t); };
+  if (!m.layer_kernel || m.deterministic || m.ablate != 0 || x.rows != 1 || t.next_norm == nullptr || t.next_qkv.empty() ||
+      t.next_qkv.size() > size_t(cuda::kLayerMaxSegs) || attn.rows != 1 || attn.cols % 32 != 0 || m.lazy.data != nullptr) {
+    return fallback();
+  }
+  const auto i8 = [&](const Weight* w, int64_t k) { return w != nullptr && w->cols == k && m.int8_for(w->type, k); };
+  const auto gain_ok = [&](const Weight* w) { return w != nullptr && w->type == TensorType::F32 && w->cols == x.cols; };
+  const int64_t dim = x.cols, qd = attn.cols, ffn = t.gate->rows;
+  if (!i8(t.wo, qd) || t.wo->rows != dim || !i8(t.gate, dim) || !i8(t.up, dim) || t.up->rows != ffn || !i8(t.down, ffn) ||
+      t.down->rows != dim || !gain_ok(t.ffn_norm) || !gain_ok(t.next_norm) || o.rows != 1 || o.cols != dim || h.rows != 1 ||
+      h.cols != dim || g.rows != 1 || g.cols != ffn) {
+    return fallback();
+  }
+  cuda::LayerTailArgs a;
+  a.q_dim = qd, a.dim = dim, a.ffn = ffn;
+  a.x = x.data, a.o = o.data, a.g = g.data, a.h = h.data;
+  a.ffn_gain = static_cast<const float*>(t.ffn_norm->data);
+  a.next_gain = static_cast<const float*>(t.next_norm->data);
+  a.eps = t.eps;
+  const auto seg = [](const Weight& w, float* out) { return cuda::LayerWeight{w.data, w.type, w.rows, out}; };
+  a.wo.seg[0] = seg(*t.wo, o.data), a.wo.count = 1;
+  a.gate_up.seg[0] = seg(*t.gate, g.data), a.gate_up.seg[1] = seg(*t.up, g.data), a.gate_up.count = 2, a.gate_up.swiglu = true;
+  a.down.seg[0] = seg(*t.down, o.data), a.down.count = 1;
+  for (const MatmulOut& q : t.next_qkv) {
+    if (q.bias != nullptr || !i8(q.w, dim) || q.out.rows != 1 || q.out.cols != q.w->rows) return fallback();
+    a.qkv.seg[a.qkv.count++] = seg(*q.w, q.out.data);
+  }
+  a.g_q8 = m.grow(m.layer_gq8, cuda::q8_bytes(ffn), "layer kernel activations (int8)");
+  a.attn_q8 = a.g_q8;  // a placeholder for the check; the attention's int8 copy below
+  if (!cuda::layer_tail_supported(a)) return fallback();
+  bool quantize = false;  // the attention left no int8 copy of its output: quantize it first
+  void* q8 = m.q8_input(attn, quantize);
+  a.attn_q8 = q8;
+  const float* ad = attn.data;
+  m.touch({attn, x, o}, {h, o, g});
+  for (const MatmulOut& q : t.next_qkv) m.wrote(q.out);
+  m.wrote(x), m.wrote(h), m.wrote(o), m.wrote(g);
+  m.forget_q8();  // the kernel leaves no int8 copy in x_q8_norm (it read the attention's from there)
+  const void* old = m.layer_sync.get();
+  const size_t old_size = m.layer_sync.size();
+  auto* sync = static_cast<unsigned*>(m.grow(m.layer_sync, size_t(cuda::layer_sync_words(ffn)) * sizeof(unsigned), "layer kernel barrier"));
+  if (sync != old || m.layer_sync.size() != old_size) check(cudaMemsetAsync(sync, 0, m.layer_sync.size(), m.stream), "layer kernel barrier");
+  ++m.layer_kernel_calls;
+  m.graphs.mix(45, ad, quantize, a.attn_q8, qd, dim, ffn, a.x, a.o, a.g, a.h, a.ffn_gain, a.next_gain, a.eps, sync, a.g_q8);
+  for (const cuda::LayerPhase* ph : {&a.wo, &a.gate_up, &a.down, &a.qkv}) {
+    for (int i = 0; i < ph->count; ++i) m.graphs.mix(ph->seg[i].w, int(ph->seg[i].type), ph->seg[i].rows, ph->seg[i].out);
+  }
+  m.graphs.run([=, &m] {
+    if (quantize) m.launched(cuda::launch_quantize_q8(ad, qd, q8, m.stream), "quantize_q8 kernel");
+    m.launched(cuda::launch_layer_tail(a, sync, m.stream), "layer kernel");
   });
 }
 

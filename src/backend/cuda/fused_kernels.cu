@@ -191,6 +191,8 @@ void launch_norm(float* x, const float* delta, const float* gain, int64_t rows, 
 
 }  // namespace
 
+int norm_threads() { return g_norm_threads; }
+
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
                                 float* out, void* q8, cudaStream_t stream, void* copy16, bool f16) {
   if (!fast_norm_supports(cols) || (q8 != nullptr && (rows != 1 || cols % 32 != 0))) return cudaErrorInvalidValue;

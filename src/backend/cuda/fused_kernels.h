@@ -14,6 +14,8 @@ namespace vellum::cuda {
 // Whole rows held in registers: a row of at most this many floats, a multiple of 4.
 inline constexpr int64_t kMaxFastNormCols = 8192;
 inline bool fast_norm_supports(int64_t cols) { return cols > 0 && cols % 4 == 0 && cols <= kMaxFastNormCols; }
+// Threads of a norm block (512, or VELLUM_CUDA_NORM_THREADS): part of a norm's bits.
+int norm_threads();
 // For each row: x += delta (when delta is not null; x is written back), then
 // out = x / sqrt(mean(x²) + eps) · gain. With q8 (one row, cols % 32 == 0) also out quantized as
 // launch_quantize_q8 writes it (gemv_kernels.h), so the next batch-1 matmul skips that kernel.

@@ -1,0 +1,70 @@
+#pragma once
+// The layer kernel (round 19): one persistent launch for everything a batch-1 decode step does
+// between two attentions — the output projection, the residual add and feed-forward norm, gate/up
+// with SwiGLU, the down projection, the residual add and the next layer's attention norm, and the
+// next layer's Q/K/V — on Q4_K / Q6_K weights.
+//
+// Why: at batch 1 a layer was ~9 kernels, each GEMV paying ~3 us of ramp and tail above its bytes
+// and every norm a one-block latency chain with DRAM idle (docs/cuda.md rounds 12 and 16). Here one
+// block per SM streams its share of every weight of the segment, phase after phase, into a ring of
+// shared-memory slots with bulk copies (a producer warp); weights do not depend on activations, so
+// the copies run ahead through the grid barriers between phases while 16 consumer warps wait for
+// the activations the previous phase wrote. Each row is computed with gemv_kq's dot products and
+// order, the norms and the int8 quantizations with the norm kernel's and quantize kernel's
+// arithmetic: the outputs are the bits of the unfused sequence (checked on the GPU).
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+inline constexpr int kLayerMaxSegs = 3;
+
+// One weight of a phase: rows x k, Q4_K or Q6_K in its device layout.
+struct LayerWeight {
+  const void* w = nullptr;
+  TensorType type = TensorType::Q4_K;
+  int64_t rows = 0;
+  float* out = nullptr;  // rows floats (SwiGLU: the gate's entry receives silu(gate)·up)
+};
+// The weights one phase multiplies by the same x (k columns each).
+struct LayerPhase {
+  LayerWeight seg[kLayerMaxSegs];
+  int count = 0;
+  bool swiglu = false;  // seg[0] gate, seg[1] up, of one type and shape
+};
+
+struct LayerTailArgs {
+  const void* attn_q8 = nullptr;  // the attention output's int8 copy (q8_bytes(q_dim), gemv_kernels.h)
+  int64_t q_dim = 0, dim = 0, ffn = 0;
+  float* x = nullptr;  // residual (dim)
+  float* o = nullptr;  // dim: wo's output, then down's
+  float* g = nullptr;  // ffn: the SwiGLU output
+  float* h = nullptr;  // dim: the next attention norm's output (as the unfused sequence leaves it)
+  void* g_q8 = nullptr;  // workspace for g's int8 copy: q8_bytes(ffn) (gemv_kernels.h)
+  const float* ffn_gain = nullptr;
+  const float* next_gain = nullptr;
+  float eps = 0.0f;
+  LayerPhase wo, gate_up, down, qkv;  // wo: k = q_dim; gate_up, qkv: k = dim; down: k = ffn
+};
+
+// Whether launch_layer_tail takes these shapes and types on the current device (sm_90, the norm
+// kernel's 512 threads, rows that fit a ring slot). The caller runs the unfused ops otherwise.
+bool layer_tail_supported(const LayerTailArgs& a);
+// sync: layer_sync_words(ffn) zeroed words of device memory that only this stream's layer kernels
+// use (a grid barrier and counts; each launch leaves them as it found them).
+inline int64_t layer_sync_words(int64_t ffn) { return 4 + ffn / 32; }
+cudaError_t launch_layer_tail(const LayerTailArgs& a, unsigned* sync, cudaStream_t stream);
+
+// Measurement only (vellum_cuda_check --layer-trace): launches from now on stamp clock64() into
+// trace[block * kLayerTraceEvents + event] (null: off). Events: 0 start, 1 set up, per phase p
+// 2 + 3p its x ready to build (after the grid barrier), 3 + 3p x built, 4 + 3p warp 0's rows done,
+// 14 end, 15 the producer's last copy issued.
+inline constexpr int kLayerTraceEvents = 16;
+void set_layer_trace(unsigned long long* trace);
+
+}  // namespace vellum::cuda
