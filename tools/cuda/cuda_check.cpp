@@ -725,11 +725,10 @@ void trace_layer_kernel() {
     }
   }
   cuda::set_layer_trace(nullptr);
-  const char* names[cuda::kLayerTraceEvents] = {"start", "set up", "wo: x ready", "wo: x built", "wo: rows (warp 0)",
+  const char* names[cuda::kLayerTraceEvents] = {"start", "(unused)", "wo: x ready", "wo: x built", "wo: rows (warp 0)",
                                                "gate/up: barrier passed", "gate/up: x built", "gate/up: rows (warp 0)",
                                                "down: barrier passed", "down: x built", "down: rows (warp 0)",
-                                               "qkv: barrier passed", "qkv: x built", "qkv: rows (warp 0)", "end",
-                                               "producer: last copy issued"};
+                                               "qkv: barrier passed", "qkv: x built", "qkv: rows (warp 0)", "end", "(unused)"};
   std::printf("layer trace (%d blocks, %d launches, %.0f MHz; us since the block's start: median / max over blocks)\n", sms, reps,
               khz / 1e3);
   for (int e = 0; e < cuda::kLayerTraceEvents; ++e) {

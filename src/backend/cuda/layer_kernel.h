@@ -61,9 +61,9 @@ inline int64_t layer_sync_words(int64_t ffn) { return 4 + ffn / 32; }
 cudaError_t launch_layer_tail(const LayerTailArgs& a, unsigned* sync, cudaStream_t stream);
 
 // Measurement only (vellum_cuda_check --layer-trace): launches from now on stamp clock64() into
-// trace[block * kLayerTraceEvents + event] (null: off). Events: 0 start, 1 set up, per phase p
-// 2 + 3p its x ready to build (after the grid barrier), 3 + 3p x built, 4 + 3p warp 0's rows done,
-// 14 end, 15 the producer's last copy issued.
+// trace[block * kLayerTraceEvents + event] (null: off). Events: 0 start (after the programmatic
+// wait), per phase p 2 + 3p its x ready to build (after the grid barrier), 3 + 3p x built, 4 + 3p
+// warp 0's rows done (and its prefetch of the next phase issued), 14 end; 1 and 15 unused.
 inline constexpr int kLayerTraceEvents = 16;
 void set_layer_trace(unsigned long long* trace);
 
