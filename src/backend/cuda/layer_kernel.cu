@@ -1,18 +1,21 @@
 // The layer kernel (layer_kernel.h, round 19).
 //
 // One block of 16 warps per SM (512 threads: the norm kernel's count, so a norm's sum of squares is
-// reduced in its order). Phase p's rows are split over the blocks by bytes; in its share a block
-// takes items (two rows of a segment, or a SwiGLU gate/up pair) round robin over its warps, and a
-// warp reads their weights straight from global memory with two passes in flight, as gemv_kq does.
-// Between phases: a grid barrier (the outputs of every block are complete), then each block builds
-// the next x in shared memory itself (the norm of x + o; the attention's or g's int8 copy): a few KB
-// from L2. Before the barrier each warp prefetches its first items of the next phase into L2, so
-// that DRAM keeps streaming while the blocks wait; the first phase's are prefetched before the
-// programmatic wait, while the attention still runs.
+// reduced in its order). Phase p's rows are split over the blocks by bytes (on the host: a table in
+// the parameters); in its share a block takes items (two rows of a segment, or a SwiGLU gate/up
+// pair) round robin over its warps. A warp streams its items' weights, pass by pass (one 1 024-
+// element group of both rows), through a ring of kStages stages of its own in shared memory with
+// cp.async, kStages - 1 passes in flight across item boundaries, and multiplies each pass as
+// gemv_kq does (so each row gets gemv_kq's bits). At the end of a phase a warp issues its first
+// passes of the next phase before the grid barrier: weights do not depend on activations, so DRAM
+// keeps streaming while the blocks wait for each other and build the next x in shared memory (the
+// norm of x + o, or the attention's or g's int8 copy: a few KB from L2). The first phase's first
+// passes are issued before the programmatic wait, while the attention still runs.
 //
-// A first version (branch r19-ring) staged every weight through a ring of shared-memory slots
-// filled by a producer warp with bulk copies: each slot handoff cost ~0.5 us and 16 warps reading
-// rows from shared memory could not keep up (docs/cuda.md round 19).
+// Earlier versions (docs/cuda.md round 19): a ring of block-wide slots filled by a producer warp
+// with bulk copies (branch r19-ring; ~0.5 us a slot handoff, and 16 warps reading every row from
+// shared memory could not keep up), then weights loaded to registers one pass ahead (too few bytes
+// in flight for 16 warps an SM).
 //
 // The residual x is read by every block's norm, so no block may write it before all have read it:
 // block 0 keeps the new x in registers and writes it after the next grid barrier (phase 1's) or,
@@ -25,6 +28,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -39,6 +43,9 @@ namespace {
 constexpr int kConsumerWarps = 16;
 constexpr int kConsumers = kConsumerWarps * 32;  // = the norm kernel's threads (checked at launch)
 constexpr int kPhases = 4;                        // wo, gate/up, down, qkv
+constexpr int kMaxBlocks = 144;                   // one a multiprocessor (H100/H200: 132)
+constexpr int kStages = 6;                        // a warp's ring: kStages - 1 passes in flight
+constexpr int kStageBytes = 2 * 848;              // two rows' group (Q6_K's 848 bytes the larger)
 
 struct Seg {
   const uint8_t* w;
@@ -50,9 +57,9 @@ struct Seg {
 struct Phase {
   Seg seg[kLayerMaxSegs];
   int count;
-  int swiglu;      // seg[0] gate, seg[1] up: one item a row pair
+  int swiglu;  // seg[0] gate, seg[1] up: one item a row pair
   int64_t k;
-  uint64_t bytes;  // of the whole phase
+  int32_t start[kMaxBlocks + 1];  // block b's rows [start[b], start[b + 1]) over the segments in order
 };
 struct Params {
   Phase ph[kPhases];
@@ -65,10 +72,11 @@ struct Params {
   unsigned* gcnt;  // = sync + 4: rows of each 32-row group of g written so far (phase 1)
   uint8_t* g_q8;   // g's int8 copy (q8_bytes(ffn))
   // Experiment only (VELLUM_CUDA_LAYER_ABLATE, a bit mask; the results are wrong, only the time
-  // means something): 1 no grid barriers, 2 no rows, 4 no norms or copies of x, 8 no prefetch.
+  // means something): 1 no grid barriers, 2 no rows, 4 no norms or copies of x, 8 no passes of the
+  // next phase issued before the barrier.
   int ablate;
-  int prefetch;  // items a warp prefetches of the next phase (VELLUM_CUDA_LAYER_PREFETCH, default 2)
   unsigned long long* trace;  // set_layer_trace: clock64 at kLayerTraceEvents points a block, or null
+  uint32_t ring_off;          // shared memory: x's int8 copy, then the warps' rings
 };
 
 // Measurement only (set_layer_trace): thread 0 stamps SM cycles.
@@ -81,33 +89,16 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ void prefetch_l2(const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
 
 // ---- a block's share of a phase ----
-__device__ __forceinline__ uint64_t unit_bytes(const Phase& P, int s) { return uint64_t(P.seg[s].rb) * (P.swiglu ? 2 : 1); }
 __device__ __forceinline__ int walk_count(const Phase& P) { return P.swiglu ? 1 : P.count; }
-// The first row (over the phase's segments in order; SwiGLU: gate/up pairs) at or after byte b.
-__device__ int64_t row_at(const Phase& P, uint64_t b) {
-  uint64_t before = 0;
-  int64_t rows = 0;
-  for (int s = 0; s < walk_count(P); ++s) {
-    const uint64_t u = unit_bytes(P, s), seg_bytes = u * uint64_t(P.seg[s].rows);
-    if (b <= before + seg_bytes) return rows + int64_t((b - before + u - 1) / u);
-    before += seg_bytes;
-    rows += P.seg[s].rows;
-  }
-  return rows;
-}
 // Items of the block's rows [r0, r1): per segment piece, pairs of rows (the last alone) or SwiGLU
 // outputs. item(i) gives item i's segment, first row and row count (1 or 2).
 struct Share {
   const Phase* P;
   int64_t r0, r1;
   int64_t items = 0;
-  __device__ Share(const Phase& p, unsigned b, unsigned blocks)
-      : P(&p), r0(row_at(p, p.bytes * b / blocks)), r1(row_at(p, p.bytes * (b + 1) / blocks)) {
+  __device__ explicit Share(const Phase& p) : P(&p), r0(p.start[blockIdx.x]), r1(p.start[blockIdx.x + 1]) {
     int64_t start = 0;
     for (int s = 0; s < walk_count(p); ++s) {
       const int64_t a = max(r0, start), e = min(r1, start + p.seg[s].rows);
@@ -133,55 +124,36 @@ struct Share {
     }
   }
 };
-// Item i of a share into L2: its rows (SwiGLU: the gate and up rows).
-__device__ void prefetch_item(const Share& sh, int64_t i) {
-  int seg = 0, n = 1;
-  int64_t row = 0;
-  sh.item(i, seg, row, n);
-  const Seg& s = sh.P->seg[seg];
-  prefetch_l2(s.w + size_t(row) * s.rb, uint32_t(n) * s.rb);
-  if (sh.P->swiglu) prefetch_l2(sh.P->seg[1].w + size_t(row) * s.rb, s.rb);
-}
 
-// ---- two rows a warp from global memory: gemv_kq_kernel's order for each (a lane's groups in
-// order, then warp_sum); pass p + 1's loads in flight while pass p is used ----
-template <class F>
-__device__ __forceinline__ void use2(const typename F::Raw& wa, const typename F::Raw& wb, int p, int64_t nb, const int8_t* xq,
-                                     const float2* xs, int lane, const typename F::Lane& L, float& a, float& b) {
-  if (int64_t(p) * 4 + lane / 8 >= nb) return;  // a short last group
-  const int64_t e = int64_t(p) * 1024 + 32 * lane;
-  const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
-  const uint4 x0 = xp[0], x1 = xp[1];
-  const float2 xsv = xs[e / 32];
-  a += F::dot(wa, x0, x1, xsv, L);
-  b += F::dot(wb, x0, x1, xsv, L);
-}
-template <class F>
-__device__ void dot2(const uint8_t* ra, const uint8_t* rb, int64_t k, const int8_t* xq, const float2* xs, int lane, float& oa,
-                     float& ob) {
-  const typename F::Lane L(lane);
-  const int64_t nb = k / 256;
-  const int passes = int((nb + 3) / 4);
-  typename F::Raw a0, b0, a1, b1;
-  F::load(ra, lane, L, a0);
-  F::load(rb, lane, L, b0);
-  float a = 0.0f, b = 0.0f;
-  for (int p = 0; p < passes; p += 2) {
-    if (p + 1 < passes) {
-      F::load(ra + size_t(p + 1) * F::kGroupBytes, lane, L, a1);
-      F::load(rb + size_t(p + 1) * F::kGroupBytes, lane, L, b1);
-    }
-    use2<F>(a0, b0, p, nb, xq, xs, lane, L, a, b);
-    if (p + 1 >= passes) break;
-    if (p + 2 < passes) {
-      F::load(ra + size_t(p + 2) * F::kGroupBytes, lane, L, a0);
-      F::load(rb + size_t(p + 2) * F::kGroupBytes, lane, L, b0);
-    }
-    use2<F>(a1, b1, p + 1, nb, xq, xs, lane, L, a, b);
+// ---- a warp's stream of passes: stage s is pass s % passes of the warp's item s / passes ----
+struct Stream {
+  const Phase* P;
+  Share sh;
+  int passes;
+  int stages;  // all of the warp's passes in the phase
+  __device__ Stream(const Phase& p, int warp) : P(&p), sh(p), passes(int((p.k / 256 + 3) / 4)) {
+    const int64_t mine = sh.items > warp ? (sh.items - warp + kConsumerWarps - 1) / kConsumerWarps : 0;
+    stages = int(mine) * passes;
   }
-  oa = warp_sum(a);
-  ob = warp_sum(b);
-}
+  // The two rows' (SwiGLU: gate and up) group of stage s into ring entry s % kStages; one commit
+  // group a call (empty past the end), so that waits count stages.
+  __device__ void issue(int s, int warp, int lane, uint8_t* ring) const {
+    if (s < stages) {
+      const int ii = s / passes;  // 32-bit: no 64-bit division on the stream's path
+      const int pass = s - ii * passes;
+      int seg = 0, n = 1;
+      int64_t row = 0;
+      sh.item(warp + int64_t(ii) * kConsumerWarps, seg, row, n);
+      const Seg& sg = P->seg[seg];
+      const int gb = sg.q6 ? DecQ6_KR::kGroupBytes : DecQ4_KR::kGroupBytes, chunks = gb / 16;
+      const uint8_t* ra = sg.w + size_t(row) * sg.rb + size_t(pass) * gb;
+      const uint8_t* rb = P->swiglu ? P->seg[1].w + size_t(row) * sg.rb + size_t(pass) * gb : ra + (n == 2 ? sg.rb : 0);
+      uint8_t* dst = ring + (s % kStages) * kStageBytes;
+      for (int c = lane; c < 2 * chunks; c += 32) cp_async16(dst + 16 * c, c < chunks ? ra + 16 * c : rb + 16 * (c - chunks));
+    }
+    cp_async_commit();
+  }
+};
 
 // ---- x for the next phase ----
 // x + delta (kept in v), then the norm with `gain` into the int8 copy at xq/xs (shared memory): the
@@ -277,20 +249,39 @@ __device__ __forceinline__ void copy_q8(const uint8_t* src, int8_t* xq, int64_t 
   }
 }
 
+// One pass of both rows from ring entry `st` (gemv_kq's dot, a lane's sub-block of the group).
+template <class F>
+__device__ __forceinline__ void use_pass(const uint8_t* st, int pass, int64_t nb, const int8_t* xq, const float2* xs, int lane,
+                                         float& a, float& b) {
+  if (int64_t(pass) * 4 + lane / 8 >= nb) return;  // a short last group
+  const typename F::Lane L(lane);
+  typename F::Raw wa, wb;
+  F::load_shared(st, lane, L, wa);
+  F::load_shared(st + F::kGroupBytes, lane, L, wb);
+  const int64_t e = int64_t(pass) * 1024 + 32 * lane;
+  const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
+  const uint4 x0 = xp[0], x1 = xp[1];
+  const float2 xsv = xs[e / 32];
+  a += F::dot(wa, x0, x1, xsv, L);
+  b += F::dot(wb, x0, x1, xsv, L);
+}
+
+// The first kStages - 1 stages of a phase's stream.
+__device__ __forceinline__ void issue_head(const Stream& st, int warp, int lane, uint8_t* ring) {
+#pragma unroll 1
+  for (int s = 0; s < kStages - 1; ++s) st.issue(s, warp, lane, ring);
+}
+
 template <int V>
 __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_constant__ Params p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, t = threadIdx.x;
-  {  // the first phase's first items into L2 while the previous kernel finishes (weights only)
-    const Share first(p.ph[0], blockIdx.x, gridDim.x);
-    if (!(p.ablate & 8)) {
-      for (int64_t i = warp; i < first.items && i < int64_t(p.prefetch) * kConsumerWarps; i += kConsumerWarps) {
-        if (lane == 0) prefetch_item(first, i);
-      }
-    }
-  }
-  pdl_wait();
   extern __shared__ __align__(128) uint8_t sm[];
   int8_t* xq = reinterpret_cast<int8_t*>(sm);
+  uint8_t* ring = sm + p.ring_off + size_t(warp) * kStages * kStageBytes;  // this warp's
+  // The first phase's first passes while the previous kernel finishes: weights, which no kernel
+  // writes, into this warp's own ring.
+  issue_head(Stream(p.ph[0], warp), warp, lane, ring);
+  pdl_wait();
   __shared__ float partial[kConsumerWarps];
   __shared__ unsigned start_gen;
   mark(p, 0);
@@ -298,7 +289,7 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
   float4 xnew[V], y[V];  // block 0: the residual (and normed row) it writes later
   for (int ph = 0; ph < kPhases; ++ph) {
     const Phase& P = p.ph[ph];
-    const int64_t k = P.k;
+    const int64_t k = P.k, nb = k / 256;
     float2* xs = reinterpret_cast<float2*>(reinterpret_cast<uint8_t*>(xq) + (k + 15) / 16 * 16);
     if (ph > 0) grid_barrier(p.sync, start_gen, unsigned(ph - 1), p.ablate & 1);
     mark(p, 2 + 3 * ph);
@@ -318,17 +309,27 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
       __threadfence();
       atomicAdd(&p.sync[2], 1u);  // this block has read x for the last time
     }
-    const Share sh(P, blockIdx.x, gridDim.x);
-    for (int64_t i = (p.ablate & 2) ? sh.items : warp; i < sh.items; i += kConsumerWarps) {
-      int seg = 0, n = 1;
-      int64_t row = 0;
-      sh.item(i, seg, row, n);
+    const Stream st(P, warp);
+    if (ph > 0 && (p.ablate & 8)) issue_head(st, warp, lane, ring);
+    float a = 0.0f, b = 0.0f;
+    int64_t item = warp;
+    int pass = 0;
+    int seg = 0, n = 1;
+    int64_t row = 0;
+    const int stages = (p.ablate & 2) ? 0 : st.stages;
+    for (int s = 0; s < stages; ++s) {
+      cp_async_wait<kStages - 2>();  // stage s has landed (this lane's copies)
+      __syncwarp();                  // and every lane's
+      if (pass == 0) st.sh.item(item, seg, row, n);
       const Seg& sg = P.seg[seg];
-      const uint8_t* ra = sg.w + size_t(row) * sg.rb;
-      const uint8_t* rb = P.swiglu ? P.seg[1].w + size_t(row) * sg.rb : ra + (n == 2 ? sg.rb : 0);
-      float a = 0.0f, b = 0.0f;
-      if (sg.q6) dot2<GemvQ6K>(ra, rb, k, xq, xs, lane, a, b);
-      else dot2<GemvQ4K>(ra, rb, k, xq, xs, lane, a, b);
+      const uint8_t* stage = ring + (s % kStages) * kStageBytes;
+      if (sg.q6) use_pass<GemvQ6K>(stage, pass, nb, xq, xs, lane, a, b);
+      else use_pass<GemvQ4K>(stage, pass, nb, xq, xs, lane, a, b);
+      __syncwarp();  // every lane is done with the entry before it is refilled
+      st.issue(s + kStages - 1, warp, lane, ring);
+      if (++pass < st.passes) continue;
+      a = warp_sum(a);
+      b = warp_sum(b);
       if (P.swiglu) {
         unsigned last = 0;
         if (lane == 0) {
@@ -347,13 +348,15 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
         sg.out[row] = a;
         if (n == 2) sg.out[row + 1] = b;
       }
+      a = b = 0.0f;
+      pass = 0;
+      item += kConsumerWarps;
     }
-    if (ph + 1 < kPhases && !(p.ablate & 8)) {  // this warp's first items of the next phase into L2
-      const Share next(p.ph[ph + 1], blockIdx.x, gridDim.x);
-      for (int64_t i = warp; i < next.items && i < int64_t(p.prefetch) * kConsumerWarps; i += kConsumerWarps) {
-        if (lane == 0) prefetch_item(next, i);
-      }
-    }
+    cp_async_wait<0>();  // the empty groups past the stream's end (the ring is free)
+    __syncwarp();
+    // This warp's first passes of the next phase, before the barrier: DRAM keeps streaming while
+    // the blocks wait for each other.
+    if (ph + 1 < kPhases && !(p.ablate & 8)) issue_head(Stream(p.ph[ph + 1], warp), warp, lane, ring);
     if (warp == 0) mark(p, 4 + 3 * ph);
   }
   if (blockIdx.x == 0) {  // the residual and the normed row, once every block has read x
@@ -377,7 +380,8 @@ size_t row_bytes(TensorType type, int64_t k) {
 
 int vec_per_thread(int64_t dim) { return int((dim / 4 + kConsumers - 1) / kConsumers); }
 
-size_t smem_bytes(const LayerTailArgs& a) { return (q8_bytes(std::max({a.q_dim, a.dim, a.ffn})) + 127) / 128 * 128; }
+size_t ring_offset(const LayerTailArgs& a) { return (q8_bytes(std::max({a.q_dim, a.dim, a.ffn})) + 127) / 128 * 128; }
+size_t smem_bytes(const LayerTailArgs& a) { return ring_offset(a) + size_t(kConsumerWarps) * kStages * kStageBytes; }
 
 bool phase_ok(const LayerPhase& ph, int64_t k, int64_t out_rows) {
   if (ph.count < 1 || ph.count > kLayerMaxSegs || (ph.swiglu && ph.count != 2) || k % 256 != 0) return false;
@@ -392,25 +396,48 @@ bool phase_ok(const LayerPhase& ph, int64_t k, int64_t out_rows) {
   return out_rows < 0 || rows == out_rows;
 }
 
-Phase to_phase(const LayerPhase& ph, int64_t k) {
+// Block b of `blocks` takes the rows (SwiGLU: gate/up pairs) that start in bytes [T·b/blocks,
+// T·(b+1)/blocks) of the phase's T bytes: the first row at or after each bound.
+Phase to_phase(const LayerPhase& ph, int64_t k, int blocks) {
   Phase P{};
   P.swiglu = ph.swiglu ? 1 : 0;
   P.count = ph.swiglu ? 1 : ph.count;
   P.k = k;
   for (int s = 0; s < ph.count; ++s) {
     const LayerWeight& w = ph.seg[s];
-    const uint32_t rb = uint32_t(row_bytes(w.type, k));
-    P.seg[s] = Seg{static_cast<const uint8_t*>(w.w), w.out, w.rows, rb, w.type == TensorType::Q6_K};
+    P.seg[s] = Seg{static_cast<const uint8_t*>(w.w), w.out, w.rows, uint32_t(row_bytes(w.type, k)), w.type == TensorType::Q6_K};
   }
-  for (int s = 0; s < P.count; ++s) P.bytes += uint64_t(P.seg[s].rb) * (P.swiglu ? 2 : 1) * uint64_t(P.seg[s].rows);
+  uint64_t total = 0;
+  for (int s = 0; s < P.count; ++s) total += uint64_t(P.seg[s].rb) * (P.swiglu ? 2 : 1) * uint64_t(P.seg[s].rows);
+  for (int b = 0; b <= blocks; ++b) {
+    const uint64_t bound = total * uint64_t(b) / uint64_t(blocks);
+    uint64_t before = 0;
+    int64_t rows = 0;
+    int s = 0;
+    for (; s < P.count; ++s) {
+      const uint64_t u = uint64_t(P.seg[s].rb) * (P.swiglu ? 2 : 1), seg_bytes = u * uint64_t(P.seg[s].rows);
+      if (bound <= before + seg_bytes) {
+        rows += int64_t((bound - before + u - 1) / u);
+        break;
+      }
+      before += seg_bytes;
+      rows += P.seg[s].rows;
+    }
+    P.start[b] = int32_t(rows);
+  }
   return P;
+}
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  return sms;
 }
 
 template <int V>
 cudaError_t launch_v(const Params& p, size_t smem, cudaStream_t stream) {
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const int sms = sm_count();
   static size_t smem_set = 0;  // the attribute only grows (and is not a stream operation: capture is fine)
   static int per_sm = 0;
   if (smem > smem_set) {
@@ -435,8 +462,8 @@ bool layer_tail_supported(const LayerTailArgs& a) {
     return false;
   }
   const bool dims = a.dim > 0 && a.dim % 32 == 0 && vec_per_thread(a.dim) <= 4 && a.q_dim % 32 == 0 && a.ffn % 32 == 0 &&
-                                      fast_norm_supports(a.dim) && norm_threads() == kConsumers;
-  return major >= 9 && dims && smem_bytes(a) <= size_t(optin) && a.attn_q8 != nullptr && a.g_q8 && a.x && a.o &&
+                    fast_norm_supports(a.dim) && norm_threads() == kConsumers && std::max({a.q_dim, a.dim, a.ffn}) < (int64_t(1) << 30);
+  return major >= 9 && dims && sm_count() <= kMaxBlocks && smem_bytes(a) <= size_t(optin) && a.attn_q8 != nullptr && a.g_q8 && a.x && a.o &&
          a.g && a.h && a.ffn_gain && a.next_gain && phase_ok(a.wo, a.q_dim, a.dim) && phase_ok(a.gate_up, a.dim, a.ffn) &&
          a.gate_up.seg[0].out == a.g && phase_ok(a.down, a.ffn, a.dim) && a.wo.seg[0].out == a.o && a.down.seg[0].out == a.o &&
          a.wo.count == 1 && a.down.count == 1 && phase_ok(a.qkv, a.dim, -1);
@@ -445,10 +472,12 @@ bool layer_tail_supported(const LayerTailArgs& a) {
 cudaError_t launch_layer_tail(const LayerTailArgs& a, unsigned* sync, cudaStream_t stream) {
   if (!layer_tail_supported(a) || sync == nullptr) return cudaErrorInvalidValue;
   Params p{};
-  p.ph[0] = to_phase(a.wo, a.q_dim);
-  p.ph[1] = to_phase(a.gate_up, a.dim);
-  p.ph[2] = to_phase(a.down, a.ffn);
-  p.ph[3] = to_phase(a.qkv, a.dim);
+  const int blocks = sm_count();
+  p.ph[0] = to_phase(a.wo, a.q_dim, blocks);
+  p.ph[1] = to_phase(a.gate_up, a.dim, blocks);
+  p.ph[2] = to_phase(a.down, a.ffn, blocks);
+  p.ph[3] = to_phase(a.qkv, a.dim, blocks);
+  p.ring_off = uint32_t(ring_offset(a));
   p.attn_q8 = static_cast<const uint8_t*>(a.attn_q8);
   p.q_dim = a.q_dim, p.dim = a.dim, p.ffn = a.ffn;
   p.x = a.x, p.o = a.o, p.g = a.g, p.h = a.h;
@@ -461,11 +490,6 @@ cudaError_t launch_layer_tail(const LayerTailArgs& a, unsigned* sync, cudaStream
     return e != nullptr ? std::atoi(e) : 0;
   }();
   p.ablate = ablate;
-  static const int prefetch = [] {
-    const char* e = std::getenv("VELLUM_CUDA_LAYER_PREFETCH");
-    return e != nullptr ? std::max(0, std::atoi(e)) : 2;
-  }();
-  p.prefetch = prefetch;
   p.trace = g_trace;
   const size_t smem = smem_bytes(a);
   switch (vec_per_thread(a.dim)) {
