@@ -105,10 +105,8 @@ TEST(KvSizing, FlagsParseAndValidate) {
 
 // The CPU backend keeps its f32 pool sized by tokens; a 16-bit KV type is refused by name.
 TEST(KvSizing, CpuEngineKeepsF32AndRefuses16BitKv) {
-  testing::stories_model();  // converts the real stories260K once per process, at this path:
   EngineOptions o;
-  o.model = (std::filesystem::temp_directory_path() /
-             ("vellum_stories_fixture_" + std::to_string(::getpid()) + ".gguf")).string();
+  o.model = testing::stories_model_path();  // the real stories260K, converted once per process
   o.device = "cpu";
   o.threads = 1;
   const auto le = LoadedEngine::load(o);

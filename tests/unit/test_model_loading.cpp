@@ -10,15 +10,14 @@
 #include "gguf/gguf_writer.h"
 #include "model/synthetic_model.h"
 #include "model/transformer.h"
+#include "temp_path.h"
 
 namespace vellum::model {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp(const std::string& name) {
-  return (fs::temp_directory_path() / ("vellum_model_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+testing::TempPath temp(const std::string& name) { return testing::TempPath("vellum_model", "_" + name); }
 
 std::string load_error(const std::string& path) {
   try {
@@ -84,7 +83,8 @@ TEST(ModelLoading, SyntheticModelsOfEachArchitectureLoadAndRun) {
     o.shape.arch = arch;
     o.shape.vocab = 300;
     o.type = "Q8_0";
-    o.output_path = temp(std::string(arch) + ".gguf");
+    const auto out = temp(std::string(arch) + ".gguf");
+    o.output_path = out.str();
     o.verbose = false;
     write_synthetic_model(o);
     const auto f = gguf::GgufFile::open(o.output_path);
@@ -99,7 +99,6 @@ TEST(ModelLoading, SyntheticModelsOfEachArchitectureLoadAndRun) {
     const auto logits = t.forward(b);
     ASSERT_EQ(logits.size(), 5u * 300);
     for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << arch;
-    fs::remove(o.output_path);
   }
 }
 

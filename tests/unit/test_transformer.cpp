@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "gguf/llama2c_import.h"
 #include "model/transformer.h"
+#include "stories_fixture.h"
 
 namespace vellum {
 namespace {
@@ -22,18 +23,8 @@ namespace fs = std::filesystem;
 
 const fs::path kStories = fs::path(VELLUM_FIXTURES_DIR) / "stories260K";
 
-std::string stories_gguf() {
-  static const std::string path = [] {
-    const std::string out = (fs::temp_directory_path() / ("vellum_stories_" + std::to_string(::getpid()) + ".gguf")).string();
-    gguf::Llama2cConvertOptions o;
-    o.model_path = (kStories / "stories260K.bin").string();
-    o.tokenizer_path = (kStories / "tok512.bin").string();
-    o.output_path = out;
-    gguf::convert_llama2c(o);
-    return out;
-  }();
-  return path;
-}
+// The real stories260K, converted once per process (removed at exit).
+const std::string& stories_gguf() { return testing::stories_model_path(); }
 
 // A KV cache of fixed-size blocks handed out in a scrambled order, so that logical and physical
 // block numbers differ (the attention must really go through the block table).
