@@ -2,11 +2,11 @@
 //
 // One block of 16 warps per SM (512 threads: the norm kernel's count, so a norm's sum of squares is
 // reduced in its order). Phase p's rows are split over the blocks by bytes (on the host: a table in
-// the parameters); in its share a block takes items (two rows of a segment, or a SwiGLU gate/up
-// pair) round robin over its warps. A warp streams its items' weights, pass by pass (one 1 024-
-// element group of both rows), through a ring of kStages stages of its own in shared memory with
-// cp.async, kStages - 1 passes in flight across item boundaries, and multiplies each pass as
-// gemv_kq does (so each row gets gemv_kq's bits). At the end of a phase a warp issues its first
+// the parameters); in its share a block takes items (four rows of a segment, or two SwiGLU outputs'
+// gate and up rows) round robin over its warps. A warp streams its items' weights, pass by pass
+// (one 1 024-element group of the four rows), through a ring of kStages stages of its own in
+// shared memory with cp.async, kStages - 1 passes in flight across item boundaries, and multiplies
+// each pass as gemv_kq does (so each row gets gemv_kq's bits), one load of x for the four rows. At the end of a phase a warp issues its first
 // passes of the next phase before the grid barrier: weights do not depend on activations, so DRAM
 // keeps streaming while the blocks wait for each other and build the next x in shared memory (the
 // norm of x + o, or the attention's or g's int8 copy: a few KB from L2). The first phase's first
@@ -14,8 +14,9 @@
 //
 // Earlier versions (docs/cuda.md round 19): a ring of block-wide slots filled by a producer warp
 // with bulk copies (branch r19-ring; ~0.5 us a slot handoff, and 16 warps reading every row from
-// shared memory could not keep up), then weights loaded to registers one pass ahead (too few bytes
-// in flight for 16 warps an SM).
+// shared memory could not keep up), then weights loaded to registers one pass ahead, then a ring
+// of two rows an item (both issue-bound: 16 warps an SM spent more instructions on the stream's
+// bookkeeping than on the dot products).
 //
 // The residual x is read by every block's norm, so no block may write it before all have read it:
 // block 0 keeps the new x in registers and writes it after the next grid barrier (phase 1's) or,
@@ -44,8 +45,9 @@ constexpr int kConsumerWarps = 16;
 constexpr int kConsumers = kConsumerWarps * 32;  // = the norm kernel's threads (checked at launch)
 constexpr int kPhases = 4;                        // wo, gate/up, down, qkv
 constexpr int kMaxBlocks = 144;                   // one a multiprocessor (H100/H200: 132)
-constexpr int kStages = 6;                        // a warp's ring: kStages - 1 passes in flight
-constexpr int kStageBytes = 2 * 848;              // two rows' group (Q6_K's 848 bytes the larger)
+constexpr int kItemRows = 4;                      // weight rows an item (SwiGLU: 2 outputs, their gate and up rows)
+constexpr int kStages = 3;                        // a warp's ring: kStages - 1 passes in flight
+constexpr int kStageBytes = kItemRows * 848;      // four rows' group (Q6_K's 848 bytes the larger)
 
 struct Seg {
   const uint8_t* w;
@@ -92,8 +94,9 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
 
 // ---- a block's share of a phase ----
 __device__ __forceinline__ int walk_count(const Phase& P) { return P.swiglu ? 1 : P.count; }
-// Items of the block's rows [r0, r1): per segment piece, pairs of rows (the last alone) or SwiGLU
-// outputs. item(i) gives item i's segment, first row and row count (1 or 2).
+// Items of the block's rows [r0, r1): per segment piece, runs of 4 rows or of 2 SwiGLU outputs (the
+// last run shorter). item(i) gives item i's segment, first row and row (output) count.
+__device__ __forceinline__ int item_step(const Phase& P) { return P.swiglu ? kItemRows / 2 : kItemRows; }
 struct Share {
   const Phase* P;
   int64_t r0, r1;
@@ -102,7 +105,7 @@ struct Share {
     int64_t start = 0;
     for (int s = 0; s < walk_count(p); ++s) {
       const int64_t a = max(r0, start), e = min(r1, start + p.seg[s].rows);
-      if (a < e) items += p.swiglu ? e - a : (e - a + 1) / 2;
+      if (a < e) items += (e - a + item_step(p) - 1) / item_step(p);
       start += p.seg[s].rows;
     }
   }
@@ -111,11 +114,12 @@ struct Share {
     for (int s = 0; s < walk_count(*P); ++s) {
       const int64_t a = max(r0, start), e = min(r1, start + P->seg[s].rows);
       if (a < e) {
-        const int64_t here = P->swiglu ? e - a : (e - a + 1) / 2;
+        const int step = item_step(*P);
+        const int64_t here = (e - a + step - 1) / step;
         if (i < here) {
           seg = s;
-          row = a - start + (P->swiglu ? i : 2 * i);
-          n = P->swiglu ? 1 : int(min(int64_t(2), e - (a + 2 * i)));
+          row = a - start + step * i;
+          n = int(min(int64_t(step), e - (a + step * i)));
           return;
         }
         i -= here;
@@ -126,32 +130,56 @@ struct Share {
 };
 
 // ---- a warp's stream of passes: stage s is pass s % passes of the warp's item s / passes ----
+// The issue side walks it with a cursor (an item lookup an item, no division a pass).
 struct Stream {
   const Phase* P;
   Share sh;
   int passes;
   int stages;  // all of the warp's passes in the phase
-  __device__ Stream(const Phase& p, int warp) : P(&p), sh(p), passes(int((p.k / 256 + 3) / 4)) {
+  int next = 0, pass = 0, seg = 0, n = 1;
+  int64_t item, row = 0;
+  __device__ Stream(const Phase& p, int warp) : P(&p), sh(p), passes(int((p.k / 256 + 3) / 4)), item(warp) {
     const int64_t mine = sh.items > warp ? (sh.items - warp + kConsumerWarps - 1) / kConsumerWarps : 0;
     stages = int(mine) * passes;
+    if (stages > 0) sh.item(item, seg, row, n);
   }
-  // The two rows' (SwiGLU: gate and up) group of stage s into ring entry s % kStages; one commit
-  // group a call (empty past the end), so that waits count stages.
-  __device__ void issue(int s, int warp, int lane, uint8_t* ring) const {
-    if (s < stages) {
-      const int ii = s / passes;  // 32-bit: no 64-bit division on the stream's path
-      const int pass = s - ii * passes;
-      int seg = 0, n = 1;
-      int64_t row = 0;
-      sh.item(warp + int64_t(ii) * kConsumerWarps, seg, row, n);
+  // The next stage's four rows (SwiGLU: two gate rows, then their up rows; a short item repeats
+  // its last) into ring entry next % kStages; one commit group a call (empty past the end), so
+  // that waits count stages.
+  __device__ void issue_next(int lane, uint8_t* ring) {
+    if (next < stages) {
       const Seg& sg = P->seg[seg];
       const int gb = sg.q6 ? DecQ6_KR::kGroupBytes : DecQ4_KR::kGroupBytes, chunks = gb / 16;
-      const uint8_t* ra = sg.w + size_t(row) * sg.rb + size_t(pass) * gb;
-      const uint8_t* rb = P->swiglu ? P->seg[1].w + size_t(row) * sg.rb + size_t(pass) * gb : ra + (n == 2 ? sg.rb : 0);
-      uint8_t* dst = ring + (s % kStages) * kStageBytes;
-      for (int c = lane; c < 2 * chunks; c += 32) cp_async16(dst + 16 * c, c < chunks ? ra + 16 * c : rb + 16 * (c - chunks));
+      const size_t off = size_t(pass) * gb;
+      const uint8_t *r0, *r1, *r2, *r3;  // not an array: indexed by a run-time j it would live in local memory
+      if (P->swiglu) {
+        const int64_t second = row + min(1, n - 1);
+        r0 = sg.w + size_t(row) * sg.rb + off, r1 = sg.w + size_t(second) * sg.rb + off;
+        r2 = P->seg[1].w + size_t(row) * sg.rb + off, r3 = P->seg[1].w + size_t(second) * sg.rb + off;
+      } else {
+        r0 = sg.w + size_t(row) * sg.rb + off;
+        r1 = sg.w + size_t(row + min(1, n - 1)) * sg.rb + off;
+        r2 = sg.w + size_t(row + min(2, n - 1)) * sg.rb + off;
+        r3 = sg.w + size_t(row + min(3, n - 1)) * sg.rb + off;
+      }
+      uint8_t* dst = ring + (next % kStages) * kStageBytes;
+      for (int c = lane; c < kItemRows * chunks; c += 32) {
+        const int j = (c >= chunks) + (c >= 2 * chunks) + (c >= 3 * chunks);
+        const uint8_t* src = j == 0 ? r0 : j == 1 ? r1 : j == 2 ? r2 : r3;
+        cp_async16(dst + j * gb + 16 * (c - j * chunks), src + 16 * (c - j * chunks));
+      }
+      if (++pass == passes) {
+        pass = 0;
+        item += kConsumerWarps;
+        if (next + 1 < stages) sh.item(item, seg, row, n);
+      }
     }
+    ++next;
     cp_async_commit();
+  }
+  __device__ void issue_head(int lane, uint8_t* ring) {
+#pragma unroll 1
+    for (int i = 0; i < kStages - 1; ++i) issue_next(lane, ring);
   }
 };
 
@@ -249,27 +277,23 @@ __device__ __forceinline__ void copy_q8(const uint8_t* src, int8_t* xq, int64_t 
   }
 }
 
-// One pass of both rows from ring entry `st` (gemv_kq's dot, a lane's sub-block of the group).
+// One pass of an item's four rows from ring entry `st` (gemv_kq's dot, a lane's sub-block of the
+// group; one load of x for the four).
 template <class F>
 __device__ __forceinline__ void use_pass(const uint8_t* st, int pass, int64_t nb, const int8_t* xq, const float2* xs, int lane,
-                                         float& a, float& b) {
+                                         float (&acc)[kItemRows]) {
   if (int64_t(pass) * 4 + lane / 8 >= nb) return;  // a short last group
   const typename F::Lane L(lane);
-  typename F::Raw wa, wb;
-  F::load_shared(st, lane, L, wa);
-  F::load_shared(st + F::kGroupBytes, lane, L, wb);
   const int64_t e = int64_t(pass) * 1024 + 32 * lane;
   const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
   const uint4 x0 = xp[0], x1 = xp[1];
   const float2 xsv = xs[e / 32];
-  a += F::dot(wa, x0, x1, xsv, L);
-  b += F::dot(wb, x0, x1, xsv, L);
-}
-
-// The first kStages - 1 stages of a phase's stream.
-__device__ __forceinline__ void issue_head(const Stream& st, int warp, int lane, uint8_t* ring) {
-#pragma unroll 1
-  for (int s = 0; s < kStages - 1; ++s) st.issue(s, warp, lane, ring);
+#pragma unroll
+  for (int j = 0; j < kItemRows; ++j) {
+    typename F::Raw w;
+    F::load_shared(st + j * F::kGroupBytes, lane, L, w);
+    acc[j] += F::dot(w, x0, x1, xsv, L);
+  }
 }
 
 template <int V>
@@ -280,7 +304,8 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
   uint8_t* ring = sm + p.ring_off + size_t(warp) * kStages * kStageBytes;  // this warp's
   // The first phase's first passes while the previous kernel finishes: weights, which no kernel
   // writes, into this warp's own ring.
-  issue_head(Stream(p.ph[0], warp), warp, lane, ring);
+  Stream st(p.ph[0], warp);
+  st.issue_head(lane, ring);
   pdl_wait();
   __shared__ float partial[kConsumerWarps];
   __shared__ unsigned start_gen;
@@ -309,12 +334,13 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
       __threadfence();
       atomicAdd(&p.sync[2], 1u);  // this block has read x for the last time
     }
-    const Stream st(P, warp);
-    if (ph > 0 && (p.ablate & 8)) issue_head(st, warp, lane, ring);
-    float a = 0.0f, b = 0.0f;
+    if (ph > 0 && (p.ablate & 8)) {
+      st = Stream(P, warp);
+      st.issue_head(lane, ring);
+    }
+    float acc[kItemRows] = {};
     int64_t item = warp;
-    int pass = 0;
-    int seg = 0, n = 1;
+    int pass = 0, seg = 0, n = 1;
     int64_t row = 0;
     const int stages = (p.ablate & 2) ? 0 : st.stages;
     for (int s = 0; s < stages; ++s) {
@@ -323,32 +349,40 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
       if (pass == 0) st.sh.item(item, seg, row, n);
       const Seg& sg = P.seg[seg];
       const uint8_t* stage = ring + (s % kStages) * kStageBytes;
-      if (sg.q6) use_pass<GemvQ6K>(stage, pass, nb, xq, xs, lane, a, b);
-      else use_pass<GemvQ4K>(stage, pass, nb, xq, xs, lane, a, b);
+      if (sg.q6) use_pass<GemvQ6K>(stage, pass, nb, xq, xs, lane, acc);
+      else use_pass<GemvQ4K>(stage, pass, nb, xq, xs, lane, acc);
       __syncwarp();  // every lane is done with the entry before it is refilled
-      st.issue(s + kStages - 1, warp, lane, ring);
+      st.issue_next(lane, ring);
       if (++pass < st.passes) continue;
-      a = warp_sum(a);
-      b = warp_sum(b);
+#pragma unroll
+      for (int j = 0; j < kItemRows; ++j) acc[j] = warp_sum(acc[j]);
       if (P.swiglu) {
-        unsigned last = 0;
-        if (lane == 0) {
-          sg.out[row] = mul(a / (1.0f + expf(-a)), b);  // as swiglu_kernel
-          __threadfence();
-          last = atomicAdd(&p.gcnt[row / 32], 1u) == 31u;
-        }
-        if (__shfl_sync(kFull, last, 0)) {  // the group's 32 rows are written: its int8 copy for phase 2
-          __threadfence();
-          const int64_t g0 = row / 32 * 32;
-          quantize_q8_warp(__ldcg(sg.out + g0 + lane), reinterpret_cast<int8_t*>(p.g_q8) + g0 + lane,
-                           reinterpret_cast<float2*>(p.g_q8 + (p.ffn + 15) / 16 * 16) + row / 32);
-          if (lane == 0) p.gcnt[row / 32] = 0;
+#pragma unroll
+        for (int j = 0; j < kItemRows / 2; ++j) {  // outputs row, row + 1: gate acc[j], up acc[2 + j]
+          if (j >= n) break;
+          const int64_t o = row + j;
+          unsigned last = 0;
+          if (lane == 0) {
+            sg.out[o] = mul(acc[j] / (1.0f + expf(-acc[j])), acc[2 + j]);  // as swiglu_kernel
+            __threadfence();
+            last = atomicAdd(&p.gcnt[o / 32], 1u) == 31u;
+          }
+          if (__shfl_sync(kFull, last, 0)) {  // the group's 32 rows are written: its int8 copy for phase 2
+            __threadfence();
+            const int64_t g0 = o / 32 * 32;
+            quantize_q8_warp(__ldcg(sg.out + g0 + lane), reinterpret_cast<int8_t*>(p.g_q8) + g0 + lane,
+                             reinterpret_cast<float2*>(p.g_q8 + (p.ffn + 15) / 16 * 16) + o / 32);
+            if (lane == 0) p.gcnt[o / 32] = 0;
+          }
         }
       } else if (lane == 0) {
-        sg.out[row] = a;
-        if (n == 2) sg.out[row + 1] = b;
+#pragma unroll
+        for (int j = 0; j < kItemRows; ++j) {
+          if (j < n) sg.out[row + j] = acc[j];
+        }
       }
-      a = b = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kItemRows; ++j) acc[j] = 0.0f;
       pass = 0;
       item += kConsumerWarps;
     }
@@ -356,7 +390,10 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
     __syncwarp();
     // This warp's first passes of the next phase, before the barrier: DRAM keeps streaming while
     // the blocks wait for each other.
-    if (ph + 1 < kPhases && !(p.ablate & 8)) issue_head(Stream(p.ph[ph + 1], warp), warp, lane, ring);
+    if (ph + 1 < kPhases && !(p.ablate & 8)) {
+      st = Stream(p.ph[ph + 1], warp);
+      st.issue_head(lane, ring);
+    }
     if (warp == 0) mark(p, 4 + 3 * ph);
   }
   if (blockIdx.x == 0) {  // the residual and the normed row, once every block has read x
