@@ -13,7 +13,7 @@ V=$D/vellum; C=$D/vellum_cuda_check
 MODE=${1:-checks}; shift || true
 nvidia-smi -L
 if [ "$MODE" = checks ]; then
-  timeout 200 "$C" 2>"$O/check.log" > "$O/check_table.txt"; echo "op check exit $?"
+  timeout 400 "$C" 2>"$O/check.log" > "$O/check_table.txt"; echo "op check exit $?"
   grep -E "FAIL" "$O/check_table.txt" | head -20; tail -1 "$O/check_table.txt"
   T=$(mktemp -d)
   "$V" gguf convert-llama2c "$D/fixtures/stories260K.bin" "$D/fixtures/tok512.bin" "$T/s.gguf" >/dev/null
