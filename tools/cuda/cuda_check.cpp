@@ -746,6 +746,7 @@ void check_layer_kernel(Pair& p) {
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K);  // llama3-8b Q4_K_M, Q6_K layers
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K);  // and its Q4_K layers
   check_layer_tail(p, 1024, 2048, 256, 2816, T::Q6_K, T::Q4_K, T::Q4_K);   // q_dim != dim
+  check_layer_tail(p, 5120, 5120, 1024, 13824, T::Q4_K, T::Q6_K, T::Q4_K);  // qwen2.5-14b's: 3 float4s a norm thread
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q8_0, T::Q6_K, T::Q6_K);  // not the kernel's: the ops
 }
 
