@@ -6,11 +6,12 @@
 // gate and up rows) round robin over its warps. A warp streams its items' weights, pass by pass
 // (one 1 024-element group of the four rows), through a ring of kStages stages of its own in
 // shared memory with cp.async, kStages - 1 passes in flight across item boundaries, and multiplies
-// each pass as gemv_kq does (so each row gets gemv_kq's bits), one load of x for the four rows. At the end of a phase a warp issues its first
-// passes of the next phase before the grid barrier: weights do not depend on activations, so DRAM
-// keeps streaming while the blocks wait for each other and build the next x in shared memory (the
-// norm of x + o, or the attention's or g's int8 copy: a few KB from L2). The first phase's first
-// passes are issued before the programmatic wait, while the attention still runs.
+// each pass as gemv_kq does (so each row gets gemv_kq's bits), one load of x for the four rows.
+// At the end of a phase a warp issues its first passes of the next phase before the grid barrier:
+// weights do not depend on activations, so DRAM keeps streaming while the blocks wait for each
+// other and build the next x in shared memory (the norm of x + o, or the attention's or g's int8
+// copy: a few KB from L2). The first phase's first passes are issued before the programmatic wait,
+// while the attention still runs.
 //
 // Earlier versions (docs/cuda.md round 19): a ring of block-wide slots filled by a producer warp
 // with bulk copies (branch r19-ring; ~0.5 us a slot handoff, and 16 warps reading every row from
@@ -59,7 +60,7 @@ struct Seg {
 struct Phase {
   Seg seg[kLayerMaxSegs];
   int count;
-  int swiglu;  // seg[0] gate, seg[1] up: one item a row pair
+  int swiglu;  // seg[0] gate, seg[1] up: an item is 2 outputs, their gate and up rows
   int64_t k;
   int32_t start[kMaxBlocks + 1];  // block b's rows [start[b], start[b + 1]) over the segments in order
 };
