@@ -108,7 +108,9 @@ TEST(CudaLayout, DqMmaPlanStaysWithinOneWave) {
     EXPECT_GE(p.splits, 1u);
     if (p.splits > 1) {
       EXPECT_LE(blocks, per_sm * 132) << c.n << "x" << c.k << " rows " << c.m << ": " << p.splits << " splits";
-      if (int64_t(p.splits) < c.k / 64 / 8) EXPECT_GT(blocks + tiles, per_sm * 132) << "one more split would still fit";
+      if (int64_t(p.splits) < c.k / 64 / 8) {
+        EXPECT_GT(blocks + tiles, per_sm * 132) << "one more split would still fit";
+      }
       EXPECT_LE(int64_t(p.splits) * 8, c.k / 64) << "each split at least 8 stages";
       EXPECT_EQ(p.ws_floats, size_t(blocks) * 128 * size_t(tokens));
       EXPECT_EQ(p.counters, size_t(tiles));
