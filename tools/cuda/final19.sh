@@ -11,7 +11,7 @@ V=$D/vellum; C=$D/vellum_cuda_check
 bash $D/run5.sh checks > $O/run5.txt 2>&1
 wait
 timeout 200 "$C" --graphs /tmp/l8b-Q4_K_M.gguf 2>"$O/graphs-q4.log" > "$O/graphs-q4.txt"
-timeout 120 "$C" --layer-trace 2>/dev/null | grep -A17 "layer trace" | grep -v unused > $O/trace.txt
+timeout 120 "$C" --layer-trace 2>/dev/null | grep -A17 "layer trace" > $O/trace.txt
 b1() {  # LABEL ENV...
   local L=$1; shift
   env "$@" timeout 100 "$C" --only-bench --batch1-only --model /tmp/l8b-Q4_K_M.gguf 2>"$O/b1-$L.log" >/dev/null

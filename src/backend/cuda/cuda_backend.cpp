@@ -1433,9 +1433,8 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
     if (q.bias != nullptr || !i8(q.w, dim) || q.out.rows != 1 || q.out.cols != q.w->rows) return fallback();
     a.qkv.seg[a.qkv.count++] = seg(*q.w, q.out.data);
   }
-  a.g_q8 = m.grow(m.layer_gq8, cuda::q8_bytes(ffn), "layer kernel activations (int8)");
-  a.attn_q8 = a.g_q8;  // a placeholder for the check; the attention's int8 copy below
   if (!cuda::layer_tail_supported(a)) return fallback();
+  a.g_q8 = m.grow(m.layer_gq8, cuda::q8_bytes(ffn), "layer kernel activations (int8)");
   bool quantize = false;  // the attention left no int8 copy of its output: quantize it first
   void* q8 = m.q8_input(attn, quantize);
   a.attn_q8 = q8;

@@ -13,6 +13,7 @@
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/q8_block.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -94,22 +95,8 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
         reinterpret_cast<uint2*>(xb + int64_t(blockIdx.x) * cols)[i] = make_uint2(pack2(y.x, y.y, T{}), pack2(y.z, y.w, T{}));
       }
     }
-    if (xq != nullptr) {  // 8 consecutive threads hold one 32-element block (cols % 32 == 0)
-      float amax = fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w)));
-#pragma unroll
-      for (int o = 4; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, o));
-      const float d = amax / 127.0f;  // as quantize_q8_warp (q8_block.cuh)
-      const int q0 = amax == 0.0f ? 0 : __float2int_rn(y.x / d), q1 = amax == 0.0f ? 0 : __float2int_rn(y.y / d);
-      const int q2 = amax == 0.0f ? 0 : __float2int_rn(y.z / d), q3 = amax == 0.0f ? 0 : __float2int_rn(y.w / d);
-      int sum = q0 + q1 + q2 + q3;
-#pragma unroll
-      for (int o = 4; o > 0; o /= 2) sum += __shfl_xor_sync(kFull, sum, o);
-      if (i < n4) {
-        reinterpret_cast<uint32_t*>(xq)[i] =
-            (uint32_t(q0) & 0xFFu) | ((uint32_t(q1) & 0xFFu) << 8) | ((uint32_t(q2) & 0xFFu) << 16) | (uint32_t(q3) << 24);
-        if ((threadIdx.x & 7) == 0) xs[i / 8] = make_float2(d, d * float(sum));
-      }
-    }
+    // 8 consecutive threads hold one 32-element block (cols % 32 == 0)
+    if (xq != nullptr) quantize_q8_float4(y, i, i < n4, xq, xs);
   }
 }
 

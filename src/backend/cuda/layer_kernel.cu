@@ -226,20 +226,7 @@ __device__ void norm_to_q8(const float* x, const float* delta, const float* gain
       y[j] = make_float4(mul(mul(v[j].x, scale), g.x), mul(mul(v[j].y, scale), g.y), mul(mul(v[j].z, scale), g.z),
                          mul(mul(v[j].w, scale), g.w));
     }
-    float amax = fmaxf(fmaxf(fabsf(y[j].x), fabsf(y[j].y)), fmaxf(fabsf(y[j].z), fabsf(y[j].w)));
-#pragma unroll
-    for (int o = 4; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, o));
-    const float d = amax / 127.0f;  // as quantize_q8_warp (q8_block.cuh)
-    const int q0 = amax == 0.0f ? 0 : __float2int_rn(y[j].x / d), q1 = amax == 0.0f ? 0 : __float2int_rn(y[j].y / d);
-    const int q2 = amax == 0.0f ? 0 : __float2int_rn(y[j].z / d), q3 = amax == 0.0f ? 0 : __float2int_rn(y[j].w / d);
-    int sum = q0 + q1 + q2 + q3;
-#pragma unroll
-    for (int o = 4; o > 0; o /= 2) sum += __shfl_xor_sync(kFull, sum, o);
-    if (i < n4) {
-      reinterpret_cast<uint32_t*>(xq)[i] =
-          (uint32_t(q0) & 0xFFu) | ((uint32_t(q1) & 0xFFu) << 8) | ((uint32_t(q2) & 0xFFu) << 16) | (uint32_t(q3) << 24);
-      if ((t & 7) == 0) xs[i / 8] = make_float2(d, d * float(sum));
-    }
+    quantize_q8_float4(y[j], i, i < n4, xq, xs);
   }
 }
 
@@ -318,7 +305,7 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
     const int64_t k = P.k, nb = k / 256;
     float2* xs = reinterpret_cast<float2*>(reinterpret_cast<uint8_t*>(xq) + (k + 15) / 16 * 16);
     if (ph > 0) grid_barrier(p.sync, start_gen, unsigned(ph - 1), p.ablate & 1);
-    mark(p, 2 + 3 * ph);
+    mark(p, 1 + 3 * ph);
     if (!(p.ablate & 4)) {
       if (ph == 0) {
         copy_q8(p.attn_q8, xq, k);  // the attention's int8 copy, as it is
@@ -330,7 +317,7 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
       }
     }
     consumers_sync();
-    mark(p, 3 + 3 * ph);
+    mark(p, 2 + 3 * ph);
     if (ph == 3 && t == 0 && !(p.ablate & 4)) {
       __threadfence();
       atomicAdd(&p.sync[2], 1u);  // this block has read x for the last time
@@ -395,7 +382,7 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
       st = Stream(p.ph[ph + 1], warp);
       st.issue_head(lane, ring);
     }
-    if (warp == 0) mark(p, 4 + 3 * ph);
+    if (warp == 0) mark(p, 3 + 3 * ph);
   }
   if (blockIdx.x == 0) {  // the residual and the normed row, once every block has read x
     if (t == 0 && !(p.ablate & 4)) {
@@ -407,7 +394,7 @@ __global__ void __launch_bounds__(kConsumers, 1) layer_tail_kernel(const __grid_
     store_row(p.x, xnew, p.dim);
     store_row(p.h, y, p.dim);
   }
-  mark(p, 14);
+  mark(p, 13);
 }
 
 unsigned long long* g_trace = nullptr;
@@ -501,14 +488,14 @@ bool layer_tail_supported(const LayerTailArgs& a) {
   }
   const bool dims = a.dim > 0 && a.dim % 32 == 0 && vec_per_thread(a.dim) <= 4 && a.q_dim % 32 == 0 && a.ffn % 32 == 0 &&
                     fast_norm_supports(a.dim) && norm_threads() == kConsumers && std::max({a.q_dim, a.dim, a.ffn}) < (int64_t(1) << 30);
-  return major >= 9 && dims && sm_count() <= kMaxBlocks && smem_bytes(a) <= size_t(optin) && a.attn_q8 != nullptr && a.g_q8 && a.x && a.o &&
+  return major >= 9 && dims && sm_count() <= kMaxBlocks && smem_bytes(a) <= size_t(optin) && a.x && a.o &&
          a.g && a.h && a.ffn_gain && a.next_gain && phase_ok(a.wo, a.q_dim, a.dim) && phase_ok(a.gate_up, a.dim, a.ffn) &&
          a.gate_up.seg[0].out == a.g && phase_ok(a.down, a.ffn, a.dim) && a.wo.seg[0].out == a.o && a.down.seg[0].out == a.o &&
          a.wo.count == 1 && a.down.count == 1 && phase_ok(a.qkv, a.dim, -1);
 }
 
 cudaError_t launch_layer_tail(const LayerTailArgs& a, unsigned* sync, cudaStream_t stream) {
-  if (!layer_tail_supported(a) || sync == nullptr) return cudaErrorInvalidValue;
+  if (!layer_tail_supported(a) || a.attn_q8 == nullptr || a.g_q8 == nullptr || sync == nullptr) return cudaErrorInvalidValue;
   Params p{};
   const int blocks = sm_count();
   p.ph[0] = to_phase(a.wo, a.q_dim, blocks);

@@ -54,7 +54,8 @@ struct LayerTailArgs {
 };
 
 // Whether launch_layer_tail takes these shapes and types on the current device (sm_90, the norm
-// kernel's 512 threads, rows that fit a ring slot). The caller runs the unfused ops otherwise.
+// kernel's 512 threads, at most kMaxBlocks SMs, x's int8 copy and the rings in shared memory); the
+// workspaces (attn_q8, g_q8) are not looked at. The caller runs the unfused ops otherwise.
 bool layer_tail_supported(const LayerTailArgs& a);
 // sync: layer_sync_words(ffn) zeroed words of device memory that only this stream's layer kernels
 // use (a grid barrier and counts; each launch leaves them as it found them).
@@ -63,9 +64,9 @@ cudaError_t launch_layer_tail(const LayerTailArgs& a, unsigned* sync, cudaStream
 
 // Measurement only (vellum_cuda_check --layer-trace): launches from now on stamp clock64() into
 // trace[block * kLayerTraceEvents + event] (null: off). Events: 0 start (after the programmatic
-// wait), per phase p 2 + 3p its x ready to build (after the grid barrier), 3 + 3p x built, 4 + 3p
-// warp 0's rows done (and its prefetch of the next phase issued), 14 end; 1 and 15 unused.
-inline constexpr int kLayerTraceEvents = 16;
+// wait), per phase p 1 + 3p its x ready to build (after the grid barrier), 2 + 3p x built, 3 + 3p
+// warp 0's rows done (and its first copies of the next phase issued), 13 end.
+inline constexpr int kLayerTraceEvents = 14;
 void set_layer_trace(unsigned long long* trace);
 
 }  // namespace vellum::cuda

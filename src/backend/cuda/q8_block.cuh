@@ -19,4 +19,24 @@ __device__ __forceinline__ void quantize_q8_warp(float v, int8_t* q_out, float2*
   if ((threadIdx.x & 31) == 0) *scale_out = make_float2(d, d * float(sum));
 }
 
+// The same block held as one float4 by each of 8 consecutive threads (thread 8m + r: elements
+// 4r..4r + 3 of block m; a norm's layout): float4 i of the row into xq, the block's pair into xs
+// by its first thread. All 8 threads call it (shuffles); `store` false: compute only.
+__device__ __forceinline__ void quantize_q8_float4(float4 y, int64_t i, bool store, int8_t* xq, float2* xs) {
+  float amax = fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w)));
+#pragma unroll
+  for (int o = 4; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, o));
+  const float d = amax / 127.0f;  // as quantize_q8_warp
+  const int q0 = amax == 0.0f ? 0 : __float2int_rn(y.x / d), q1 = amax == 0.0f ? 0 : __float2int_rn(y.y / d);
+  const int q2 = amax == 0.0f ? 0 : __float2int_rn(y.z / d), q3 = amax == 0.0f ? 0 : __float2int_rn(y.w / d);
+  int sum = q0 + q1 + q2 + q3;
+#pragma unroll
+  for (int o = 4; o > 0; o /= 2) sum += __shfl_xor_sync(kFull, sum, o);
+  if (store) {
+    reinterpret_cast<uint32_t*>(xq)[i] =
+        (uint32_t(q0) & 0xFFu) | ((uint32_t(q1) & 0xFFu) << 8) | ((uint32_t(q2) & 0xFFu) << 16) | (uint32_t(q3) << 24);
+    if ((threadIdx.x & 7) == 0) xs[i / 8] = make_float2(d, d * float(sum));
+  }
+}
+
 }  // namespace vellum::cuda
