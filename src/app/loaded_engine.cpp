@@ -76,6 +76,10 @@ std::string LoadedEngine::chat_template() const {
   return file_->metadata().get_or<std::string>("tokenizer.chat_template", "");
 }
 
+uint64_t LoadedEngine::kv_bytes_per_block() const {
+  return model_->kv_layout(config_.block_size, config_.kv_type).bytes_per_block();
+}
+
 std::string LoadedEngine::summary() const {
   const auto& hp = model_->hparams();
   const kv::KvLayout layout = model_->kv_layout(config_.block_size, config_.kv_type);

@@ -34,6 +34,8 @@ class LoadedEngine {
   const std::vector<int32_t>& eog_tokens() const { return eog_; }
 
   uint32_t context() const { return config_.max_seq_len; }
+  // Bytes of one KV block as the pool stores it (every layer's K and V in the pool's element type).
+  uint64_t kv_bytes_per_block() const;
   // The model's name for APIs: general.name, else the file name without directory and extension.
   std::string model_name() const;
   // tokenizer.chat_template, or empty.

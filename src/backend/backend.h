@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/logit_rows.h"
 #include "backend/rope_config.h"
 #include "core/tensor_type.h"
 #include "kv/kv_layout.h"
@@ -92,6 +93,13 @@ class Backend {
   };
   virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
   virtual void read(const Tensor& t, float* host) = 0;
+  // Seconds the calling thread has spent blocked until the device finished its work, since
+  // construction (a host backend computes in the caller: 0). Step profiles split the forward pass
+  // into host work and this wait with it.
+  virtual double device_wait_seconds() const { return 0; }
+  // One line on what the backend did since construction (a device backend: steps, graph replays
+  // and captures), for step profiles; empty when there is nothing to say.
+  virtual std::string activity_report() const { return {}; }
   // out[r] = the index of the first maximum of row r, as std::max_element finds it (greedy sampling
   // without copying the rows back). Ends the step like read(). Host rows: backend/logit_rows.h.
   virtual void argmax_rows(const Tensor& x, std::span<int32_t> out) = 0;
@@ -100,6 +108,12 @@ class Backend {
   // 1 <= k <= min(kMaxTopK, x.cols). Ends the step like read().
   static constexpr int kMaxTopK = 128;
   virtual void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) = 0;
+  // out[r] = a token drawn from row r's softmax at draws[r].temperature (> 0) with the uniform
+  // draws[r].u in [0, 1): logit_rows.h's draw_of_row (sampling with nothing cut, without copying the
+  // rows back). A device may sum the weights in another fixed order (docs/cuda.md): its token can
+  // differ from draw_of_row's only where u·Σw lies within rounding of a boundary between two
+  // columns' running sums. Ends the step like read(). RowDraw: logit_rows.h.
+  virtual void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) = 0;
 
   // --- step ---
   virtual void begin_step(const StepInfo& step) = 0;

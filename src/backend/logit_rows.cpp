@@ -1,6 +1,7 @@
 #include "backend/logit_rows.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/error.h"
@@ -41,10 +42,44 @@ void top_k_of_row(const float* row, int64_t cols, int k, float* values, int32_t*
   }
 }
 
+int32_t draw_of_row(const float* row, int64_t cols, float temperature, double u, std::vector<double>& w) {
+  if (cols <= 0) return 0;
+  int32_t best = 0;
+  for (int32_t i = 1; i < static_cast<int32_t>(cols); ++i) best = logit_before(row[i], i, row[best], best) ? i : best;
+  const float max_logit = row[best];
+  if (!std::isfinite(max_logit)) return best;  // no finite logit: nothing to weigh
+  w.resize(static_cast<size_t>(cols));
+  double sum = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = std::isnan(row[i]) ? 0.0 : std::exp((row[i] - static_cast<double>(max_logit)) / temperature);
+    sum += w[i];
+  }
+  const double r = u * sum;
+  double acc = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    acc += w[i];
+    if (r < acc) return static_cast<int32_t>(i);
+  }
+  return best;
+}
+
 void check_top_k_args(int64_t rows, int64_t cols, int k, int max_k, size_t values, size_t ids) {
   if (k < 1 || k > max_k || k > cols) throw_error("top_k_rows: k = {} for rows of {} (1..{})", k, cols, max_k);
   const size_t want = static_cast<size_t>(rows) * static_cast<size_t>(k);
   if (values != want || ids != want) throw_error("top_k_rows: {} values and {} ids for {} rows of {}", values, ids, rows, k);
+}
+
+void check_draw_args(int64_t rows, std::span<const RowDraw> draws, size_t out) {
+  if (draws.size() != static_cast<size_t>(rows) || out != static_cast<size_t>(rows)) {
+    throw_error("draw_rows: {} draws and {} outputs for {} rows", draws.size(), out, rows);
+  }
+  for (size_t r = 0; r < draws.size(); ++r) {
+    const RowDraw& d = draws[r];
+    if (!(d.temperature > 0.0f) || !std::isfinite(d.temperature)) {
+      throw_error("draw_rows: row {} has temperature {} (must be finite and above 0)", r, d.temperature);
+    }
+    if (!(d.u >= 0.0 && d.u < 1.0)) throw_error("draw_rows: row {} has u = {} (must be in [0, 1))", r, d.u);
+  }
 }
 
 }  // namespace vellum::backend

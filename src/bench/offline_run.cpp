@@ -13,6 +13,11 @@ namespace vellum::bench {
 namespace {
 using Clock = std::chrono::steady_clock;
 double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+engine::StepTimes minus(const engine::StepTimes& a, const engine::StepTimes& b) {
+  return {a.schedule - b.schedule, a.forward - b.forward, a.device_wait - b.device_wait, a.sample - b.sample,
+          a.deliver - b.deliver};
+}
 }  // namespace
 
 engine::SamplingParams greedy() {
@@ -53,6 +58,11 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
   // KV use is sampled at every event and, so that a reader descheduled on a busy machine misses no
   // peak, every millisecond by a thread of its own.
   std::atomic<bool> running{true};
+  // Engine counters when the last sequence got its first token and when the first one finished:
+  // the steady span, in which every sequence decodes.
+  std::atomic<uint32_t> firsts{0};
+  std::atomic<bool> one_finished{false};
+  engine::EngineStats at_steady, at_first_finish;
   std::thread sampler([&] {
     while (running.load()) {
       note_kv();
@@ -60,16 +70,20 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
     }
   });
   const auto start = Clock::now();
-  for (auto& req : requests) handles.push_back(loaded.engine().submit(std::move(req)));
+  handles = loaded.engine().submit_all(std::move(requests));  // one step sees them all
   std::vector<std::thread> readers;
   for (uint32_t i = 0; i < pt.batch; ++i) {
     readers.emplace_back([&, i] {
       bool got_first = false;
       while (auto e = handles[i]->next()) {
         const auto now = Clock::now();
-        if (!got_first && !e->tokens.empty()) first[i] = now, got_first = true;
+        if (!got_first && !e->tokens.empty()) {
+          first[i] = now, got_first = true;
+          if (firsts.fetch_add(1) + 1 == pt.batch) at_steady = loaded.engine().stats();
+        }
         last[i] = now;
         stamps[i].insert(stamps[i].end(), e->tokens.size(), now);
+        if (e->finish != engine::FinishReason::None && !one_finished.exchange(true)) at_first_finish = loaded.engine().stats();
         note_kv();
         if (e->finish == engine::FinishReason::Error || e->finish == engine::FinishReason::Aborted) {
           std::lock_guard lock(error_mutex);
@@ -90,15 +104,27 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
   const double prefill_s = std::max(secs(start, all_first), 1e-9);
   r.prefill_tok_s = double(pt.batch) * pt.prompt / prefill_s;
   r.decode_tok_s = double(pt.batch) * pt.generate / std::max(r.total_s, 1e-9);
-  // Steady state: every sequence is past its prompt; count the tokens that arrived after that.
+  // Steady state: every sequence is past its prompt and none has finished. Prompts are prefilled
+  // within the step budget (--max-num-batched-tokens), so with many long prompts and few generated
+  // tokens the first sequences can finish before the last start: then there is no steady span (0).
+  const auto first_end = *std::min_element(last.begin(), last.end());
   uint64_t steady_tokens = 0;
-  for (const auto& s : stamps) steady_tokens += std::count_if(s.begin(), s.end(), [&](auto t) { return t > all_first; });
-  const double steady_s = secs(all_first, end);
+  for (const auto& s : stamps) {
+    steady_tokens += std::count_if(s.begin(), s.end(), [&](auto t) { return t > all_first && t <= first_end; });
+  }
+  const double steady_s = first_end > all_first ? secs(all_first, first_end) : 0;
   r.steady_tok_s = steady_s > 0 ? double(steady_tokens) / steady_s : 0;
   double ttft = 0;
   for (const auto& f : first) ttft += secs(start, f);
   r.ttft_ms = ttft / pt.batch * 1000;
   r.peak_kv_bytes = peak_blocks.load() * kv_bytes_per_block;
+  // The snapshots lag the token stamps by up to a step (the engine publishes its counters after
+  // delivering a step's tokens); over tens of steps that is close enough to divide by.
+  if (steady_s > 0 && at_first_finish.steps > at_steady.steps) {
+    r.steady_steps = at_first_finish.steps - at_steady.steps;
+    r.steady_s = steady_s;
+    r.steady_time = minus(at_first_finish.time, at_steady.time);
+  }
   return r;
 }
 

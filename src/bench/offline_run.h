@@ -15,10 +15,16 @@ namespace vellum::bench {
 struct OfflineResult {
   double prefill_tok_s = 0;  // batch·prompt / time until every sequence had its first token
   double decode_tok_s = 0;   // batch·generate / whole run time (output throughput, prefill included)
-  double steady_tok_s = 0;   // tokens arriving after the last first token / that span (all sequences decoding)
+  double steady_tok_s = 0;   // tokens arriving while every sequence decodes (after the last first token, up to
+                             // the first finish) / that span; 0 when there is no such span
   double ttft_ms = 0;        // mean over the sequences of submit → first token
   double total_s = 0;
   uint64_t peak_kv_bytes = 0;  // most KV blocks in use at once × bytes per block
+  // The engine thread's time over the steady span (stats snapshots taken when the last sequence got
+  // its first token and when the first finished): steps and where their time went.
+  uint64_t steady_steps = 0;
+  double steady_s = 0;
+  engine::StepTimes steady_time;
 };
 
 // `salt` makes the prompts distinct between repetitions so the prefix cache never serves them.

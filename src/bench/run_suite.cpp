@@ -8,7 +8,7 @@ namespace vellum::bench {
 
 TokenRuns run_suite(app::LoadedEngine& loaded, const std::vector<std::string>& prompts, const SuiteOptions& o) {
   const uint32_t ctx = loaded.context();
-  std::vector<std::shared_ptr<engine::RequestHandle>> handles;
+  std::vector<engine::Request> requests;
   for (size_t i = 0; i < prompts.size(); ++i) {
     engine::Request req;
     req.prompt = loaded.tokenizer().encode(prompts[i], true, false);
@@ -19,8 +19,11 @@ TokenRuns run_suite(app::LoadedEngine& loaded, const std::vector<std::string>& p
     req.sampling = o.sampling;
     req.sampling.seed = o.sampling.seed + i;  // distinct streams per prompt, identical on both sides
     req.ignore_eos = o.ignore_eos;
-    handles.push_back(loaded.engine().submit(std::move(req)));
+    requests.push_back(std::move(req));
   }
+  // All at once: the steps' batches are the same run after run (a GPU backend outside its
+  // deterministic mode computes a row differently in a different batch).
+  const auto handles = loaded.engine().submit_all(std::move(requests));
   TokenRuns runs(prompts.size());
   for (size_t i = 0; i < handles.size(); ++i) {
     while (auto e = handles[i]->next()) {

@@ -29,12 +29,13 @@ struct BenchOptions {
   float temperature = 0;  // 0: greedy
   int32_t top_k = 40;
   float top_p = 0.95f, min_p = 0.05f;
-  bool json = false, csv = false, progress = false, no_warmup = false;
+  bool json = false, csv = false, progress = false, no_warmup = false, step_profile = false;
   std::string plot;
 };
 
-// KV bytes per block as the engine lays it out (F32 K and V for every layer; model::Transformer::kv_layout).
-uint64_t kv_bytes_per_token(const model::HParams& hp) { return uint64_t(hp.layers) * 2 * hp.kv_dim() * 4; }
+// KV bytes per token with F32 K and V for every layer: sizes the pool before the backend (and so the
+// element type) is known; an upper bound (a 16-bit pool gets twice the blocks it needs).
+uint64_t kv_bytes_per_token_f32(const model::HParams& hp) { return uint64_t(hp.layers) * 2 * hp.kv_dim() * 4; }
 
 void bench(BenchOptions o) {
   if (o.json && o.csv) throw_error("give at most one of --json and --csv");
@@ -58,7 +59,7 @@ void bench(BenchOptions o) {
   if (o.engine.max_num_seqs == 64 && max_b > 64) o.engine.max_num_seqs = max_b;
   if (o.engine.kv_cache_mib == 0) {
     const uint64_t blocks = uint64_t(max_b) * ((o.engine.context + o.engine.block_size - 1) / o.engine.block_size + 1);
-    const uint64_t bytes = blocks * o.engine.block_size * kv_bytes_per_token(hp);
+    const uint64_t bytes = blocks * o.engine.block_size * kv_bytes_per_token_f32(hp);
     o.engine.kv_cache_mib = static_cast<uint32_t>((bytes + (1u << 20) - 1) >> 20);
   }
   engine::SamplingParams sampling = bench::greedy();
@@ -73,7 +74,7 @@ void bench(BenchOptions o) {
                                               sampling.top_p, sampling.min_p);
   auto loaded = app::LoadedEngine::load(o.engine);
   std::fprintf(stderr, "bench: %s\n", loaded->summary().c_str());
-  const uint64_t block_bytes = kv_bytes_per_token(hp) * loaded->config().block_size;
+  const uint64_t block_bytes = loaded->kv_bytes_per_block();
 
   if (!o.no_warmup) bench::run_offline(*loaded, {std::min<uint32_t>(max_p, 16), 4, 1}, 0, block_bytes, sampling);
 
@@ -81,11 +82,16 @@ void bench(BenchOptions o) {
   table.columns = {"batch", "prompt", "generate", "reps", "prefill_tok_s", "prefill_sd", "decode_tok_s", "decode_sd",
                    "steady_tok_s", "steady_sd", "ttft_ms", "ttft_sd", "peak_kv_mib"};
   nlohmann::json samples = nlohmann::json::array();  // every repetition, for --json
+  bench::Table profile;  // --step-profile: the steady span's steps, ms each
+  profile.columns = {"batch", "prompt", "generate", "steps", "step_ms", "schedule_ms", "forward_ms", "device_wait_ms",
+                     "sample_ms", "deliver_ms", "other_ms"};
   bench::ProgressBar bar(grid.size() * o.reps, o.progress || bench::ProgressBar::stderr_is_tty());
   size_t done = 0;
   for (const auto& pt : grid) {
     std::vector<double> pre, dec, steady, ttft;
-    uint64_t peak = 0;
+    uint64_t peak = 0, steps = 0;
+    double steady_s = 0;
+    engine::StepTimes time;
     for (uint32_t r = 0; r < o.reps; ++r) {
       bar.update(done, fmt::format("b={} p={} n={} rep {}", pt.batch, pt.prompt, pt.generate, r + 1));
       const auto res = bench::run_offline(*loaded, pt, (uint64_t(done) + 1) * 0x9E3779B97F4A7C15ull, block_bytes, sampling);
@@ -94,6 +100,11 @@ void bench(BenchOptions o) {
       steady.push_back(res.steady_tok_s);
       ttft.push_back(res.ttft_ms);
       peak = std::max(peak, res.peak_kv_bytes);
+      steps += res.steady_steps;
+      steady_s += res.steady_s;
+      time.schedule += res.steady_time.schedule, time.forward += res.steady_time.forward;
+      time.device_wait += res.steady_time.device_wait, time.sample += res.steady_time.sample;
+      time.deliver += res.steady_time.deliver;
       ++done;
     }
     const auto a = bench::summarize(pre), b = bench::summarize(dec), c = bench::summarize(steady),
@@ -103,6 +114,11 @@ void bench(BenchOptions o) {
     table.rows.push_back({int64_t(pt.batch), int64_t(pt.prompt), int64_t(pt.generate), int64_t(o.reps), a.mean,
                           a.stddev, b.mean, b.stddev, c.mean, c.stddev, d.mean, d.stddev,
                           double(peak) / double(1u << 20)});
+    const double per = steps == 0 ? 0 : 1000.0 / double(steps);
+    const double other = steady_s - time.schedule - time.forward - time.sample - time.deliver;
+    profile.rows.push_back({int64_t(pt.batch), int64_t(pt.prompt), int64_t(pt.generate), int64_t(steps), steady_s * per,
+                            time.schedule * per, time.forward * per, time.device_wait * per, time.sample * per,
+                            time.deliver * per, other * per});
   }
   bar.update(done, "done");
   bar.finish();
@@ -115,12 +131,19 @@ void bench(BenchOptions o) {
     j["summary"] = loaded->summary();
     j["results"] = table.to_json();
     j["samples"] = samples;
+    if (o.step_profile) j["step_profile"] = profile.to_json();
     std::printf("%s\n", j.dump(2).c_str());
   } else if (o.csv) {
     std::printf("%s", table.to_csv().c_str());
   } else {
     std::printf("model: %s\nengine: %s\nsampling: %s\n\n%s", loaded->model_name().c_str(), app::describe(o.engine).c_str(),
                 sampling_note.c_str(), table.to_text().c_str());
+    if (o.step_profile) {
+      std::printf("\nsteady-state steps (every sequence decoding), ms a step: forward includes device_wait; other is the\n"
+                  "engine loop's remainder (queues, locks, thread wake-ups)\n\n%s",
+                  profile.to_text().c_str());
+      if (const std::string r = loaded->backend().activity_report(); !r.empty()) std::printf("\nbackend: %s\n", r.c_str());
+    }
   }
   std::fflush(stdout);
   if (!o.plot.empty()) {
@@ -149,6 +172,9 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_flag("--csv", o->csv, "Print CSV");
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->add_flag("--no-warmup", o->no_warmup, "Skip the short warm-up run");
+  cmd->add_flag("--step-profile", o->step_profile,
+                "Also print where the engine thread's time goes in steady-state steps (schedule, forward, device wait, "
+                "sample, deliver)");
   cmd->add_option("--plot", o->plot, "Also draw tok/s against -b into this SVG file (needs gnuplot)");
   cmd->callback([o] { bench(*o); });
 });

@@ -73,6 +73,7 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--temp", o->suite.sampling.temperature, "Temperature for both sides (0: greedy)")->capture_default_str();
   cmd->add_option("--top-k", o->suite.sampling.top_k, "Top-k for both sides (0: off)");
   cmd->add_option("--top-p", o->suite.sampling.top_p, "Top-p for both sides (1: off)");
+  cmd->add_option("--min-p", o->suite.sampling.min_p, "Min-p for both sides (0: off)");
   cmd->add_option("-s,--seed", o->suite.sampling.seed, "Base seed for both sides (prompt i uses seed + i)");
   cmd->add_flag("--ignore-eos", o->suite.ignore_eos, "Generate exactly -n tokens per prompt");
   cmd->add_option("--test-seed-offset-b", o->seed_b_offset)->group("");  // hidden: tests the failure path

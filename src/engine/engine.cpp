@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <chrono>
+
 #include "core/error.h"
 
 namespace vellum::engine {
@@ -71,6 +73,19 @@ std::shared_ptr<RequestHandle> Engine::submit(Request request, GenerationOptions
   incoming_.emplace_back(id, std::move(request), std::move(options), handle);
   cv_.notify_all();
   return handle;
+}
+
+std::vector<std::shared_ptr<RequestHandle>> Engine::submit_all(std::vector<Request> requests) {
+  for (const Request& r : requests) core_.validate(r);
+  std::vector<std::shared_ptr<RequestHandle>> handles;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Request& r : requests) {
+    const RequestId id = next_id_++;
+    handles.push_back(std::make_shared<RequestHandle>(id, r.n));
+    incoming_.emplace_back(id, std::move(r), GenerationOptions{}, handles.back());
+  }
+  cv_.notify_all();
+  return handles;
 }
 
 void Engine::cancel(RequestId id) {
@@ -155,7 +170,10 @@ void Engine::loop() {
       }
     }
     for (RequestId id : cancels) core_.abort(id);
-    for (const auto& u : core_.step()) deliver(u);
+    const std::vector<RequestUpdate> updates = core_.step();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& u : updates) deliver(u);
+    deliver_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Forget requests whose every branch has finished.
     for (auto it = active_.begin(); it != active_.end();) {
       bool open = false;
@@ -167,6 +185,7 @@ void Engine::loop() {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     core_stats_ = core_.stats();
+    core_stats_.time.deliver = deliver_seconds_;
     stats_ = core_stats_.kv;
   }
   // Shutdown: everything still open ends aborted.

@@ -66,6 +66,10 @@ class Engine {
 
   // Validates (throws vellum::Error for an invalid request) and queues.
   std::shared_ptr<RequestHandle> submit(Request request, GenerationOptions options = {});
+  // Validates every request, then queues them all at once, so that the engine's next step sees all
+  // of them: the steps' batches then do not depend on when the engine thread woke up (a backend that
+  // is not batch invariant gives the same tokens run after run). Nothing is queued if one is invalid.
+  std::vector<std::shared_ptr<RequestHandle>> submit_all(std::vector<Request> requests);
   void cancel(RequestId id);
 
   // Snapshot of the KV statistics (taken between steps).
@@ -96,6 +100,7 @@ class Engine {
   std::map<RequestId, Active> active_;  // engine thread only
   kv::KvStats stats_;
   EngineStats core_stats_;  // snapshot after the last step
+  double deliver_seconds_ = 0;  // the engine thread's time in deliver() (EngineStats::time)
   std::atomic<uint64_t> rejected_{0};  // requests refused when handed to the core (counted as finished)
   RequestId next_id_ = 1;
   bool stop_ = false;

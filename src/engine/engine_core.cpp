@@ -1,6 +1,7 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <thread>
 #include <unordered_set>
@@ -12,6 +13,14 @@
 
 namespace vellum::engine {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+// Adds the time since `t` to `total` and moves `t` to now.
+void lap(double& total, Clock::time_point& t) {
+  const auto now = Clock::now();
+  total += std::chrono::duration<double>(now - t).count();
+  t = now;
+}
 
 kv::KvConfig make_kv_config(const model::Transformer& model, EngineConfig& c) {
   if (c.max_seq_len == 0) c.max_seq_len = model.hparams().context_train;
@@ -159,8 +168,10 @@ int32_t EngineCore::logits_kept(const Sequence& seq) const {
     return 0;
   }
   if (req.sampling.temperature == 0.0f) return 1;
+  const uint32_t vocab = model_.hparams().vocab;
+  if (seq.sampler.draws_whole_row(vocab)) return model::Transformer::kDraw;
   const int32_t k = req.sampling.top_k;
-  return k >= 2 && k <= backend::Backend::kMaxTopK && static_cast<uint32_t>(k) < model_.hparams().vocab ? k : 0;
+  return k >= 2 && k <= backend::Backend::kMaxTopK && static_cast<uint32_t>(k) < vocab ? k : 0;
 }
 
 void EngineCore::accept_token(Sequence& seq, int32_t token, std::vector<TokenLogprob> logprobs,
@@ -216,6 +227,7 @@ bool EngineCore::stops(const Sequence& seq, int32_t token) const {
 }
 
 std::vector<RequestUpdate> EngineCore::step() {
+  auto t = Clock::now();
   std::vector<RequestUpdate> updates;
   last_ = {};
   for (const PendingAbort& a : aborted_) {
@@ -250,6 +262,7 @@ std::vector<RequestUpdate> EngineCore::step() {
       updates.push_back(finish(*head, FinishReason::Error, "the request does not fit in the KV cache"));
       sequences_.erase(key);
     }
+    lap(stats_.time.schedule, t);
     return updates;
   }
   if (!plan.copies.empty()) {
@@ -264,14 +277,22 @@ std::vector<RequestUpdate> EngineCore::step() {
     batch.add_sequence({c.seq->tokens.begin() + c.begin, c.seq->tokens.begin() + c.begin + c.count}, c.begin,
                        std::vector<int32_t>(table.begin(), table.end()), c.sample ? Batch::Logits::Last : Batch::Logits::None);
   }
-  // Rows sampled with nothing applied to their logits need only their first maximum (greedy) or
-  // their top_k best candidates, which the backend finds without copying the row back (a 128k-token
-  // vocabulary is 0.5 MB a row).
+  // Rows sampled with nothing applied to their logits need only their first maximum (greedy), their
+  // top_k best candidates, or (nothing cut) a token drawn from the whole row, which the backend
+  // finds without copying the row back (a 128k-token vocabulary is 0.5 MB a row).
   std::vector<int32_t> keep;
+  std::vector<backend::RowDraw> draws;  // rows drawn whole on the backend: their uniform, taken now
   for (const auto& c : plan.chunks) {
-    if (c.sample) keep.push_back(logits_kept(*c.seq));
+    if (!c.sample) continue;
+    keep.push_back(logits_kept(*c.seq));
+    draws.push_back({});
+    if (keep.back() == model::Transformer::kDraw) draws.back() = {c.seq->sampler.uniform(), c.seq->request.sampling.temperature};
   }
-  const model::Transformer::StepOutput out = model_.forward(batch, keep);
+  lap(stats_.time.schedule, t);
+  const double wait0 = backend_.device_wait_seconds();
+  const model::Transformer::StepOutput out = model_.forward(batch, keep, draws);
+  stats_.time.device_wait += backend_.device_wait_seconds() - wait0;
+  lap(stats_.time.forward, t);
   scheduler_.on_computed(plan);
   last_.scheduled_tokens = plan.num_tokens();
   last_.sequences = static_cast<uint32_t>(plan.chunks.size());
@@ -293,6 +314,10 @@ std::vector<RequestUpdate> EngineCore::step() {
     const int32_t k = keep[row];
     if (k == 1) {
       accept_token(seq, out.argmax[row++], {}, updates);
+      continue;
+    }
+    if (k == model::Transformer::kDraw) {
+      accept_token(seq, out.drawn[row++], {}, updates);
       continue;
     }
     if (k >= 2) {
@@ -332,6 +357,7 @@ std::vector<RequestUpdate> EngineCore::step() {
     if (failed[i]) std::rethrow_exception(failed[i]);
     accept_token(*whole[i].first, drawn[i].token, std::move(drawn[i].logprobs), updates);
   }
+  lap(stats_.time.sample, t);
   return updates;
 }
 

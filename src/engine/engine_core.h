@@ -40,6 +40,18 @@ struct StepStats {
 
 // Counters for monitoring (the server's /metrics), a snapshot taken between steps. Requests
 // are counted once whatever their n; running wins over waiting for a request with both.
+// Where the engine thread's time goes, cumulative seconds (steady clock): the step's host work
+// around the forward pass, the forward pass itself (host work plus `device_wait`, the part spent
+// blocked until the device finished), sampling and accepting tokens, and delivering them to the
+// request streams (the threaded Engine only). `vellum bench --step-profile` prints them per step.
+struct StepTimes {
+  double schedule = 0;     // aborts, scheduling, block copies and building the batch
+  double forward = 0;      // Transformer::forward, device wait included
+  double device_wait = 0;  // of forward: blocked on the device (Backend::device_wait_seconds)
+  double sample = 0;       // drawing and accepting tokens
+  double deliver = 0;      // detokenizing and pushing stream events (Engine)
+};
+
 struct EngineStats {
   uint32_t running = 0;                  // requests with a sequence in the scheduler's running set
   uint32_t waiting = 0;                  // requests queued or waiting for admission
@@ -49,6 +61,7 @@ struct EngineStats {
   uint64_t generation_tokens = 0;
   uint64_t preemptions = 0;
   uint64_t steps = 0;
+  StepTimes time;
   kv::KvStats kv;
 };
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
 #include "core/error.h"
+#include "backend/logit_rows.h"
 #include "core/logit_order.h"
 
 namespace vellum::engine {
@@ -51,6 +53,11 @@ int32_t Sampler::sample(std::span<const float> logits) {
 }
 
 int32_t Sampler::sample_all(std::span<const float> logits) {
+  // Every token: the draw in id order (backend::draw_of_row, which a backend's draw_rows gives too).
+  thread_local std::vector<double> w;
+  if (params_.min_p == 0.0f && params_.top_p >= 1.0f) {
+    return backend::draw_of_row(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature, uniform(), w);
+  }
   const auto by_logit = [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); };
   int32_t best = 0;
   for (int32_t i = 1; i < static_cast<int32_t>(logits.size()); ++i) best = by_logit(i, best) ? i : best;
@@ -58,22 +65,12 @@ int32_t Sampler::sample_all(std::span<const float> logits) {
   if (!std::isfinite(max_logit)) return best;  // no finite logit: nothing to weigh
   // Softmax weights at the temperature (unnormalized, the largest 1), in double; NaN weighs 0. The
   // buffers stay with the thread (the engine's): no fresh megabyte of pages a token.
-  thread_local std::vector<double> w;
   thread_local std::vector<int32_t> ids;
   w.resize(logits.size());
   double sum = 0;
   for (size_t i = 0; i < logits.size(); ++i) {
     w[i] = std::isnan(logits[i]) ? 0.0 : std::exp((logits[i] - static_cast<double>(max_logit)) / params_.temperature);
     sum += w[i];
-  }
-  if (params_.min_p == 0.0f && params_.top_p >= 1.0f) {  // every token: the draw in id order
-    const double r = std::uniform_real_distribution<double>(0.0, sum)(rng_);
-    double acc = 0;
-    for (size_t i = 0; i < w.size(); ++i) {
-      acc += w[i];
-      if (r < acc) return static_cast<int32_t>(i);
-    }
-    return best;
   }
   // min-p: the tokens weighing at least min_p × the top one (whose weight is 1).
   ids.clear();
@@ -132,6 +129,8 @@ int32_t Sampler::sample_all(std::span<const float> logits) {
   }
   return ids.back();
 }
+
+double Sampler::uniform() { return std::generate_canonical<double, std::numeric_limits<double>::digits>(rng_); }
 
 int32_t Sampler::sample_top(std::span<const float> values, std::span<const int32_t> ids) {
   const size_t k = params_.top_k > 0 ? static_cast<size_t>(params_.top_k) : 0;

@@ -75,7 +75,8 @@ std::vector<float> Transformer::forward(const engine::Batch& batch) {
   return {logits.begin(), logits.end()};
 }
 
-Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const int32_t> keep) {
+Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const int32_t> keep,
+                                             std::span<const backend::RowDraw> draws) {
   auto& be = backend_;
   batch.validate(be.kv_blocks());
   for (int32_t token : batch.tokens) {
@@ -88,12 +89,17 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
     throw_error("forward: {} keep entries for {} logit rows", keep.size(), m);
   }
   int top_k = 0;  // the largest k asked
+  bool draw = false;
   for (const int32_t k : keep) {
-    if (k < 0 || k > backend::Backend::kMaxTopK || static_cast<uint32_t>(k) >= hp_.vocab) {
-      throw_error("forward: keep {} for a logit row (0 whole, 1 argmax, 2..{} top-k below the vocabulary of {})", k,
-                  backend::Backend::kMaxTopK, hp_.vocab);
+    if (k < kDraw || k > backend::Backend::kMaxTopK || (k > 0 && static_cast<uint32_t>(k) >= hp_.vocab)) {
+      throw_error("forward: keep {} for a logit row (0 whole, 1 argmax, 2..{} top-k below the vocabulary of {}, {} drawn)",
+                  k, backend::Backend::kMaxTopK, hp_.vocab, kDraw);
     }
     top_k = std::max(top_k, k >= 2 ? k : 0);
+    draw = draw || k == kDraw;
+  }
+  if (draw && draws.size() != keep.size()) {
+    throw_error("forward: {} draws for {} logit rows with rows drawn on the backend", draws.size(), keep.size());
   }
 
   std::vector<backend::StepSequence> seqs;
@@ -158,6 +164,17 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       be.argmax_rows(out, result.argmax);  // all rows: cheaper on a device than gathering the greedy ones
       for (int64_t i = 0; i < m; ++i) {
         if (keep[static_cast<size_t>(i)] != 1) result.argmax[static_cast<size_t>(i)] = -1;
+      }
+    }
+    if (draw) {  // all rows again (rows not drawn get a harmless draw); drawn rows read theirs
+      std::vector<backend::RowDraw> all(draws.begin(), draws.end());
+      for (int64_t i = 0; i < m; ++i) {
+        if (keep[static_cast<size_t>(i)] != kDraw) all[static_cast<size_t>(i)] = {};
+      }
+      result.drawn.assign(static_cast<size_t>(m), -1);
+      be.draw_rows(out, all, result.drawn);
+      for (int64_t i = 0; i < m; ++i) {
+        if (keep[static_cast<size_t>(i)] != kDraw) result.drawn[static_cast<size_t>(i)] = -1;
       }
     }
     if (top_k > 0) {  // all rows again; each sampled row reads its first keep[i] candidates

@@ -40,21 +40,27 @@ class Transformer {
   // The same step when some logit rows are needed only in part: keep[i] for logit row i is 0 for the
   // whole row, 1 for its first maximum (greedy sampling with nothing applied to the logits), k >= 2
   // for its k best candidates (top-k sampling with nothing applied before the cut; k at most
-  // Backend::kMaxTopK and below the vocabulary). The partial rows are reduced on the backend and
-  // never copied back (a 128k-token vocabulary is 0.5 MB a row). An empty keep: every row whole.
+  // Backend::kMaxTopK and below the vocabulary), kDraw for a token drawn from its whole softmax on
+  // the backend (Backend::draw_rows with draws[i]: sampling with nothing cut). The partial rows are
+  // reduced on the backend and never copied back (a 128k-token vocabulary is 0.5 MB a row). An
+  // empty keep: every row whole. `draws` is empty or has an entry per logit row (read where keep[i]
+  // is kDraw).
+  static constexpr int32_t kDraw = -1;
   struct StepOutput {
     // The whole rows, packed in logit-row order (count × vocab). Points into a buffer the model
     // reuses (no page faults on a fresh 65 MB vector every step at 128 rows of a 128k vocabulary):
     // valid until the next forward.
     std::span<const float> logits;
     std::vector<int32_t> argmax;  // per logit row: its first maximum where keep is 1, -1 elsewhere
+    std::vector<int32_t> drawn;   // per logit row: its drawn token where keep is kDraw, -1 elsewhere
     // Rows with keep[i] = k >= 2: their candidates (Backend::top_k_rows) at [i·top_k, i·top_k + k),
     // top_k being the largest k asked (0 when none was).
     int top_k = 0;
     std::vector<float> top_values;
     std::vector<int32_t> top_ids;
   };
-  StepOutput forward(const engine::Batch& batch, std::span<const int32_t> keep);
+  StepOutput forward(const engine::Batch& batch, std::span<const int32_t> keep,
+                     std::span<const backend::RowDraw> draws = {});
 
  private:
   backend::Weight bind(const std::string& name, std::vector<uint64_t> shape, bool required = true);

@@ -192,6 +192,35 @@ TEST_F(EngineTest, InvalidRequestThrowsAtSubmit) {
   EXPECT_THROW(f.engine->submit(Request{}), Error);
 }
 
+// submit_all hands every request to the engine before its next step: the first step prefills all of
+// them, so the run takes exactly max_tokens steps (each step gives every sequence one token), and the
+// streams equal each request run alone. An invalid request among them queues none.
+TEST_F(EngineTest, SubmitAllStartsEveryRequestInOneStep) {
+  Fixture f;
+  const std::vector<std::string> prompts = {"Once upon a time", "The dog", "Lily saw a bird", "One day", "Tom and", "It was"};
+  std::vector<Request> reqs;
+  for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(f.request(prompts[i], 20, 0.9f, 11 + i));
+  Request bad = f.request("x", 5);
+  bad.sampling.top_p = 0;
+  std::vector<Request> with_bad = reqs;
+  with_bad.push_back(bad);
+  EXPECT_THROW(f.engine->submit_all(with_bad), Error);
+  EXPECT_EQ(f.engine->stats().waiting, 0u);
+  const auto handles = f.engine->submit_all(reqs);
+  ASSERT_EQ(handles.size(), reqs.size());
+  std::vector<Collected> together;
+  for (const auto& h : handles) together.push_back(collect(*h));
+  // The counters are published after a step's tokens are delivered: wait for the last step's.
+  for (int i = 0; i < 2000 && f.engine->stats().requests_finished < reqs.size(); ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(f.engine->stats().steps, 20u);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    Fixture alone;
+    const Collected a = collect(*alone.engine->submit(reqs[i]));
+    EXPECT_EQ(together[i].tokens.size(), 20u) << i;
+    EXPECT_EQ(together[i].tokens, a.tokens) << i;
+  }
+}
+
 TEST_F(EngineTest, SoakEndsWithEveryBlockFree) {
   Fixture f(128, 96);  // a small pool: preemptions happen
   std::mt19937 rng(5);

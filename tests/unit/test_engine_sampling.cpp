@@ -90,10 +90,11 @@ Together run_together(const EngineConfig& c, const std::vector<Request>& reqs) {
   return out;
 }
 
-// Rows reduced on the backend (a greedy row's argmax, a top-k row's candidates) give the tokens the
-// whole rows give: one engine run with EngineConfig::reduce_logits on and one with it off, over a
-// mix of greedy, seeded top-k, top-k with a bias and top_k = 0 requests (the last two always copied
-// back whole), all decoding in the same steps.
+// Rows reduced on the backend (a greedy row's argmax, a top-k row's candidates, a token drawn from a
+// row with nothing cut) give the tokens the whole rows give: one engine run with
+// EngineConfig::reduce_logits on and one with it off, over a mix of greedy, seeded top-k, top-k with
+// a bias, top_k = 0 with top-p and min-p (the last two always copied back whole) and top_k = 0 with
+// nothing cut (the OpenAI API's defaults: drawn on the backend) requests, all decoding in the same steps.
 TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
   std::vector<Request> reqs;
   reqs.push_back(greedy(tokens(20, 1), 24));
@@ -116,6 +117,15 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
   whole.sampling.top_k = 0;
   whole.sampling.seed = 9;
   reqs.push_back(whole);
+  for (int i = 0; i < 2; ++i) {
+    Request drawn = greedy(tokens(13 + i, 14 + i), 24);
+    drawn.sampling.temperature = 1.0f + 0.5f * i;
+    drawn.sampling.top_k = 0;
+    drawn.sampling.top_p = 1.0f;
+    drawn.sampling.min_p = 0.0f;
+    drawn.sampling.seed = 31 + static_cast<uint64_t>(i);
+    reqs.push_back(drawn);
+  }
   EngineConfig reducing = config(), copying = config();
   copying.reduce_logits = false;
   const auto reduced = run_together(reducing, reqs).tokens, whole_rows = run_together(copying, reqs).tokens;
@@ -124,8 +134,8 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
     EXPECT_EQ(reduced[i].size(), 24u) << "request " << i;
     EXPECT_EQ(reduced[i], whole_rows[i]) << "request " << i;
   }
-  // The top-k requests really sampled: not their prompts' greedy continuations.
-  for (size_t i = 1; i <= 4; ++i) {
+  // The top-k and drawn requests really sampled: not their prompts' greedy continuations.
+  for (size_t i : {1, 2, 3, 4, 7, 8}) {
     Request g = reqs[i];
     g.sampling.temperature = 0;
     EXPECT_NE(reduced[i], run_alone(config(), g)) << "request " << i;

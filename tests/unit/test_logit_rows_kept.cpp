@@ -106,12 +106,111 @@ TEST(LogitRowsKept, PartialRowsMatchTheFullLogitsAndOtherRowsArePacked) {
   }
   EXPECT_TRUE(all.top_values.empty());
   EXPECT_THROW(model.forward(make_batch(), std::vector<int32_t>(3, 1)), Error);
-  // keep outside 0 .. min(kMaxTopK, vocab - 1): a clear error, before the step runs.
-  for (const int32_t bad : {-1, backend::Backend::kMaxTopK + 1, static_cast<int32_t>(vocab)}) {
+  // keep outside kDraw .. min(kMaxTopK, vocab - 1), or rows to draw without draws: a clear error,
+  // before the step runs.
+  for (const int32_t bad : {-2, backend::Backend::kMaxTopK + 1, static_cast<int32_t>(vocab)}) {
     std::vector<int32_t> k(m, 0);
     k[4] = bad;
     EXPECT_THROW(model.forward(make_batch(), k), Error) << bad;
   }
+  std::vector<int32_t> draw_one(m, 0);
+  draw_one[2] = model::Transformer::kDraw;
+  EXPECT_THROW(model.forward(make_batch(), draw_one), Error);
+  EXPECT_THROW(model.forward(make_batch(), draw_one, std::vector<backend::RowDraw>(m - 1)), Error);
+}
+
+// Rows drawn on the backend (keep = kDraw) give the token the sampler draws from the whole row with
+// nothing cut, from the same generator state: draw_rows takes the uniform the sampler would have
+// taken, and rows not drawn stay -1.
+TEST(LogitRowsKept, DrawnRowsGiveTheSamplersToken) {
+  const gguf::GgufFile& file = testing::stories_model();
+  backend::CpuBackend be(2);
+  model::Transformer model(file, be);
+  const uint32_t vocab = model.hparams().vocab, bs = 8;
+  be.init_kv(model.kv_layout(bs), 16);
+  const auto make_batch = [&] {
+    engine::Batch b;
+    b.block_size = bs;
+    b.add_sequence({1, 403, 407, 261, 378}, 0, {3, 7}, engine::Batch::Logits::All);
+    return b;
+  };
+  const std::vector<float> full = model.forward(make_batch());
+  const size_t m = 5;
+  ASSERT_EQ(full.size(), m * vocab);
+  std::set<int32_t> seen;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    engine::SamplingParams sp;
+    sp.temperature = 0.5f + 0.1f * static_cast<float>(seed % 20), sp.top_k = 0, sp.top_p = 1.0f, sp.min_p = 0.0f;
+    sp.seed = seed;
+    engine::Sampler sampler(sp), twin(sp);
+    ASSERT_TRUE(twin.draws_whole_row(vocab));
+    std::vector<int32_t> keep = {1, model::Transformer::kDraw, 0, model::Transformer::kDraw, 1};
+    std::vector<backend::RowDraw> draws(m);
+    draws[1] = {twin.uniform(), sp.temperature};
+    draws[3] = {twin.uniform(), sp.temperature};
+    const model::Transformer::StepOutput out = model.forward(make_batch(), keep, draws);
+    ASSERT_EQ(out.drawn.size(), m);
+    EXPECT_EQ(out.drawn[0], -1);
+    EXPECT_EQ(out.drawn[2], -1);
+    EXPECT_EQ(out.drawn[1], sampler.sample(std::span<const float>(full.data() + 1 * vocab, vocab))) << seed;
+    EXPECT_EQ(out.drawn[3], sampler.sample(std::span<const float>(full.data() + 3 * vocab, vocab))) << seed;
+    seen.insert(out.drawn[1]);
+  }
+  EXPECT_GT(seen.size(), 1u) << "the draws should vary";
+}
+
+// draw_of_row draws each column with its softmax probability: over a grid of u the share of draws a
+// column gets is its probability (to within the grid's step), NaN columns are never drawn, and a
+// row without a finite best logit gives that best column.
+TEST(LogitRowsKept, DrawOfRowFollowsTheSoftmax) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> row = {0.5f, nan, 2.0f, -1.0f, 2.0f, -inf, 1.25f};
+  const float temperature = 0.7f;
+  double z = 0;
+  std::vector<double> p(row.size(), 0.0);
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (!std::isnan(row[i])) z += p[i] = std::exp((row[i] - 2.0) / temperature);
+  }
+  const int steps = 100000;
+  std::vector<int> count(row.size(), 0);
+  std::vector<double> w;
+  for (int s = 0; s < steps; ++s) {
+    ++count[static_cast<size_t>(backend::draw_of_row(row.data(), 7, temperature, (s + 0.5) / steps, w))];
+  }
+  for (size_t i = 0; i < row.size(); ++i) EXPECT_NEAR(double(count[i]) / steps, p[i] / z, 2.0 / steps) << "column " << i;
+  EXPECT_EQ(count[1], 0);
+  EXPECT_EQ(count[5], 0);
+  EXPECT_EQ(backend::draw_of_row(row.data(), 7, temperature, 0.0, w), 0);  // the first column that weighs anything
+  const std::vector<float> with_inf = {1.0f, inf, 3.0f, inf};
+  EXPECT_EQ(backend::draw_of_row(with_inf.data(), 4, 1.0f, 0.3, w), 1);
+  const std::vector<float> all_nan = {nan, nan, nan};
+  EXPECT_EQ(backend::draw_of_row(all_nan.data(), 3, 1.0f, 0.9, w), 0);
+  const std::vector<float> none = {-inf, nan, -inf};
+  EXPECT_EQ(backend::draw_of_row(none.data(), 3, 1.0f, 0.9, w), 0);
+}
+
+// The CPU backend's draw_rows is draw_of_row a row, and bad draws are refused with a clear error.
+TEST(LogitRowsKept, CpuDrawRowsChecksItsArguments) {
+  backend::CpuBackend be(2);
+  backend::Tensor t = be.scratch(3, 5);
+  const float v[15] = {0, 1, 2, 3, 4, 4, 3, 2, 1, 0, 1, 1, 1, 1, 1};
+  std::copy(v, v + 15, t.data);
+  std::vector<int32_t> out(3);
+  const std::vector<backend::RowDraw> draws = {{0.25, 1.0f}, {0.999, 0.3f}, {0.5, 2.0f}};
+  be.draw_rows(t, draws, out);
+  std::vector<double> w;
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(out[r], backend::draw_of_row(v + 5 * r, 5, draws[r].temperature, draws[r].u, w)) << r;
+  EXPECT_EQ(out[2], 2);  // equal weights: u = 0.5 lands in the third of five
+  for (const backend::RowDraw bad : {backend::RowDraw{1.0, 1.0f}, backend::RowDraw{-0.1, 1.0f}, backend::RowDraw{0.5, 0.0f},
+                                     backend::RowDraw{0.5, std::numeric_limits<float>::infinity()},
+                                     backend::RowDraw{std::nan(""), 1.0f}}) {
+    std::vector<backend::RowDraw> d = draws;
+    d[1] = bad;
+    EXPECT_THROW(be.draw_rows(t, d, out), Error);
+  }
+  EXPECT_THROW(be.draw_rows(t, std::span<const backend::RowDraw>(draws).first(2), out), Error);
+  std::vector<int32_t> short_out(2);
+  EXPECT_THROW(be.draw_rows(t, draws, short_out), Error);
 }
 
 TEST(LogitRowsKept, CpuArgmaxTakesTheFirstMaximum) {

@@ -36,9 +36,11 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/row_draw.h"
 #include "backend/cuda/topk.h"
 #include "backend/cuda/argmax.h"
 #include "core/error.h"
+#include "core/logit_order.h"
 #include "engine/batch.h"
 #include "gguf/gguf_file.h"
 #include "model/transformer.h"
@@ -418,6 +420,85 @@ void check_top_k(Pair& p, int64_t rows, int64_t cols, int k) {
   for (size_t i = 0; i < n; ++i) differ += ci[i] != gi[i] || std::memcmp(&cv[i], &gv[i], sizeof(float)) != 0;
   record(fmt::format("top_k_rows {}x{} k {} (ties, NaN, -inf planted)", rows, cols, k), double(differ), 0,
          fmt::format("{} of {} entries differ", differ, n));
+}
+
+// Rows drawn on the device with nothing cut (round 20): draw_rows against the CPU backend's
+// (draw_of_row: the weights summed column by column) on rows of real vocabulary sizes at several
+// temperatures, u spread over [0, 1) with 0 and the largest double below 1 among them, rows with NaN
+// and -inf planted, a row holding +inf, a row all NaN, a constant row. The device sums the weights in
+// another fixed order, so a token may differ only where r = u·Σw lies within rounding of a column
+// boundary: a differing row counts as explained when the host's running sum at the earlier of the
+// two tokens is within 1e-9·Σw of r (or every column between them weighs nothing). The error is the
+// number of unexplained rows; the explained ones are reported. Each row is drawn for 16 values of u.
+void check_draw_rows(Pair& p, int64_t rows, int64_t cols) {
+  std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = v.data() + r * cols;
+    if (r % 4 == 3) {
+      for (int64_t c = r; c < cols; c += 97) row[c] = nan;
+      for (int64_t c = r + 13; c < cols; c += 89) row[c] = -inf;
+    }
+    if (r == 1 && rows > 4) row[cols / 2] = inf;
+    if (r == 2 && rows > 4) std::fill(row, row + cols, nan);
+    if (r == rows - 1 && rows > 1) std::fill(row, row + cols, 0.5f);
+  }
+  auto t = p.tensor(v, rows, cols);
+  std::mt19937_64 rng(uint64_t(rows * 1000003 + cols));
+  int64_t unexplained = 0, explained = 0, draws_total = 0;
+  std::vector<double> w;
+  for (int round = 0; round < 16; ++round) {
+    std::vector<backend::RowDraw> d(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      const double u = round == 0 ? 0.0 : round == 1 ? std::nextafter(1.0, 0.0) : std::generate_canonical<double, 53>(rng);
+      d[size_t(r)] = {u, 0.25f + 0.35f * float((r + round) % 6)};
+    }
+    std::vector<int32_t> gc(static_cast<size_t>(rows), -1), gg(static_cast<size_t>(rows), -7);
+    p.cpu.draw_rows(t.c, d, gc);
+    p.gpu.draw_rows(t.g, d, gg);
+    for (int64_t r = 0; r < rows; ++r) {
+      ++draws_total;
+      if (gc[size_t(r)] == gg[size_t(r)]) continue;
+      const float* row = v.data() + r * cols;
+      const int32_t lo = std::min(gc[size_t(r)], gg[size_t(r)]), hi = std::max(gc[size_t(r)], gg[size_t(r)]);
+      bool ok = lo >= 0 && hi < cols;
+      if (ok) {
+        int32_t best = 0;
+        for (int32_t i = 1; i < int32_t(cols); ++i) best = logit_before(row[i], i, row[best], best) ? i : best;
+        const double m = row[best], temp = d[size_t(r)].temperature;
+        double sum = 0, at_lo = 0, between = 0;
+        for (int32_t i = 0; i < int32_t(cols); ++i) {
+          const double wi = std::isnan(row[i]) ? 0.0 : std::exp((row[i] - m) / temp);
+          sum += wi;
+          if (i == lo) at_lo = sum;
+          if (i > lo && i < hi) between += wi;
+        }
+        ok = std::isfinite(m) && (std::abs(at_lo - d[size_t(r)].u * sum) <= 1e-9 * sum || between == 0.0);
+      }
+      (ok ? explained : unexplained) += 1;
+    }
+  }
+  record(fmt::format("draw_rows {}x{} (temperatures 0.25-2.0; NaN, -inf, +inf planted)", rows, cols), double(unexplained), 0,
+         fmt::format("{} draws: {} unexplained differences, {} at a rounding boundary", draws_total, unexplained, explained));
+}
+
+// The rows reduced for sampling: argmax, top-k and draws (also alone: --sampling-only).
+void check_sampling(Pair& p) {
+  check_argmax(p);
+  check_argmax(p, 5, 1000);  // one part a row
+  check_argmax(p, 3, 32000);
+  for (const int k : {1, 2, 40, 128}) check_top_k(p, 37, 128256, k);  // 32 parts, one merge
+  check_top_k(p, 5, 151936, 128);  // 38 parts of 128: two merge levels
+  check_top_k(p, 6, 32000, 40);
+  check_top_k(p, 3, 4096, 40);  // one part: no merge
+  check_top_k(p, 2, 300, 128);  // one short part
+  check_top_k(p, 4, 4097, 7);   // a one-column last part
+  check_draw_rows(p, 37, 128256);  // 32 parts
+  check_draw_rows(p, 6, 151936);   // 38 parts, a short last part
+  check_draw_rows(p, 6, 32000);
+  check_draw_rows(p, 5, 4096);     // one part
+  check_draw_rows(p, 5, 300);      // one short part
+  check_draw_rows(p, 5, 4097);     // a one-column last part
 }
 
 // ---- fused ops (round 5) -------------------------------------------------------------------------
@@ -2365,6 +2446,26 @@ int run(int argc, char** argv) {
       std::printf("topk probe %lld x %lld, k %d: top_k_rows %.1f us, argmax_rows %.1f us (host-timed, launches included)\n",
                   (long long)rows, (long long)cols, k, tk * 1e3, am * 1e3);
       return 0;
+    } else if (a == "--draw-probe" && i + 2 < argc) {  // ROWS COLS: draw_rows' kernels alone against the argmax's
+      const int64_t rows = std::atoll(argv[i + 1]), cols = std::atoll(argv[i + 2]);
+      i += 2;
+      if (rows < 1 || rows > 65535 || cols < 1) {
+        std::fprintf(stderr, "--draw-probe: 1..65535 rows, cols >= 1\n");
+        return 2;
+      }
+      const std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+      float* x = static_cast<float*>(cuda::device_alloc(v.size() * 4, "probe logits"));
+      cuda::check(cudaMemcpy(x, v.data(), v.size() * 4, cudaMemcpyHostToDevice), "h2d");
+      std::vector<cuda::DrawArg> args(static_cast<size_t>(rows), cuda::DrawArg{0.37, 0.8f, 0.0f});
+      auto* d_args = static_cast<cuda::DrawArg*>(cuda::device_alloc(args.size() * sizeof(cuda::DrawArg), "probe draws"));
+      cuda::check(cudaMemcpy(d_args, args.data(), args.size() * sizeof(cuda::DrawArg), cudaMemcpyHostToDevice), "h2d");
+      auto* oi = static_cast<int32_t*>(cuda::device_alloc(size_t(rows) * 4, "probe results"));
+      void* ws = cuda::device_alloc(std::max(cuda::draw_rows_workspace_bytes(rows, cols), cuda::argmax_workspace_bytes(rows, cols)), "probe ws");
+      const double dr = time_ms([&] { cuda::check(cuda::launch_draw_rows(x, rows, cols, d_args, oi, ws, nullptr), "draw"); }, 200);
+      const double am = time_ms([&] { cuda::check(cuda::launch_argmax_rows(x, rows, cols, oi, ws, nullptr), "argmax"); }, 200);
+      std::printf("draw probe %lld x %lld: draw_rows %.1f us, argmax_rows %.1f us (host-timed, launches included)\n",
+                  (long long)rows, (long long)cols, dr * 1e3, am * 1e3);
+      return 0;
     } else if (a == "--attn-probe" && i + 2 < argc) {  // CTX NSEQ: one decode attention case, for a profiler
       const uint32_t ctx = uint32_t(std::atoi(argv[i + 1])), nseq = uint32_t(std::atoi(argv[i + 2]));
       i += 2;
@@ -2401,6 +2502,9 @@ int run(int argc, char** argv) {
       g_swiglu_rows = false;
     } else if (a == "--layer-trace") {
       trace_layer_kernel();
+    } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
+      Pair p;
+      check_sampling(p);
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
@@ -2411,7 +2515,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--sampling-only] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -2494,15 +2598,7 @@ int run(int argc, char** argv) {
     rc.order = backend::RopeOrder::Halves;
     check_rope(p, rc, "halves partial 32 of 64", 64, 16);
     check_elementwise(p);
-    check_argmax(p);
-    check_argmax(p, 5, 1000);  // one part a row
-    check_argmax(p, 3, 32000);
-    for (const int k : {1, 2, 40, 128}) check_top_k(p, 37, 128256, k);  // 32 parts, one merge
-    check_top_k(p, 5, 151936, 128);  // 38 parts of 128: two merge levels
-    check_top_k(p, 6, 32000, 40);
-    check_top_k(p, 3, 4096, 40);  // one part: no merge
-    check_top_k(p, 2, 300, 128);  // one short part
-    check_top_k(p, 4, 4097, 7);   // a one-column last part
+    check_sampling(p);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);

@@ -91,6 +91,17 @@ void CpuBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, std
   });
 }
 
+void CpuBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) {
+  check_draw_args(x.rows, draws, out.size());
+  pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
+    std::vector<double> w;
+    for (int64_t r = begin; r < end; ++r) {
+      const RowDraw& d = draws[static_cast<size_t>(r)];
+      out[static_cast<size_t>(r)] = draw_of_row(x.data + r * x.cols, x.cols, d.temperature, d.u, w);
+    }
+  });
+}
+
 void CpuBackend::begin_step(const StepInfo& step) {
   tokens_.assign(step.tokens.begin(), step.tokens.end());
   positions_.assign(step.positions.begin(), step.positions.end());

@@ -29,6 +29,7 @@ class CpuBackend final : public Backend {
   // On the rows in place (no copy of a 128k-wide row per token), a row per task.
   void argmax_rows(const Tensor& x, std::span<int32_t> out) override;
   void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;
+  void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) override;
 
   void begin_step(const StepInfo& step) override;
 

@@ -7,8 +7,10 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cmath>
 #include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +27,7 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/row_draw.h"
 #include "backend/cuda/topk.h"
 #include "core/error.h"
 
@@ -105,6 +108,31 @@ struct CudaBackend::Impl {
   int device = 0;
   std::string device_name;
   cudaStream_t stream = nullptr;
+  // device_wait_seconds: from the launch of a step's last work to its results on the host (a copy
+  // into pageable memory blocks until the kernels before it have run, so the copies count too).
+  double wait_seconds = 0;
+  int64_t steps = 0;  // begin_step calls (activity_report)
+  std::chrono::steady_clock::time_point launched_at;
+  // The host side of steps (activity_report): begin_step, recording the ops up to the step's end,
+  // and the launch there (graph replay, or the eager kernels left).
+  double begin_seconds = 0, record_seconds = 0, launch_seconds = 0;
+  std::chrono::steady_clock::time_point step_at, record_at;
+  static double since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+  // Ends the step's recording: launches what is recorded and starts the device-wait clock.
+  void launch_step() {
+    record_seconds += since(record_at);
+    const auto t = std::chrono::steady_clock::now();
+    graphs.finish(stream);
+    launched_at = record_at = std::chrono::steady_clock::now();
+    launch_seconds += std::chrono::duration<double>(launched_at - t).count();
+  }
+  // Blocks until the stream's work is done and counts the time since launch_step() as device wait.
+  void wait_for_stream(const char* what) {
+    check(cudaStreamSynchronize(stream), what);
+    wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - launched_at).count();
+  }
   cublasHandle_t blas = nullptr;
   // cuBLAS's workspace at a fixed address: under stream capture cuBLAS uses only a workspace set by
   // the user.
@@ -170,7 +198,7 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf, top_k_buf;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf, top_k_buf, draw_buf;
   // Quantized weights of single-tile GEMMs dequantized ahead on a side stream (dequant_ahead.h);
   // VELLUM_CUDA_DEQUANT_AHEAD=0 turns it off.
   cuda::DequantAhead ahead;
@@ -610,6 +638,18 @@ CudaBackend::GraphStats CudaBackend::graph_stats() const {
   return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges, g.evictions, g.capture_seconds};
 }
 
+std::string CudaBackend::activity_report() const {
+  const auto& g = impl_->graphs;
+  const Impl& m = *impl_;
+  const double ms = m.steps > 0 ? 1e3 / double(m.steps) : 0;
+  return fmt::format("{} steps: {} graph replays, {} captures ({:.2f} s), {} eager fallbacks, {} evictions; "
+                     "dequantized ahead {} right / {} in line; host ms a step: begin_step {:.3f}, ops recorded or "
+                     "launched {:.3f}, end-of-step launch {:.3f}, device wait {:.3f}",
+                     m.steps, g.replays, g.captures, g.capture_seconds, g.eager_fallbacks, g.evictions, m.ahead.hits(),
+                     m.ahead.misses(), m.begin_seconds * ms, m.record_seconds * ms, m.launch_seconds * ms,
+                     m.wait_seconds * ms);
+}
+
 CudaBackend::DequantAheadStats CudaBackend::dequant_ahead_stats() const {
   return {impl_->ahead.hits(), impl_->ahead.misses()};
 }
@@ -728,13 +768,15 @@ std::optional<Backend::MemoryInfo> CudaBackend::memory_info() const {
   return MemoryInfo{free_b, total_b};
 }
 
+double CudaBackend::device_wait_seconds() const { return impl_->wait_seconds; }
+
 void CudaBackend::read(const Tensor& t, float* host) {
   Impl& m = *impl_;
   m.touch({t});
   m.use_device();
-  m.graphs.finish(m.stream);
+  m.launch_step();
   check(cudaMemcpyAsync(host, t.data, t.elements() * sizeof(float), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (read)");
-  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (read)");
+  m.wait_for_stream("cudaStreamSynchronize (read)");
 }
 
 void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
@@ -749,9 +791,9 @@ void CudaBackend::argmax_rows(const Tensor& x, std::span<int32_t> out) {
   void* ws = reinterpret_cast<uint8_t*>(d) + res;
   m.graphs.mix(12, x.data, x.rows, x.cols, d, ws);
   m.graphs.run([=, &m] { m.launched(cuda::launch_argmax_rows(x.data, x.rows, x.cols, d, ws, m.stream), "argmax kernel"); });
-  m.graphs.finish(m.stream);  // the step ends here, as at read()
+  m.launch_step();  // the step ends here, as at read()
   check(cudaMemcpyAsync(out.data(), d, bytes, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (argmax)");
-  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (argmax)");
+  m.wait_for_stream("cudaStreamSynchronize (argmax)");
 }
 
 void CudaBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) {
@@ -769,10 +811,35 @@ void CudaBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, st
   void* ws = d + 2 * res;
   m.graphs.mix(17, x.data, x.rows, x.cols, k, d);
   m.graphs.run([=, &m] { m.launched(cuda::launch_top_k_rows(x.data, x.rows, x.cols, k, dv, di, ws, m.stream), "top-k kernel"); });
-  m.graphs.finish(m.stream);  // the step ends here, as at read()
+  m.launch_step();  // the step ends here, as at read()
   check(cudaMemcpyAsync(values.data(), dv, n * 4, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (top-k values)");
   check(cudaMemcpyAsync(ids.data(), di, n * 4, cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (top-k ids)");
-  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (top-k)");
+  m.wait_for_stream("cudaStreamSynchronize (top-k)");
+}
+
+void CudaBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) {
+  static_assert(sizeof(RowDraw) == sizeof(cuda::DrawArg) && offsetof(RowDraw, u) == offsetof(cuda::DrawArg, u) &&
+                    offsetof(RowDraw, temperature) == offsetof(cuda::DrawArg, temperature),
+                "the draws are copied to the device as they are");
+  Impl& m = *impl_;
+  m.touch({x});
+  check_draw_args(x.rows, draws, out.size());
+  m.use_device();
+  if (x.rows == 0) return;
+  if (x.rows > 65535) throw_error("draw_rows: {} rows (at most 65535)", x.rows);
+  const size_t res = (out.size() * sizeof(int32_t) + 15) / 16 * 16, args = draws.size() * sizeof(RowDraw);
+  auto* d = static_cast<uint8_t*>(m.grow(m.draw_buf, res + args + cuda::draw_rows_workspace_bytes(x.rows, x.cols), "drawn tokens"));
+  auto* d_out = reinterpret_cast<int32_t*>(d);
+  auto* d_args = reinterpret_cast<const cuda::DrawArg*>(d + res);
+  void* ws = d + res + args;
+  // The draws change every step: copied in now (a graph replays the kernels, which read them). The
+  // stream runs the copy before anything recorded for this step.
+  check(cudaMemcpyAsync(d + res, draws.data(), args, cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (draws)");
+  m.graphs.mix(18, x.data, x.rows, x.cols, d);
+  m.graphs.run([=, &m] { m.launched(cuda::launch_draw_rows(x.data, x.rows, x.cols, d_args, d_out, ws, m.stream), "draw kernels"); });
+  m.launch_step();  // the step ends here, as at read()
+  check(cudaMemcpyAsync(out.data(), d_out, out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (drawn)");
+  m.wait_for_stream("cudaStreamSynchronize (draws)");
 }
 
 void CudaBackend::write(Tensor t, const float* host) {
@@ -827,6 +894,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.forget_q8();
   m.use_device();
   m.graphs.flush();  // a step that ended without read()
+  ++m.steps;
+  m.step_at = std::chrono::steady_clock::now();
   const size_t n = step.tokens.size();
   if (step.positions.size() != n) throw_error("CUDA backend: {} positions for {} tokens", step.positions.size(), n);
   if (n > size_t(kMaxGridY)) throw_error("CUDA backend: a step of {} tokens (at most {})", n, kMaxGridY);
@@ -899,6 +968,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
     m.attn_splits = std::max(kMinGraphSplits, static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
     m.graphs.begin((uint64_t(n) << 32) | uint64_t(m.attn_splits));
   }
+  m.begin_seconds += Impl::since(m.step_at);
+  m.record_at = std::chrono::steady_clock::now();
 }
 
 // ---- ops ----------------------------------------------------------------------------------------
