@@ -58,6 +58,9 @@ struct StepInfo {
   std::span<const int64_t> slot_mapping;
   std::span<const StepSequence> sequences;
   std::span<const int32_t> block_tables;
+  // The draws this step's draw_rows will get (one per logit row), or empty: known before the step,
+  // so a device backend uploads them with the step's other inputs.
+  std::span<const RowDraw> draws = {};
 };
 
 struct AttentionShape {

@@ -109,7 +109,15 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
                     static_cast<uint32_t>(s.block_table.size())});
     tables.insert(tables.end(), s.block_table.begin(), s.block_table.end());
   }
-  be.begin_step({batch.tokens, batch.positions, batch.slot_mapping, seqs, tables});
+  // Rows not drawn get a harmless draw: draw_rows takes every row (drawn ones read theirs).
+  std::vector<backend::RowDraw> all_draws;
+  if (draw) {
+    all_draws.assign(draws.begin(), draws.end());
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i] != kDraw) all_draws[i] = {};
+    }
+  }
+  be.begin_step({batch.tokens, batch.positions, batch.slot_mapping, seqs, tables, all_draws});
 
   const int64_t dim = hp_.dim, qd = hp_.q_dim(), kvd = hp_.kv_dim(), ffn = hp_.ffn;
   Tensor x = be.scratch(n, dim), h = be.scratch(n, dim), q = be.scratch(n, qd), k = be.scratch(n, kvd),
@@ -166,13 +174,9 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
         if (keep[static_cast<size_t>(i)] != 1) result.argmax[static_cast<size_t>(i)] = -1;
       }
     }
-    if (draw) {  // all rows again (rows not drawn get a harmless draw); drawn rows read theirs
-      std::vector<backend::RowDraw> all(draws.begin(), draws.end());
-      for (int64_t i = 0; i < m; ++i) {
-        if (keep[static_cast<size_t>(i)] != kDraw) all[static_cast<size_t>(i)] = {};
-      }
+    if (draw) {  // all rows again
       result.drawn.assign(static_cast<size_t>(m), -1);
-      be.draw_rows(out, all, result.drawn);
+      be.draw_rows(out, all_draws, result.drawn);
       for (int64_t i = 0; i < m; ++i) {
         if (keep[static_cast<size_t>(i)] != kDraw) result.drawn[static_cast<size_t>(i)] = -1;
       }

@@ -2287,6 +2287,74 @@ void check_graphs(const std::string& path) {
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));
 }
 
+// Early launch (round 20, StepGraphs::launch_early): a decode step's graph starts as soon as its
+// inputs are up, guessed from the class's last step. Steps whose end changes (whole logits, argmax,
+// top-k, a draw) make the guess wrong: the early graph runs, then the step's own graph redoes the
+// step. Both kinds must give the bits of early launch off: 1 row and 4 rows, 24 steps each, the
+// next tokens the rows' argmax, the end op following a fixed irregular pattern.
+void check_early_launch(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend gpu(0);
+  model::Transformer mg(file, gpu);
+  const uint32_t bs = 16, per_seq = 4, vocab = mg.hparams().vocab;
+  std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
+  std::vector<int32_t> prompt(12);
+  for (auto& t : prompt) t = tok(g_rng);
+  // whole, argmax, top-40, draw: runs of three (the third step of a run is launched early and
+  // right, the next run's first early and wrong), and single steps (never launched early).
+  const int pattern[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 0, 3, 3, 3, 1, 2, 0};
+  const auto run = [&](bool early) {
+    gpu.set_early_launch(early);
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), 5 * per_seq);
+    std::vector<float> out;  // per step and row: the whole row, or the chosen token
+    for (const uint32_t rows : {1u, 4u}) {
+      std::vector<std::vector<int32_t>> nx(rows);
+      for (uint32_t q = 0; q < rows; ++q) nx[q].assign(prompt.begin() + 3 * q, prompt.begin() + 3 * q + 3);
+      uint32_t past = 0;
+      for (int step = 0; step < 24; ++step) {
+        engine::Batch b;
+        b.block_size = bs;
+        for (uint32_t q = 0; q < rows; ++q) {
+          std::vector<int32_t> t(per_seq);
+          for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t((1 + q) * per_seq + i);
+          b.add_sequence(nx[q], past, t, engine::Batch::Logits::Last);
+        }
+        const int kind = pattern[step % 16];
+        std::vector<int32_t> keep(rows, kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? 40 : model::Transformer::kDraw);
+        std::vector<backend::RowDraw> draws(rows, backend::RowDraw{0.5 + 0.01 * step, 0.9f});
+        const auto o = mg.forward(b, keep, kind == 3 ? std::span<const backend::RowDraw>(draws) : std::span<const backend::RowDraw>{});
+        past += uint32_t(nx[0].size());
+        for (uint32_t q = 0; q < rows; ++q) {
+          int32_t next;
+          if (kind == 0) {
+            const float* l = o.logits.data() + size_t(q) * vocab;
+            out.insert(out.end(), l, l + vocab);
+            next = int32_t(std::max_element(l, l + vocab) - l);
+          } else {
+            next = kind == 1 ? o.argmax[q] : kind == 2 ? o.top_ids[size_t(q) * 40] : o.drawn[q];
+            out.push_back(float(next));
+          }
+          nx[q] = {next};
+        }
+      }
+    }
+    return out;
+  };
+  const auto st0 = gpu.graph_stats();
+  const std::vector<float> on = run(true);
+  const auto st1 = gpu.graph_stats();
+  const std::vector<float> off = run(false);
+  const auto st2 = gpu.graph_stats();
+  size_t differ = on.size() == off.size() ? 0 : 1;
+  for (size_t i = 0; i < on.size() && i < off.size(); ++i) differ += std::memcmp(&on[i], &off[i], sizeof(float)) != 0;
+  const int64_t hits = st1.early_hits - st0.early_hits, misses = st1.early_misses - st0.early_misses;
+  const bool exercised = hits > 0 && misses > 0 && st2.early_hits == st1.early_hits && st2.early_misses == st1.early_misses;
+  record(fmt::format("early launch vs none, {} values of 48 steps (1 and 4 rows; whole, argmax, top-k, draw ends)", on.size()),
+         exercised ? double(differ) : 1.0, 0,
+         fmt::format("{} differ; early guesses {} right, {} done again (off: {} / {})", differ, hits, misses,
+                     st2.early_hits - st1.early_hits, st2.early_misses - st1.early_misses));
+}
+
 // Batch invariance of a whole model in the deterministic mode: sequence A's logits when it runs
 // alone (its 8-token prompt as one chunk, then 12 single-token steps) must equal bit for bit those it
 // gets batched (its prompt in chunks of 3 and 5 beside other prompts, then steps beside 3 sequences
@@ -2502,6 +2570,8 @@ int run(int argc, char** argv) {
       g_swiglu_rows = false;
     } else if (a == "--layer-trace") {
       trace_layer_kernel();
+    } else if (a == "--early" && i + 1 < argc) {  // early launch vs none on a model
+      check_early_launch(argv[++i]);
     } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
       Pair p;
       check_sampling(p);
@@ -2515,7 +2585,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--sampling-only] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

@@ -112,6 +112,15 @@ struct CudaBackend::Impl {
   // into pageable memory blocks until the kernels before it have run, so the copies count too).
   double wait_seconds = 0;
   int64_t steps = 0;  // begin_step calls (activity_report)
+  // StepGraphs::launch_early at every recorded step (VELLUM_CUDA_EARLY_LAUNCH=0 / set_early_launch).
+  bool early_launch = [] {
+    const char* e = std::getenv("VELLUM_CUDA_EARLY_LAUNCH");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  // The step's draws (StepInfo::draws) on the device and as given, for draw_rows.
+  const cuda::DrawArg* d_draws = nullptr;
+  std::vector<RowDraw> step_draws;
+  std::vector<int32_t> last_gather;  // gather_rows' last indices (an early graph read those)
   std::chrono::steady_clock::time_point launched_at;
   // The host side of steps (activity_report): begin_step, recording the ops up to the step's end,
   // and the launch there (graph replay, or the eager kernels left).
@@ -509,7 +518,7 @@ struct CudaBackend::Impl {
   void launched(cudaError_t rc, const char* op) const { check(rc, op); }
 
   void free_chunks() {
-    for (const Chunk& c : chunks) (void)cudaFree(c.ptr);
+    for (const Chunk& c : chunks) cuda::device_free(c.ptr);
     chunks.clear();
     chunk_used = 0;
   }
@@ -574,11 +583,11 @@ CudaBackend::~CudaBackend() {
   }
   if (m.stream != nullptr) (void)cudaStreamSynchronize(m.stream);
   m.ahead.drain();
-  for (void* w : m.weights) (void)cudaFree(w);
+  for (void* w : m.weights) cuda::device_free(w);
   m.free_chunks();
-  if (m.pool != nullptr) (void)cudaFree(m.pool);
+  cuda::device_free(m.pool);
   if (m.blas != nullptr) (void)cublasDestroy(m.blas);
-  if (m.blas_ws != nullptr) (void)cudaFree(m.blas_ws);
+  cuda::device_free(m.blas_ws);
   if (m.stream != nullptr) (void)cudaStreamDestroy(m.stream);
 }
 
@@ -633,21 +642,26 @@ void CudaBackend::set_graph_max_rows(int rows) {
   impl_->graph_max_rows = size_t(std::max(0, rows));
 }
 void CudaBackend::set_programmatic_launch(bool on) { impl_->graphs.set_programmatic(on); }
+void CudaBackend::set_early_launch(bool on) { impl_->early_launch = on; }
 CudaBackend::GraphStats CudaBackend::graph_stats() const {
   const auto& g = impl_->graphs;
-  return {g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges, g.evictions, g.capture_seconds};
+  GraphStats st{g.captures, g.replays, g.eager_fallbacks, g.programmatic_edges, g.evictions};
+  st.capture_seconds = g.capture_seconds;
+  st.early_hits = g.early_hits;
+  st.early_misses = g.early_misses;
+  return st;
 }
 
 std::string CudaBackend::activity_report() const {
   const auto& g = impl_->graphs;
   const Impl& m = *impl_;
   const double ms = m.steps > 0 ? 1e3 / double(m.steps) : 0;
-  return fmt::format("{} steps: {} graph replays, {} captures ({:.2f} s), {} eager fallbacks, {} evictions; "
-                     "dequantized ahead {} right / {} in line; host ms a step: begin_step {:.3f}, ops recorded or "
-                     "launched {:.3f}, end-of-step launch {:.3f}, device wait {:.3f}",
-                     m.steps, g.replays, g.captures, g.capture_seconds, g.eager_fallbacks, g.evictions, m.ahead.hits(),
-                     m.ahead.misses(), m.begin_seconds * ms, m.record_seconds * ms, m.launch_seconds * ms,
-                     m.wait_seconds * ms);
+  return fmt::format("{} steps: {} graph replays ({} launched early, {} early guesses done again), {} captures "
+                     "({:.2f} s), {} eager fallbacks, {} evictions; dequantized ahead {} right / {} in line; host ms a "
+                     "step: begin_step {:.3f}, ops recorded or launched {:.3f}, end-of-step launch {:.3f}, device wait {:.3f}",
+                     m.steps, g.replays, g.early_hits, g.early_misses, g.captures, g.capture_seconds, g.eager_fallbacks,
+                     g.evictions, m.ahead.hits(), m.ahead.misses(), m.begin_seconds * ms, m.record_seconds * ms,
+                     m.launch_seconds * ms, m.wait_seconds * ms);
 }
 
 CudaBackend::DequantAheadStats CudaBackend::dequant_ahead_stats() const {
@@ -742,7 +756,7 @@ void CudaBackend::init_kv(const kv::KvLayout& layout, uint32_t num_blocks) {
   }
   if (m.pool != nullptr) {
     check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
-    check(cudaFree(m.pool), "cudaFree");
+    cuda::device_free(m.pool);
     m.pool = nullptr;
   }
   const size_t bytes = layout.bytes_per_block() * num_blocks;
@@ -830,12 +844,19 @@ void CudaBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std
   const size_t res = (out.size() * sizeof(int32_t) + 15) / 16 * 16, args = draws.size() * sizeof(RowDraw);
   auto* d = static_cast<uint8_t*>(m.grow(m.draw_buf, res + args + cuda::draw_rows_workspace_bytes(x.rows, x.cols), "drawn tokens"));
   auto* d_out = reinterpret_cast<int32_t*>(d);
-  auto* d_args = reinterpret_cast<const cuda::DrawArg*>(d + res);
+  const auto* d_args = reinterpret_cast<const cuda::DrawArg*>(d + res);
   void* ws = d + res + args;
-  // The draws change every step: copied in now (a graph replays the kernels, which read them). The
-  // stream runs the copy before anything recorded for this step.
-  check(cudaMemcpyAsync(d + res, draws.data(), args, cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (draws)");
-  m.graphs.mix(18, x.data, x.rows, x.cols, d);
+  // The draws change every step: normally uploaded with the step's inputs (StepInfo::draws), else
+  // copied in now (before anything recorded for this step; an early graph read the old ones).
+  const bool uploaded = m.d_draws != nullptr && m.step_draws.size() == draws.size() &&
+                        std::memcmp(m.step_draws.data(), draws.data(), args) == 0;
+  if (!uploaded) {
+    check(cudaMemcpyAsync(d + res, draws.data(), args, cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (draws)");
+    m.graphs.early_input_changed();
+  } else {
+    d_args = m.d_draws;
+  }
+  m.graphs.mix(18, x.data, x.rows, x.cols, d, d_args);
   m.graphs.run([=, &m] { m.launched(cuda::launch_draw_rows(x.data, x.rows, x.cols, d_args, d_out, ws, m.stream), "draw kernels"); });
   m.launch_step();  // the step ends here, as at read()
   check(cudaMemcpyAsync(out.data(), d_out, out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (drawn)");
@@ -922,11 +943,16 @@ void CudaBackend::begin_step(const StepInfo& step) {
       throw_error("CUDA backend: KV slot {} outside the pool", slot);
     }
   }
-  // One upload: [tokens][positions][row_ctx][row_table] as int32, slots as int64, then the block
-  // tables last, so that every pointer below depends only on the row count (stable graph arguments).
+  if (step.draws.size() > n) throw_error("CUDA backend: {} draws for a step of {} tokens", step.draws.size(), n);
+  if (!step.draws.empty()) check_draw_args(int64_t(step.draws.size()), step.draws, step.draws.size());
+  // One upload: [tokens][positions][row_ctx][row_table] as int32, slots as int64, n draws (those
+  // given, then harmless ones), then the block tables last, so that every pointer below depends only
+  // on the row count (stable graph arguments; an early graph of another step of the class reads
+  // this step's inputs where it expects them).
   const size_t n32 = 4 * n;
   const size_t off64 = round_up(n32 * sizeof(int32_t), 8);
-  const size_t off_tables = off64 + step.slot_mapping.size() * sizeof(int64_t);
+  const size_t off_draws = round_up(off64 + step.slot_mapping.size() * sizeof(int64_t), 16);
+  const size_t off_tables = off_draws + n * sizeof(RowDraw);
   // Tensor-core attention tiles and the split path's rows follow the tables (steps that have them
   // are never graphed: only decode steps are).
   // Deterministic mode: every row on the split path (whether a sequence's chunk reaches the
@@ -941,6 +967,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
   std::copy(row_ctx.begin(), row_ctx.end(), h32 + 2 * n);
   std::copy(row_table.begin(), row_table.end(), h32 + 3 * n);
   std::copy(step.slot_mapping.begin(), step.slot_mapping.end(), reinterpret_cast<int64_t*>(h + off64));
+  std::fill_n(reinterpret_cast<RowDraw*>(h + off_draws), n, RowDraw{});
+  std::copy(step.draws.begin(), step.draws.end(), reinterpret_cast<RowDraw*>(h + off_draws));
   std::copy(step.block_tables.begin(), step.block_tables.end(), reinterpret_cast<int32_t*>(h + off_tables));
   std::copy(attn.begin(), attn.end(), reinterpret_cast<int32_t*>(h + off_attn));
   // Grown in powers of two (at least 64 KiB): a new address means new graphs.
@@ -955,6 +983,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.d_slots = reinterpret_cast<int64_t*>(d + off64);
   m.d_tables = reinterpret_cast<int32_t*>(d + off_tables);
   m.n_slots = static_cast<int64_t>(step.slot_mapping.size());
+  m.d_draws = step.draws.empty() ? nullptr : reinterpret_cast<const cuda::DrawArg*>(d + off_draws);
+  m.step_draws.assign(step.draws.begin(), step.draws.end());
   m.n_attn_tiles = attn.empty() ? 0 : attn[0];
   m.n_split_rows = attn.empty() ? 0 : attn[1];
   m.d_attn_tiles = attn.empty() ? nullptr : reinterpret_cast<const cuda::AttnTile*>(d + off_attn + 2 * sizeof(int32_t));
@@ -967,6 +997,9 @@ void CudaBackend::begin_step(const StepInfo& step) {
   if (decode && m.graphs.enabled) {
     m.attn_splits = std::max(kMinGraphSplits, static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
     m.graphs.begin((uint64_t(n) << 32) | uint64_t(m.attn_splits));
+    // The step's inputs are on the stream: the class's last graph can start while the ops are
+    // recorded (cuda_graphs.h; finish() checks the guess).
+    if (m.early_launch) m.graphs.launch_early(m.stream);
   }
   m.begin_seconds += Impl::since(m.step_at);
   m.record_at = std::chrono::steady_clock::now();
@@ -1308,6 +1341,10 @@ void CudaBackend::gather_rows(const Tensor& x, std::span<const int32_t> rows, Te
   const size_t bytes = rows.size() * sizeof(int32_t);
   // The indices go up now (before a recorded step's graph, on the same stream); the graph reads them.
   void* d = m.grow(m.gather_buf, bytes, "gather indices");
+  if (!std::equal(rows.begin(), rows.end(), m.last_gather.begin(), m.last_gather.end())) {
+    m.graphs.early_input_changed();  // an early graph gathered the previous step's rows
+    m.last_gather.assign(rows.begin(), rows.end());
+  }
   std::memcpy(m.gather_staging.acquire(bytes), rows.data(), bytes);
   m.gather_staging.upload(d, bytes, m.stream);
   const auto* idx = static_cast<const int32_t*>(d);

@@ -126,8 +126,12 @@ class CudaBackend final : public Backend {
   // Programmatic dependent launch between the kernels of a decode graph (default on on sm_90;
   // VELLUM_CUDA_PDL=0 turns it off at construction): backend/cuda/pdl.cuh.
   void set_programmatic_launch(bool on);
+  // A decode step's graph launched as soon as its inputs are uploaded, while the ops are recorded
+  // (StepGraphs::launch_early; default on, VELLUM_CUDA_EARLY_LAUNCH=0 turns it off at construction).
+  void set_early_launch(bool on);
   struct GraphStats {
     int64_t captures = 0, replays = 0, eager_fallbacks = 0, programmatic_edges = 0, evictions = 0;
+    int64_t early_hits = 0, early_misses = 0;
     double capture_seconds = 0;  // host time spent capturing and instantiating
   };
   GraphStats graph_stats() const;

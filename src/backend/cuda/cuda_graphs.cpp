@@ -61,6 +61,7 @@ void StepGraphs::clear() {
     if (e.exec != nullptr) (void)cudaGraphExecDestroy(e.exec);
   }
   graphs_.clear();
+  last_fp_.clear();
 }
 
 void StepGraphs::evict_least_recent() {
@@ -94,14 +95,33 @@ void StepGraphs::mix_bytes(const void* p, size_t n) {
 
 void StepGraphs::begin(uint64_t cls) {
   flush();
+  early_fp_ = 0;
+  early_stale_ = false;
   if (!enabled) return;
+  cls_ = cls;
   fp_ = splitmix(cls);
   recording_ = !warm_.insert(cls).second;
+}
+
+bool StepGraphs::launch_early(cudaStream_t stream) {
+  if (!recording_) return false;
+  const auto last = last_fp_.find(cls_);
+  if (last == last_fp_.end() || !last->second.repeated) return false;
+  const auto it = graphs_.find(last->second.last_fp);
+  if (it == graphs_.end() || it->second.exec == nullptr || it->second.epoch != free_epoch()) return false;
+  if (cudaGraphLaunch(it->second.exec, stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  early_fp_ = last->second.last_fp;
+  return true;
 }
 
 void StepGraphs::flush() {
   if (!recording_) return;
   recording_ = false;
+  if (early_fp_ != 0) ++early_misses;  // the ops run now, after the early graph
+  early_fp_ = 0;
   std::vector<std::function<void()>> ops = std::move(ops_);
   ops_.clear();
   for (auto& f : ops) f();
@@ -154,6 +174,19 @@ bool StepGraphs::make_edges_programmatic(cudaGraph_t graph) {
 
 void StepGraphs::finish(cudaStream_t stream) {
   if (!recording_) return;
+  const uint64_t early = early_fp_;
+  early_fp_ = 0;
+  if (early != 0 && early == fp_ && !early_stale_) {  // the early graph was this step's: done
+    recording_ = false;
+    ops_.clear();
+    auto& e = graphs_.at(fp_);
+    e.last_use = ++uses_;
+    e.epoch = free_epoch();
+    ++early_hits;
+    ++replays;
+    return;
+  }
+  if (early != 0) ++early_misses;
   auto it = graphs_.find(fp_);
   if (it == graphs_.end()) {
     if (graphs_.size() >= kMaxGraphs) evict_least_recent();
@@ -161,16 +194,21 @@ void StepGraphs::finish(cudaStream_t stream) {
     cudaGraphExec_t exec = capture(stream);
     capture_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     captures += exec != nullptr ? 1 : 0;
-    it = graphs_.emplace(fp_, Entry{exec, 0}).first;
+    it = graphs_.emplace(fp_, Entry{exec, 0, 0}).first;
   }
   it->second.last_use = ++uses_;
   if (it->second.exec != nullptr) {
     recording_ = false;
     ops_.clear();
     check(cudaGraphLaunch(it->second.exec, stream), "cudaGraphLaunch");
+    it->second.epoch = free_epoch();
+    ClassState& c = last_fp_[cls_];
+    c.repeated = c.last_fp == fp_;
+    c.last_fp = fp_;
     ++replays;
   } else {
     ++eager_fallbacks;
+    last_fp_.erase(cls_);
     flush();
   }
 }

@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_util.h"
 
+#include <atomic>
+
 #include "core/error.h"
 
 namespace vellum::cuda {
@@ -28,14 +30,25 @@ void* device_alloc(size_t bytes, const std::string& what) {
   return p;
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != nullptr) (void)cudaFree(ptr_);
+namespace {
+std::atomic<uint64_t> g_free_epoch{1};
+}  // namespace
+
+void device_free(void* p) {
+  if (p == nullptr) return;
+  g_free_epoch.fetch_add(1);
+  (void)cudaFree(p);
 }
+
+uint64_t free_epoch() { return g_free_epoch.load(); }
+
+DeviceBuffer::~DeviceBuffer() { device_free(ptr_); }
 
 void* DeviceBuffer::ensure(size_t bytes, const char* what) {
   if (bytes <= size_ && ptr_ != nullptr) return ptr_;
   if (ptr_ != nullptr) {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    g_free_epoch.fetch_add(1);
     check(cudaFree(ptr_), "cudaFree");
     ptr_ = nullptr;
     size_ = 0;

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace vellum::cuda {
@@ -16,6 +17,10 @@ void check(cublasStatus_t rc, const char* what);
 
 // cudaMalloc, or vellum::Error "<what> needs X MiB but only Y MiB of Z MiB are free".
 void* device_alloc(size_t bytes, const std::string& what);
+// cudaFree that counts: free_epoch() changes with every device allocation this backend frees, so a
+// graph recorded before can tell that a pointer in it may be stale (StepGraphs::launch_early).
+void device_free(void* p);
+uint64_t free_epoch();
 
 // An owned device allocation that grows (contents not kept) on demand.
 class DeviceBuffer {
