@@ -21,5 +21,5 @@ else
     env "$@" timeout 100 $C --only-bench --batch1-only --model /tmp/l8b-$T.gguf 2>"$O/b1-$T-$L.log" >/dev/null
     echo "$T $L: $(grep 'decode batch 1' $O/b1-$T-$L.log | sed -E 's/.*\[graphs (.*)\]: ([0-9.]+) tok\/s.*-> ([0-9]+)%/\1 \2 (\3%)/' | tr '\n' ' ')"
   }
-  for T in Q4_K_M BF16; do for rep in 1 2; do b1 $T early-on X=1; b1 $T early-off VELLUM_CUDA_EARLY_LAUNCH=0; done; done
+  for T in ${B1_TYPES:-Q4_K_M BF16}; do for rep in $(seq ${REPS:-2}); do b1 $T early-on X=1; b1 $T early-off VELLUM_CUDA_EARLY_LAUNCH=0; done; done
 fi
