@@ -16,7 +16,7 @@ double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::dura
 
 engine::StepTimes minus(const engine::StepTimes& a, const engine::StepTimes& b) {
   return {a.schedule - b.schedule, a.forward - b.forward, a.device_wait - b.device_wait, a.sample - b.sample,
-          a.deliver - b.deliver};
+          a.deliver - b.deliver, a.elapsed - b.elapsed};
 }
 }  // namespace
 
@@ -118,11 +118,10 @@ OfflineResult run_offline(app::LoadedEngine& loaded, const GridPoint& pt, uint64
   for (const auto& f : first) ttft += secs(start, f);
   r.ttft_ms = ttft / pt.batch * 1000;
   r.peak_kv_bytes = peak_blocks.load() * kv_bytes_per_block;
-  // The snapshots lag the token stamps by up to a step (the engine publishes its counters after
-  // delivering a step's tokens); over tens of steps that is close enough to divide by.
+  // The profile's span is the engine's own between the two snapshots (a reader thread may take one
+  // late on a busy machine, so it covers about the steady span; its steps and times agree).
   if (steady_s > 0 && at_first_finish.steps > at_steady.steps) {
     r.steady_steps = at_first_finish.steps - at_steady.steps;
-    r.steady_s = steady_s;
     r.steady_time = minus(at_first_finish.time, at_steady.time);
   }
   return r;

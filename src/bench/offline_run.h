@@ -23,8 +23,7 @@ struct OfflineResult {
   // The engine thread's time over the steady span (stats snapshots taken when the last sequence got
   // its first token and when the first finished): steps and where their time went.
   uint64_t steady_steps = 0;
-  double steady_s = 0;
-  engine::StepTimes steady_time;
+  engine::StepTimes steady_time;  // elapsed: the span
 };
 
 // `salt` makes the prompts distinct between repetitions so the prefix cache never serves them.

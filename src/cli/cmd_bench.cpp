@@ -76,7 +76,10 @@ void bench(BenchOptions o) {
   std::fprintf(stderr, "bench: %s\n", loaded->summary().c_str());
   const uint64_t block_bytes = loaded->kv_bytes_per_block();
 
-  if (!o.no_warmup) bench::run_offline(*loaded, {std::min<uint32_t>(max_p, 16), 4, 1}, 0, block_bytes, sampling);
+  // A short warm-up within the context the grid sized (max_p + max_n).
+  if (!o.no_warmup) {
+    bench::run_offline(*loaded, {std::min<uint32_t>(max_p, 16), std::min<uint32_t>(max_n, 4), 1}, 0, block_bytes, sampling);
+  }
 
   bench::Table table;
   table.columns = {"batch", "prompt", "generate", "reps", "prefill_tok_s", "prefill_sd", "decode_tok_s", "decode_sd",
@@ -90,7 +93,6 @@ void bench(BenchOptions o) {
   for (const auto& pt : grid) {
     std::vector<double> pre, dec, steady, ttft;
     uint64_t peak = 0, steps = 0;
-    double steady_s = 0;
     engine::StepTimes time;
     for (uint32_t r = 0; r < o.reps; ++r) {
       bar.update(done, fmt::format("b={} p={} n={} rep {}", pt.batch, pt.prompt, pt.generate, r + 1));
@@ -101,7 +103,7 @@ void bench(BenchOptions o) {
       ttft.push_back(res.ttft_ms);
       peak = std::max(peak, res.peak_kv_bytes);
       steps += res.steady_steps;
-      steady_s += res.steady_s;
+      time.elapsed += res.steady_time.elapsed;
       time.schedule += res.steady_time.schedule, time.forward += res.steady_time.forward;
       time.device_wait += res.steady_time.device_wait, time.sample += res.steady_time.sample;
       time.deliver += res.steady_time.deliver;
@@ -115,8 +117,8 @@ void bench(BenchOptions o) {
                           a.stddev, b.mean, b.stddev, c.mean, c.stddev, d.mean, d.stddev,
                           double(peak) / double(1u << 20)});
     const double per = steps == 0 ? 0 : 1000.0 / double(steps);
-    const double other = steady_s - time.schedule - time.forward - time.sample - time.deliver;
-    profile.rows.push_back({int64_t(pt.batch), int64_t(pt.prompt), int64_t(pt.generate), int64_t(steps), steady_s * per,
+    const double other = time.elapsed - time.schedule - time.forward - time.sample - time.deliver;
+    profile.rows.push_back({int64_t(pt.batch), int64_t(pt.prompt), int64_t(pt.generate), int64_t(steps), time.elapsed * per,
                             time.schedule * per, time.forward * per, time.device_wait * per, time.sample * per,
                             time.deliver * per, other * per});
   }

@@ -186,6 +186,7 @@ void Engine::loop() {
     std::lock_guard<std::mutex> lock(mutex_);
     core_stats_ = core_.stats();
     core_stats_.time.deliver = deliver_seconds_;
+    core_stats_.time.elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     stats_ = core_stats_.kv;
   }
   // Shutdown: everything still open ends aborted.

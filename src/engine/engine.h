@@ -5,6 +5,7 @@
 // step. Stop strings are applied here, on text, and may span tokens.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -101,6 +102,7 @@ class Engine {
   kv::KvStats stats_;
   EngineStats core_stats_;  // snapshot after the last step
   double deliver_seconds_ = 0;  // the engine thread's time in deliver() (EngineStats::time)
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<uint64_t> rejected_{0};  // requests refused when handed to the core (counted as finished)
   RequestId next_id_ = 1;
   bool stop_ = false;

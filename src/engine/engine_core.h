@@ -50,6 +50,7 @@ struct StepTimes {
   double device_wait = 0;  // of forward: blocked on the device (Backend::device_wait_seconds)
   double sample = 0;       // drawing and accepting tokens
   double deliver = 0;      // detokenizing and pushing stream events (Engine)
+  double elapsed = 0;      // since the Engine started, when the snapshot was taken (Engine)
 };
 
 struct EngineStats {

@@ -80,3 +80,37 @@ def test_bad_arguments(vellum, stories_gguf):
     assert p.returncode != 0 and "repetitions" in p.stderr
     p = run(vellum, "bench", "--help")
     assert "not llama-bench's" in p.stdout and "--max-num-batched-tokens" in p.stdout
+
+
+PROFILE = ["batch", "prompt", "generate", "steps", "step_ms", "schedule_ms", "forward_ms", "device_wait_ms", "sample_ms",
+           "deliver_ms", "other_ms"]
+
+
+def test_step_profile(vellum, stories_gguf):
+    # --step-profile: the steps between the engine's counters when the last sequence got its first token
+    # and when the first finished (read by the bench's reader threads, which may lag the engine on a
+    # busy machine: at most the n - 1 steady steps), and where their time went; the parts plus the
+    # loop's remainder are the step.
+    p = bench(vellum, stories_gguf, "-p", "16", "-n", "40", "-b", "1,8", "-r", "1", "--json", "--step-profile")
+    j = json.loads(p.stdout)
+    prof = j["step_profile"]
+    assert [(r["batch"], r["prompt"], r["generate"]) for r in prof] == [(1, 16, 40), (8, 16, 40)]
+    for r in prof:
+        assert set(r) == set(PROFILE)
+        assert 1 <= r["steps"] <= 40, r
+        assert r["forward_ms"] > 0 and r["device_wait_ms"] == 0, r  # the CPU computes in the caller
+        assert min(r["schedule_ms"], r["sample_ms"], r["deliver_ms"]) >= 0 and r["other_ms"] >= -1e-3, r
+        parts = r["schedule_ms"] + r["forward_ms"] + r["sample_ms"] + r["deliver_ms"]
+        assert r["step_ms"] == pytest.approx(parts + r["other_ms"], abs=1e-6), r
+    for r in j["results"]:
+        assert r["steady_tok_s"] > 0
+    text = bench(vellum, stories_gguf, "-p", "16", "-n", "8", "-b", "2", "-r", "1", "--step-profile").stdout
+    assert "steady-state steps" in text and "deliver_ms" in text
+
+
+def test_no_steady_span_reports_zero(vellum, stories_gguf):
+    # One generated token each: every sequence finishes with its first token, so no step has all of
+    # them decoding. (Also: the warm-up run stays within the context -p + -n sized.)
+    j = json.loads(bench(vellum, stories_gguf, "-p", "16", "-n", "1", "-b", "4", "-r", "1", "--json", "--step-profile").stdout)
+    assert j["results"][0]["steady_tok_s"] == 0
+    assert j["step_profile"][0]["steps"] == 0

@@ -53,9 +53,11 @@ def test_sampling_with_a_seed_is_identical(vellum, stories_gguf):
 
 
 def test_rows_reduced_on_the_backend_are_identical_to_whole_rows(vellum, synth_gguf):
-    # Top-k sampled and greedy rows take their candidates from Backend::top_k_rows / argmax_rows
+    # Top-k sampled and greedy rows take their candidates from Backend::top_k_rows / argmax_rows, and
+    # rows sampled with nothing cut (top-k 0, top-p 1, min-p 0) their token from Backend::draw_rows,
     # unless --whole-logits copies every row back; a 32 000-token vocabulary, all of k in play.
-    for sampling in (["--temp", "1.5", "--top-k", "40", "--top-p", "1", "-s", "11"], []):
+    for sampling in (["--temp", "1.5", "--top-k", "40", "--top-p", "1", "-s", "11"], [],
+                     ["--temp", "1", "--top-k", "0", "--top-p", "1", "--min-p", "0", "-s", "4"]):
         p = proof(vellum, synth_gguf, "", "--whole-logits", "--ignore-eos", *sampling)
         assert p.stdout.strip().splitlines()[-1] == "proof: IDENTICAL: 10 prompts, 240 generated tokens each side", p.stdout
 

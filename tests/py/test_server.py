@@ -198,3 +198,8 @@ def test_metrics_parse_as_prometheus_text(server):
         assert counts[-1] == count > 0
     assert families["vellum:kv_blocks_total"].type == "gauge"
     assert families["vellum:request"].type == "counter"  # vellum:request_total
+    # Where the engine thread's time went (counters by part; forward includes device_wait, 0 on the CPU).
+    parts = {s.labels["part"]: s.value for s in families["vellum:engine_step_seconds"].samples}
+    assert set(parts) == {"schedule", "forward", "device_wait", "sample", "deliver"}
+    assert parts["forward"] > 0 and parts["device_wait"] == 0 and min(parts.values()) >= 0
+    assert families["vellum:engine_steps"].samples[0].value >= 5
