@@ -34,17 +34,29 @@ std::vector<int32_t> sorted_ids(const float* row, size_t n) {
   return ids;
 }
 
+// stories260K on the CPU backend with a pool of 16 blocks of 8 tokens, and a batch builder.
+struct StoriesOnCpu {
+  static constexpr uint32_t kBlock = 8;
+  backend::CpuBackend be{2};
+  model::Transformer model{testing::stories_model(), be};
+  uint32_t vocab = model.hparams().vocab;
+  StoriesOnCpu() { be.init_kv(model.kv_layout(kBlock), 16); }
+  // 5 prompt tokens with logits on every row (the first sequence of every batch here).
+  static engine::Batch first_sequence() {
+    engine::Batch b;
+    b.block_size = kBlock;
+    b.add_sequence({1, 403, 407, 261, 378}, 0, {3, 7}, engine::Batch::Logits::All);
+    return b;
+  }
+};
+
 TEST(LogitRowsKept, PartialRowsMatchTheFullLogitsAndOtherRowsArePacked) {
-  const gguf::GgufFile& file = testing::stories_model();
-  backend::CpuBackend be(2);
-  model::Transformer model(file, be);
-  const uint32_t vocab = model.hparams().vocab, bs = 8;
-  be.init_kv(model.kv_layout(bs), 16);
+  StoriesOnCpu s;
+  auto& model = s.model;
+  const uint32_t vocab = s.vocab;
   // Three sequences in one step: 5 prompt tokens with logits on every row, 3 with the last row, 4 with every row.
   const auto make_batch = [&] {
-    engine::Batch b;
-    b.block_size = bs;
-    b.add_sequence({1, 403, 407, 261, 378}, 0, {3, 7}, engine::Batch::Logits::All);
+    engine::Batch b = StoriesOnCpu::first_sequence();
     b.add_sequence({1, 70, 300}, 0, {0}, engine::Batch::Logits::Last);
     b.add_sequence({1, 9, 42, 88}, 0, {12, 5}, engine::Batch::Logits::All);
     return b;
@@ -123,17 +135,10 @@ TEST(LogitRowsKept, PartialRowsMatchTheFullLogitsAndOtherRowsArePacked) {
 // nothing cut, from the same generator state: draw_rows takes the uniform the sampler would have
 // taken, and rows not drawn stay -1.
 TEST(LogitRowsKept, DrawnRowsGiveTheSamplersToken) {
-  const gguf::GgufFile& file = testing::stories_model();
-  backend::CpuBackend be(2);
-  model::Transformer model(file, be);
-  const uint32_t vocab = model.hparams().vocab, bs = 8;
-  be.init_kv(model.kv_layout(bs), 16);
-  const auto make_batch = [&] {
-    engine::Batch b;
-    b.block_size = bs;
-    b.add_sequence({1, 403, 407, 261, 378}, 0, {3, 7}, engine::Batch::Logits::All);
-    return b;
-  };
+  StoriesOnCpu s;
+  auto& model = s.model;
+  const uint32_t vocab = s.vocab;
+  const auto make_batch = &StoriesOnCpu::first_sequence;
   const std::vector<float> full = model.forward(make_batch());
   const size_t m = 5;
   ASSERT_EQ(full.size(), m * vocab);
