@@ -42,25 +42,31 @@ void top_k_of_row(const float* row, int64_t cols, int k, float* values, int32_t*
   }
 }
 
-int32_t draw_of_row(const float* row, int64_t cols, float temperature, double u, std::vector<double>& w) {
-  if (cols <= 0) return 0;
-  int32_t best = 0;
-  for (int32_t i = 1; i < static_cast<int32_t>(cols); ++i) best = logit_before(row[i], i, row[best], best) ? i : best;
-  const float max_logit = row[best];
-  if (!std::isfinite(max_logit)) return best;  // no finite logit: nothing to weigh
+RowWeights softmax_weights(const float* row, int64_t cols, float temperature, std::vector<double>& w) {
+  RowWeights r;
+  if (cols <= 0) return r;
+  for (int32_t i = 1; i < static_cast<int32_t>(cols); ++i) r.best = logit_before(row[i], i, row[r.best], r.best) ? i : r.best;
+  const float max_logit = row[r.best];
+  if (!std::isfinite(max_logit)) return r;  // no finite logit: nothing to weigh
+  r.finite = true;
   w.resize(static_cast<size_t>(cols));
-  double sum = 0;
   for (size_t i = 0; i < w.size(); ++i) {
     w[i] = std::isnan(row[i]) ? 0.0 : std::exp((row[i] - static_cast<double>(max_logit)) / temperature);
-    sum += w[i];
+    r.sum += w[i];
   }
-  const double r = u * sum;
+  return r;
+}
+
+int32_t draw_of_row(const float* row, int64_t cols, float temperature, double u, std::vector<double>& w) {
+  const RowWeights rw = softmax_weights(row, cols, temperature, w);
+  if (!rw.finite) return rw.best;
+  const double r = u * rw.sum;
   double acc = 0;
   for (size_t i = 0; i < w.size(); ++i) {
     acc += w[i];
     if (r < acc) return static_cast<int32_t>(i);
   }
-  return best;
+  return rw.best;
 }
 
 void check_top_k_args(int64_t rows, int64_t cols, int k, int max_k, size_t values, size_t ids) {

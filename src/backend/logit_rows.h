@@ -18,6 +18,16 @@ void top_k_of_row(const float* row, int64_t cols, int k, float* values, int32_t*
 // logit_before's order), r = u · Σw summed in column order, and the first column whose running sum
 // exceeds r. A row whose best logit is not finite gives that best column (nothing to weigh), as does
 // an r the sum never exceeds (u · Σw rounded up to Σw). `w` is scratch (resized to cols).
+// A row's softmax weights at `temperature` (> 0), unnormalized: w[i] = exp((l_i - max) / temperature)
+// in double (1 for the best), NaN logits 0, and their sum in column order. `best` is the row's best
+// column in logit_before's order; a row whose best logit is not finite has no weights (finite false,
+// w untouched). Shared by draw_of_row and the sampler's min-p / top-p cut.
+struct RowWeights {
+  int32_t best = 0;
+  bool finite = false;
+  double sum = 0;
+};
+RowWeights softmax_weights(const float* row, int64_t cols, float temperature, std::vector<double>& w);
 struct RowDraw {
   double u = 0;            // in [0, 1)
   float temperature = 1;   // > 0

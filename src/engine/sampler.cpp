@@ -59,19 +59,13 @@ int32_t Sampler::sample_all(std::span<const float> logits) {
     return backend::draw_of_row(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature, uniform(), w);
   }
   const auto by_logit = [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); };
-  int32_t best = 0;
-  for (int32_t i = 1; i < static_cast<int32_t>(logits.size()); ++i) best = by_logit(i, best) ? i : best;
-  const float max_logit = logits[static_cast<size_t>(best)];
-  if (!std::isfinite(max_logit)) return best;  // no finite logit: nothing to weigh
-  // Softmax weights at the temperature (unnormalized, the largest 1), in double; NaN weighs 0. The
-  // buffers stay with the thread (the engine's): no fresh megabyte of pages a token.
+  // Softmax weights at the temperature (the largest 1). The buffers stay with the thread (the
+  // engine's): no fresh megabyte of pages a token.
+  const backend::RowWeights rw =
+      backend::softmax_weights(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature, w);
+  if (!rw.finite) return rw.best;  // no finite logit: nothing to weigh
+  const double sum = rw.sum;
   thread_local std::vector<int32_t> ids;
-  w.resize(logits.size());
-  double sum = 0;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    w[i] = std::isnan(logits[i]) ? 0.0 : std::exp((logits[i] - static_cast<double>(max_logit)) / params_.temperature);
-    sum += w[i];
-  }
   // min-p: the tokens weighing at least min_p × the top one (whose weight is 1).
   ids.clear();
   for (size_t i = 0; i < logits.size(); ++i) {

@@ -30,8 +30,8 @@ class CudaBackend final : public Backend {
   void init_kv(const kv::KvLayout& layout, uint32_t num_blocks) override;
   uint32_t kv_blocks() const override;
   void read(const Tensor& t, float* host) override;
-  double device_wait_seconds() const override;
-  std::string activity_report() const override;  // steps, graph replays / captures / fallbacks  // the syncs that end steps (read, argmax_rows, top_k_rows)
+  double device_wait_seconds() const override;  // from a step's last launch to its results on the host
+  std::string activity_report() const override;  // steps, graph replays / early launches / captures, host ms a step
   void argmax_rows(const Tensor& x, std::span<int32_t> out) override;  // on the device (argmax.cu)
   void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;  // topk.cu
   void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) override;  // row_draw.cu

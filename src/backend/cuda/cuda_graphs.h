@@ -72,7 +72,6 @@ class StepGraphs {
   // Host data that the early graph may have read stale changed (an upload during the step): the
   // step's own graph runs at finish() even when the fingerprints match.
   void early_input_changed() { early_stale_ = true; }
-  bool early_launched() const { return early_fp_ != 0; }
   // Ends a recorded step on `stream`: launches its graph (captured first when the fingerprint is
   // new); a step whose capture fails runs its ops eagerly. Nothing when not recording, and no
   // launch when launch_early already ran this very graph.
