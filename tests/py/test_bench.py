@@ -89,8 +89,7 @@ PROFILE = ["batch", "prompt", "generate", "steps", "step_ms", "schedule_ms", "fo
 def test_step_profile(vellum, stories_gguf):
     # --step-profile: the steps between the engine's counters when the last sequence got its first token
     # and when the first finished (read by the bench's reader threads, which may lag the engine on a
-    # busy machine: at most the n - 1 steady steps), and where their time went; the parts plus the
-    # loop's remainder are the step.
+    # busy machine: at most the n - 1 steady steps), and where their time went, within the span.
     p = bench(vellum, stories_gguf, "-p", "16", "-n", "40", "-b", "1,8", "-r", "1", "--json", "--step-profile")
     j = json.loads(p.stdout)
     prof = j["step_profile"]
@@ -99,9 +98,8 @@ def test_step_profile(vellum, stories_gguf):
         assert set(r) == set(PROFILE)
         assert 1 <= r["steps"] <= 40, r
         assert r["forward_ms"] > 0 and r["device_wait_ms"] == 0, r  # the CPU computes in the caller
+        # The parts happen inside the span: the loop's remainder is not negative.
         assert min(r["schedule_ms"], r["sample_ms"], r["deliver_ms"]) >= 0 and r["other_ms"] >= -1e-3, r
-        parts = r["schedule_ms"] + r["forward_ms"] + r["sample_ms"] + r["deliver_ms"]
-        assert r["step_ms"] == pytest.approx(parts + r["other_ms"], abs=1e-6), r
     for r in j["results"]:
         assert r["steady_tok_s"] > 0
     text = bench(vellum, stories_gguf, "-p", "16", "-n", "8", "-b", "2", "-r", "1", "--step-profile").stdout
