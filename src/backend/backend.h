@@ -111,11 +111,12 @@ class Backend {
   // 1 <= k <= min(kMaxTopK, x.cols). Ends the step like read().
   static constexpr int kMaxTopK = 128;
   virtual void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) = 0;
-  // out[r] = a token drawn from row r's softmax at draws[r].temperature (> 0) with the uniform
-  // draws[r].u in [0, 1): logit_rows.h's draw_of_row (sampling with nothing cut, without copying the
-  // rows back). A device may sum the weights in another fixed order (docs/cuda.md): its token can
-  // differ from draw_of_row's only where u·Σw lies within rounding of a boundary between two
-  // columns' running sums. Ends the step like read(). RowDraw: logit_rows.h.
+  // out[r] = a token drawn from row r's softmax at draws[r].temperature (> 0) after draws[r]'s min-p
+  // and top-p cuts, with the uniform draws[r].u in [0, 1): logit_rows.h's draw_of_row (sampling
+  // without top-k, without copying the rows back). Its integer masses make the token independent of
+  // the order a backend sums in; a device's exp may differ from the host's in the last bit, which
+  // moves a token only where a mass rounds the other way and the cut or the draw lands on that unit.
+  // Ends the step like read(). RowDraw: logit_rows.h.
   virtual void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) = 0;
 
   // --- step ---

@@ -278,15 +278,15 @@ std::vector<RequestUpdate> EngineCore::step() {
                        std::vector<int32_t>(table.begin(), table.end()), c.sample ? Batch::Logits::Last : Batch::Logits::None);
   }
   // Rows sampled with nothing applied to their logits need only their first maximum (greedy), their
-  // top_k best candidates, or (nothing cut) a token drawn from the whole row, which the backend
-  // finds without copying the row back (a 128k-token vocabulary is 0.5 MB a row).
+  // top_k best candidates, or (no top-k: min-p and top-p cut on the row) a token drawn from the whole
+  // row, which the backend finds without copying the row back (a 128k-token vocabulary is 0.5 MB a row).
   std::vector<int32_t> keep;
-  std::vector<backend::RowDraw> draws;  // rows drawn whole on the backend: their uniform, taken now
+  std::vector<backend::RowDraw> draws;  // rows drawn on the backend: their cuts and uniform, taken now
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
     keep.push_back(logits_kept(*c.seq));
     draws.push_back({});
-    if (keep.back() == model::Transformer::kDraw) draws.back() = {c.seq->sampler.uniform(), c.seq->request.sampling.temperature};
+    if (keep.back() == model::Transformer::kDraw) draws.back() = c.seq->sampler.row_draw();
   }
   lap(stats_.time.schedule, t);
   const double wait0 = backend_.device_wait_seconds();

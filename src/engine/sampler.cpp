@@ -40,7 +40,13 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (params_.temperature == 0.0f) {
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
-  if (params_.top_k <= 0 || static_cast<size_t>(params_.top_k) >= logits.size()) return sample_all(logits);
+  if (draws_whole_row(logits.size())) {
+    // No top-k cut: min-p and top-p cut the whole row without sorting it (a 128k vocabulary sorted
+    // is ~12 ms a token on one core), the same draw a backend's draw_rows makes. The scratch stays
+    // with the thread (the engine's): no fresh megabytes of pages a token.
+    thread_local backend::DrawScratch scratch;
+    return backend::draw_of_row(logits.data(), static_cast<int64_t>(logits.size()), row_draw(), scratch);
+  }
   const size_t keep = static_cast<size_t>(params_.top_k);
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
@@ -50,78 +56,6 @@ int32_t Sampler::sample(std::span<const float> logits) {
   std::vector<float> values(keep);
   for (size_t i = 0; i < keep; ++i) values[i] = logits[ids[i]];
   return draw(values, ids);
-}
-
-int32_t Sampler::sample_all(std::span<const float> logits) {
-  // Every token: the draw in id order (backend::draw_of_row, which a backend's draw_rows gives too).
-  thread_local std::vector<double> w;
-  if (params_.min_p == 0.0f && params_.top_p >= 1.0f) {
-    return backend::draw_of_row(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature, uniform(), w);
-  }
-  const auto by_logit = [&](int32_t a, int32_t b) { return logit_before(logits[a], a, logits[b], b); };
-  // Softmax weights at the temperature (the largest 1). The buffers stay with the thread (the
-  // engine's): no fresh megabyte of pages a token.
-  const backend::RowWeights rw =
-      backend::softmax_weights(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature, w);
-  if (!rw.finite) return rw.best;  // no finite logit: nothing to weigh
-  const double sum = rw.sum;
-  thread_local std::vector<int32_t> ids;
-  // min-p: the tokens weighing at least min_p × the top one (whose weight is 1).
-  ids.clear();
-  for (size_t i = 0; i < logits.size(); ++i) {
-    if (w[i] > 0.0 && w[i] >= params_.min_p) ids.push_back(static_cast<int32_t>(i));
-  }
-  if (params_.top_p < 1.0f) {
-    // top-p: the shortest prefix of the descending order reaching top_p of the whole mass, found by
-    // a weighted quickselect (partition around a pivot, keep the side where the mass runs out), so
-    // the nucleus is never sorted: linear time however many tokens it holds.
-    const double target = params_.top_p * sum;
-    size_t lo = 0, hi = ids.size(), end = ids.size();
-    double before = 0;  // mass of ids[0, lo): all better than ids[lo, hi)
-    while (hi - lo > 32) {
-      std::swap(ids[lo + (hi - lo) / 2], ids[hi - 1]);  // the middle entry as the pivot, parked at the end
-      const int32_t pivot = ids[hi - 1];
-      const auto mid = static_cast<size_t>(
-          std::partition(ids.begin() + static_cast<ptrdiff_t>(lo), ids.begin() + static_cast<ptrdiff_t>(hi - 1),
-                         [&](int32_t i) { return by_logit(i, pivot); }) -
-          ids.begin());
-      std::swap(ids[mid], ids[hi - 1]);  // the pivot between the better and the worse
-      double better = 0;
-      for (size_t i = lo; i < mid; ++i) better += w[static_cast<size_t>(ids[i])];
-      if (before + better >= target) {
-        hi = mid;  // the mass runs out among the better ones
-      } else if (before + better + w[static_cast<size_t>(pivot)] >= target) {
-        end = mid + 1;  // at the pivot
-        lo = hi = mid + 1;
-        break;
-      } else {
-        before += better + w[static_cast<size_t>(pivot)];
-        lo = mid + 1;
-      }
-    }
-    if (lo < hi) {  // a short run left: order it and walk
-      std::sort(ids.begin() + static_cast<ptrdiff_t>(lo), ids.begin() + static_cast<ptrdiff_t>(hi), by_logit);
-      end = hi;
-      for (size_t i = lo; i < hi; ++i) {
-        before += w[static_cast<size_t>(ids[i])];
-        if (before >= target) {
-          end = i + 1;
-          break;
-        }
-      }
-    }
-    ids.resize(std::max<size_t>(end, 1));
-  }
-  // The draw, over the kept tokens in the order they are in.
-  double total = 0;
-  for (int32_t i : ids) total += w[static_cast<size_t>(i)];
-  const double r = std::uniform_real_distribution<double>(0.0, total)(rng_);
-  double acc = 0;
-  for (int32_t i : ids) {
-    acc += w[static_cast<size_t>(i)];
-    if (r < acc) return i;
-  }
-  return ids.back();
 }
 
 double Sampler::uniform() { return std::generate_canonical<double, std::numeric_limits<double>::digits>(rng_); }
@@ -155,6 +89,7 @@ int32_t Sampler::draw(std::span<const float> values, std::span<const int32_t> id
     for (size_t i = 0; i < n; ++i) {
       cumulative += p[i];
       if (cumulative >= params_.top_p) {
+        while (i + 1 < n && values[i + 1] == values[i]) ++i;  // ties at the cut are all kept (draw_of_row)
         n = i + 1;
         break;
       }

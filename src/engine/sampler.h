@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "backend/logit_rows.h"
+
 namespace vellum::engine {
 
 struct SamplingParams {
@@ -39,23 +41,19 @@ class Sampler {
   // temperature above 0: sample() keeps exactly the first top_k candidates of the whole row, so both
   // give the same token from the same generator state.
   int32_t sample_top(std::span<const float> values, std::span<const int32_t> ids);
-  // Whether sample() draws from the whole row with nothing cut (a temperature above 0, no top-k
-  // below `vocab`, top-p 1, min-p 0): backend::draw_of_row with one uniform() a token, so a backend
-  // can draw the row itself (Backend::draw_rows) with the uniform taken here first.
+  // Whether sample() draws from the whole row (a temperature above 0, no top-k below `vocab`; min-p
+  // and top-p are cut on the row): backend::draw_of_row with one uniform() a token, so a backend can
+  // draw the row itself (Backend::draw_rows) with row_draw(), its uniform taken here first.
   bool draws_whole_row(size_t vocab) const {
-    return params_.temperature > 0.0f && (params_.top_k <= 0 || static_cast<size_t>(params_.top_k) >= vocab) &&
-           params_.top_p >= 1.0f && params_.min_p == 0.0f;
+    return params_.temperature > 0.0f && (params_.top_k <= 0 || static_cast<size_t>(params_.top_k) >= vocab);
   }
+  backend::RowDraw row_draw() { return {uniform(), params_.temperature, params_.min_p, params_.top_p}; }
   // The next uniform in [0, 1) of this sampler's generator (53 random bits).
   double uniform();
 
  private:
   // Temperature, min-p, top-p and the draw over candidates already in logit_before's order.
   int32_t draw(std::span<const float> values, std::span<const int32_t> ids);
-  // No top-k cut: every token a candidate. Sorting a 128k vocabulary (~12 ms a token on one core)
-  // would dominate a step, so nothing is sorted: min-p is a threshold, top-p a weighted quickselect
-  // of the nucleus; the same distribution as sorting everything first.
-  int32_t sample_all(std::span<const float> logits);
 
   SamplingParams params_;
   std::mt19937_64 rng_;

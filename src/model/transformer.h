@@ -40,8 +40,8 @@ class Transformer {
   // The same step when some logit rows are needed only in part: keep[i] for logit row i is 0 for the
   // whole row, 1 for its first maximum (greedy sampling with nothing applied to the logits), k >= 2
   // for its k best candidates (top-k sampling with nothing applied before the cut; k at most
-  // Backend::kMaxTopK and below the vocabulary), kDraw for a token drawn from its whole softmax on
-  // the backend (Backend::draw_rows with draws[i]: sampling with nothing cut). The partial rows are
+  // Backend::kMaxTopK and below the vocabulary), kDraw for a token drawn from its softmax on the
+  // backend (Backend::draw_rows with draws[i]: sampling without top-k, min-p and top-p cut there). The partial rows are
   // reduced on the backend and never copied back (a 128k-token vocabulary is 0.5 MB a row). An
   // empty keep: every row whole. `draws` is empty or has an entry per logit row (read where keep[i]
   // is kDraw).

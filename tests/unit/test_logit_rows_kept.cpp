@@ -145,14 +145,16 @@ TEST(LogitRowsKept, DrawnRowsGiveTheSamplersToken) {
   std::set<int32_t> seen;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     engine::SamplingParams sp;
-    sp.temperature = 0.5f + 0.1f * static_cast<float>(seed % 20), sp.top_k = 0, sp.top_p = 1.0f, sp.min_p = 0.0f;
+    sp.temperature = 0.5f + 0.1f * static_cast<float>(seed % 20), sp.top_k = 0;
+    sp.top_p = seed % 2 == 0 ? 0.9f : 1.0f;  // whole rows, and cut by top-p, min-p or both
+    sp.min_p = seed % 3 == 0 ? 0.05f : 0.0f;
     sp.seed = seed;
     engine::Sampler sampler(sp), twin(sp);
     ASSERT_TRUE(twin.draws_whole_row(vocab));
     std::vector<int32_t> keep = {1, model::Transformer::kDraw, 0, model::Transformer::kDraw, 1};
     std::vector<backend::RowDraw> draws(m);
-    draws[1] = {twin.uniform(), sp.temperature};
-    draws[3] = {twin.uniform(), sp.temperature};
+    draws[1] = twin.row_draw();
+    draws[3] = twin.row_draw();
     const model::Transformer::StepOutput out = model.forward(make_batch(), keep, draws);
     ASSERT_EQ(out.drawn.size(), m);
     EXPECT_EQ(out.drawn[0], -1);
@@ -178,20 +180,97 @@ TEST(LogitRowsKept, DrawOfRowFollowsTheSoftmax) {
   }
   const int steps = 100000;
   std::vector<int> count(row.size(), 0);
-  std::vector<double> w;
-  for (int s = 0; s < steps; ++s) {
-    ++count[static_cast<size_t>(backend::draw_of_row(row.data(), 7, temperature, (s + 0.5) / steps, w))];
-  }
+  backend::DrawScratch s;
+  const auto draw = [&](const std::vector<float>& r, float t, double u) {
+    return backend::draw_of_row(r.data(), static_cast<int64_t>(r.size()), backend::RowDraw{u, t}, s);
+  };
+  for (int i = 0; i < steps; ++i) ++count[static_cast<size_t>(draw(row, temperature, (i + 0.5) / steps))];
   for (size_t i = 0; i < row.size(); ++i) EXPECT_NEAR(double(count[i]) / steps, p[i] / z, 2.0 / steps) << "column " << i;
   EXPECT_EQ(count[1], 0);
   EXPECT_EQ(count[5], 0);
-  EXPECT_EQ(backend::draw_of_row(row.data(), 7, temperature, 0.0, w), 0);  // the first column that weighs anything
-  const std::vector<float> with_inf = {1.0f, inf, 3.0f, inf};
-  EXPECT_EQ(backend::draw_of_row(with_inf.data(), 4, 1.0f, 0.3, w), 1);
-  const std::vector<float> all_nan = {nan, nan, nan};
-  EXPECT_EQ(backend::draw_of_row(all_nan.data(), 3, 1.0f, 0.9, w), 0);
-  const std::vector<float> none = {-inf, nan, -inf};
-  EXPECT_EQ(backend::draw_of_row(none.data(), 3, 1.0f, 0.9, w), 0);
+  EXPECT_EQ(draw(row, temperature, 0.0), 0);  // the first column that weighs anything
+  EXPECT_EQ(draw({1.0f, inf, 3.0f, inf}, 1.0f, 0.3), 1);
+  EXPECT_EQ(draw({nan, nan, nan}, 1.0f, 0.9), 0);
+  EXPECT_EQ(draw({-inf, nan, -inf}, 1.0f, 0.9), 0);
+}
+
+// min-p and top-p as defined, from a reference that sorts the row and sums probabilities in double:
+// min-p keeps the columns of at least min_p × the best's probability, top-p then the largest logits
+// until their share of the whole row reaches top_p (ties at the cut all kept), and the draw gives
+// each kept column its share of the kept mass.
+TEST(LogitRowsKept, DrawOfRowCutsByMinPAndTopP) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> row(300);
+  for (float& v : row) v = std::round(normal(gen) * 4.0f) / 4.0f;  // quarter steps: many ties
+  const float temperature = 0.8f;
+  backend::DrawScratch s;
+  for (const auto& [min_p, top_p] : {std::pair{0.0f, 0.5f}, std::pair{0.0f, 0.9f}, std::pair{0.02f, 1.0f},
+                                      std::pair{0.1f, 0.7f}, std::pair{0.5f, 0.99f}, std::pair{0.0f, 0.001f}}) {
+    std::vector<double> p(row.size());
+    double z = 0;
+    const float best = *std::max_element(row.begin(), row.end());
+    for (size_t i = 0; i < row.size(); ++i) z += p[i] = std::exp((row[i] - static_cast<double>(best)) / temperature);
+    std::vector<bool> kept(row.size());
+    for (size_t i = 0; i < row.size(); ++i) kept[i] = p[i] >= min_p;  // p[i] is relative to the best's 1
+    std::vector<int> order(row.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
+    float floor = -1e30f;
+    double acc = 0;
+    for (int i : order) {
+      if (!kept[i]) continue;
+      acc += p[i] / z;
+      if (acc >= top_p) {
+        floor = row[i];
+        break;
+      }
+    }
+    double total = 0;
+    for (size_t i = 0; i < row.size(); ++i) {
+      kept[i] = kept[i] && row[i] >= floor;
+      total += kept[i] ? p[i] : 0.0;
+    }
+    const int steps = 20000;
+    std::vector<int> count(row.size(), 0);
+    for (int i = 0; i < steps; ++i) {
+      ++count[static_cast<size_t>(backend::draw_of_row(row.data(), 300, {(i + 0.5) / steps, temperature, min_p, top_p}, s))];
+    }
+    for (size_t i = 0; i < row.size(); ++i) {
+      const double want = kept[i] ? p[i] / total : 0.0;
+      EXPECT_NEAR(double(count[i]) / steps, want, 2.0 / steps) << "column " << i << " min_p " << min_p << " top_p " << top_p;
+      if (!kept[i]) {
+        EXPECT_EQ(count[i], 0) << "column " << i << " min_p " << min_p << " top_p " << top_p;
+      }
+    }
+  }
+}
+
+// The masses and the two roundings every backend shares: the best column weighs 2^shift, a row's
+// masses stay below 2^63 at any width, and the draw point stays below the total.
+TEST(LogitRowsKept, DrawMassesAreExactIntegers) {
+  EXPECT_EQ(backend::mass_shift(300), 44);
+  EXPECT_EQ(backend::mass_shift(151936), 44);  // 18 bits of columns
+  EXPECT_EQ(backend::mass_shift(int64_t{1} << 20), 42);
+  for (const int64_t cols : {int64_t{1}, int64_t{1000}, int64_t{262144}, int64_t{1} << 24}) {
+    const int shift = backend::mass_shift(cols);
+    const unsigned __int128 most = static_cast<unsigned __int128>(cols) * backend::mass_of(1.0, shift);
+    EXPECT_LT(most, static_cast<unsigned __int128>(1) << 63) << cols;
+  }
+  EXPECT_EQ(backend::mass_of(1.0, 44), uint64_t{1} << 44);
+  EXPECT_EQ(backend::mass_of(0.0, 44), 0u);
+  EXPECT_EQ(backend::mass_of(std::ldexp(1.0, -46), 44), 0u);   // a quarter unit: rounds to nothing
+  EXPECT_EQ(backend::mass_of(std::ldexp(3.0, -46), 44), 1u);   // three quarters: one unit
+  EXPECT_EQ(backend::mass_of(std::ldexp(5.0, -45), 44), 2u);   // 2.5 units: to even
+  EXPECT_EQ(backend::top_p_target(0.5f, 7), 4u);
+  EXPECT_EQ(backend::top_p_target(1.0f, 7), 7u);
+  EXPECT_EQ(backend::draw_point(0.0, 10), 0u);
+  EXPECT_EQ(backend::draw_point(0.35, 10), 3u);
+  const double most_u = std::nextafter(1.0, 0.0);
+  EXPECT_EQ(backend::draw_point(most_u, uint64_t{1} << 62), (uint64_t{1} << 62) - 512);  // exact: (1 - 2^-53) · 2^62
+  for (const uint64_t total : {uint64_t{1}, uint64_t{3}, (uint64_t{1} << 53) + 1, (uint64_t{1} << 62) - 1, (uint64_t{1} << 63) - 1}) {
+    EXPECT_LT(backend::draw_point(most_u, total), total) << total;  // the double product may round up to the total
+  }
 }
 
 // The CPU backend's draw_rows is draw_of_row a row, and bad draws are refused with a clear error.
@@ -201,14 +280,16 @@ TEST(LogitRowsKept, CpuDrawRowsChecksItsArguments) {
   const float v[15] = {0, 1, 2, 3, 4, 4, 3, 2, 1, 0, 1, 1, 1, 1, 1};
   std::copy(v, v + 15, t.data);
   std::vector<int32_t> out(3);
-  const std::vector<backend::RowDraw> draws = {{0.25, 1.0f}, {0.999, 0.3f}, {0.5, 2.0f}};
+  const std::vector<backend::RowDraw> draws = {{0.25, 1.0f}, {0.999, 0.3f, 0.1f, 0.8f}, {0.5, 2.0f}};
   be.draw_rows(t, draws, out);
-  std::vector<double> w;
-  for (int r = 0; r < 3; ++r) EXPECT_EQ(out[r], backend::draw_of_row(v + 5 * r, 5, draws[r].temperature, draws[r].u, w)) << r;
+  backend::DrawScratch s;
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(out[r], backend::draw_of_row(v + 5 * r, 5, draws[r], s)) << r;
   EXPECT_EQ(out[2], 2);  // equal weights: u = 0.5 lands in the third of five
   for (const backend::RowDraw bad : {backend::RowDraw{1.0, 1.0f}, backend::RowDraw{-0.1, 1.0f}, backend::RowDraw{0.5, 0.0f},
                                      backend::RowDraw{0.5, std::numeric_limits<float>::infinity()},
-                                     backend::RowDraw{std::nan(""), 1.0f}}) {
+                                     backend::RowDraw{std::nan(""), 1.0f}, backend::RowDraw{0.5, 1.0f, -0.1f},
+                                     backend::RowDraw{0.5, 1.0f, 1.5f}, backend::RowDraw{0.5, 1.0f, 0.0f, 0.0f},
+                                     backend::RowDraw{0.5, 1.0f, 0.0f, 1.01f}, backend::RowDraw{0.5, 1.0f, std::nanf("")}}) {
     std::vector<backend::RowDraw> d = draws;
     d[1] = bad;
     EXPECT_THROW(be.draw_rows(t, d, out), Error);

@@ -422,14 +422,14 @@ void check_top_k(Pair& p, int64_t rows, int64_t cols, int k) {
          fmt::format("{} of {} entries differ", differ, n));
 }
 
-// Rows drawn on the device with nothing cut (round 20): draw_rows against the CPU backend's
-// (draw_of_row: the weights summed column by column) on rows of real vocabulary sizes at several
-// temperatures, u spread over [0, 1) with 0 and the largest double below 1 among them, rows with NaN
-// and -inf planted, a row holding +inf, a row all NaN, a constant row. The device sums the weights in
-// another fixed order, so a token may differ only where r = u·Σw lies within rounding of a column
-// boundary: a differing row counts as explained when the host's running sum at the earlier of the
-// two tokens is within 1e-9·Σw of r (or every column between them weighs nothing). The error is the
-// number of unexplained rows; the explained ones are reported. Each row is drawn for 16 values of u.
+// Rows drawn on the device (rounds 20-21): draw_rows against the CPU backend's (draw_of_row) on rows
+// of real vocabulary sizes at several temperatures, each row with its own cuts (nothing, top-p 0.9,
+// min-p 0.05, both, top-p 0.001), u spread over [0, 1) with 0 and the largest double below 1 among
+// them, rows with NaN and -inf planted, a row holding +inf, a row all NaN, a constant row, and rows
+// in steps of 1/8 (ties at the top-p cut). The masses are integers, so the sums agree whatever the
+// order: every token must be the host's. (Only an exp that differs from the host's in the last bit,
+// moving a mass by one unit exactly where the cut or the draw lands, could move one.) Each row is
+// drawn for 16 values of u.
 void check_draw_rows(Pair& p, int64_t rows, int64_t cols) {
   std::vector<float> v = randn(size_t(rows * cols), 3.0f);
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
@@ -439,47 +439,35 @@ void check_draw_rows(Pair& p, int64_t rows, int64_t cols) {
       for (int64_t c = r; c < cols; c += 97) row[c] = nan;
       for (int64_t c = r + 13; c < cols; c += 89) row[c] = -inf;
     }
+    if (r % 5 == 4) {
+      for (int64_t c = 0; c < cols; ++c) row[c] = std::round(row[c] * 8.0f) / 8.0f;
+    }
     if (r == 1 && rows > 4) row[cols / 2] = inf;
     if (r == 2 && rows > 4) std::fill(row, row + cols, nan);
     if (r == rows - 1 && rows > 1) std::fill(row, row + cols, 0.5f);
   }
   auto t = p.tensor(v, rows, cols);
   std::mt19937_64 rng(uint64_t(rows * 1000003 + cols));
-  int64_t unexplained = 0, explained = 0, draws_total = 0;
-  std::vector<double> w;
+  int64_t differ = 0, draws_total = 0, cut = 0;
+  constexpr std::pair<float, float> kCuts[] = {{0.0f, 1.0f}, {0.0f, 0.9f}, {0.05f, 1.0f}, {0.05f, 0.9f}, {0.0f, 0.001f}};
   for (int round = 0; round < 16; ++round) {
     std::vector<backend::RowDraw> d(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
       const double u = round == 0 ? 0.0 : round == 1 ? std::nextafter(1.0, 0.0) : std::generate_canonical<double, 53>(rng);
-      d[size_t(r)] = {u, 0.25f + 0.35f * float((r + round) % 6)};
+      const auto [min_p, top_p] = kCuts[(r + round) % 5];
+      d[size_t(r)] = {u, 0.25f + 0.35f * float((r + round) % 6), min_p, top_p};
+      cut += min_p > 0.0f || top_p < 1.0f;
     }
     std::vector<int32_t> gc(static_cast<size_t>(rows), -1), gg(static_cast<size_t>(rows), -7);
     p.cpu.draw_rows(t.c, d, gc);
     p.gpu.draw_rows(t.g, d, gg);
     for (int64_t r = 0; r < rows; ++r) {
       ++draws_total;
-      if (gc[size_t(r)] == gg[size_t(r)]) continue;
-      const float* row = v.data() + r * cols;
-      const int32_t lo = std::min(gc[size_t(r)], gg[size_t(r)]), hi = std::max(gc[size_t(r)], gg[size_t(r)]);
-      bool ok = lo >= 0 && hi < cols;
-      if (ok) {
-        int32_t best = 0;
-        for (int32_t i = 1; i < int32_t(cols); ++i) best = logit_before(row[i], i, row[best], best) ? i : best;
-        const double m = row[best], temp = d[size_t(r)].temperature;
-        double sum = 0, at_lo = 0, between = 0;
-        for (int32_t i = 0; i < int32_t(cols); ++i) {
-          const double wi = std::isnan(row[i]) ? 0.0 : std::exp((row[i] - m) / temp);
-          sum += wi;
-          if (i == lo) at_lo = sum;
-          if (i > lo && i < hi) between += wi;
-        }
-        ok = std::isfinite(m) && (std::abs(at_lo - d[size_t(r)].u * sum) <= 1e-9 * sum || between == 0.0);
-      }
-      (ok ? explained : unexplained) += 1;
+      differ += gc[size_t(r)] != gg[size_t(r)];
     }
   }
-  record(fmt::format("draw_rows {}x{} (temperatures 0.25-2.0; NaN, -inf, +inf planted)", rows, cols), double(unexplained), 0,
-         fmt::format("{} draws: {} unexplained differences, {} at a rounding boundary", draws_total, unexplained, explained));
+  record(fmt::format("draw_rows {}x{} (temperatures 0.25-2.0; min-p, top-p; NaN, -inf, +inf, ties planted)", rows, cols),
+         double(differ), 0, fmt::format("{} draws ({} with a cut): {} differ", draws_total, cut, differ));
 }
 
 // The rows reduced for sampling: argmax, top-k and draws (also alone: --sampling-only).
@@ -2321,7 +2309,10 @@ void check_early_launch(const std::string& path) {
         }
         const int kind = pattern[step % 16];
         std::vector<int32_t> keep(rows, kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? 40 : model::Transformer::kDraw);
-        std::vector<backend::RowDraw> draws(rows, backend::RowDraw{0.5 + 0.01 * step, 0.9f});
+        // Draws with nothing cut, and (every other step) with top-p and min-p: a step's narrowing
+        // passes make its graph differ from the last one's.
+        std::vector<backend::RowDraw> draws(rows, step % 2 == 0 ? backend::RowDraw{0.5 + 0.01 * step, 0.9f}
+                                                                : backend::RowDraw{0.5 + 0.01 * step, 0.9f, 0.05f, 0.8f});
         const auto o = mg.forward(b, keep, kind == 3 ? std::span<const backend::RowDraw>(draws) : std::span<const backend::RowDraw>{});
         past += uint32_t(nx[0].size());
         for (uint32_t q = 0; q < rows; ++q) {
@@ -2524,15 +2515,19 @@ int run(int argc, char** argv) {
       const std::vector<float> v = randn(size_t(rows * cols), 3.0f);
       float* x = static_cast<float*>(cuda::device_alloc(v.size() * 4, "probe logits"));
       cuda::check(cudaMemcpy(x, v.data(), v.size() * 4, cudaMemcpyHostToDevice), "h2d");
-      std::vector<cuda::DrawArg> args(static_cast<size_t>(rows), cuda::DrawArg{0.37, 0.8f, 0.0f});
+      // The same rows drawn with nothing cut and with top-p 0.9 and min-p 0.05 (the narrowing passes).
+      std::vector<cuda::DrawArg> args(static_cast<size_t>(rows), cuda::DrawArg{0.37, 0.8f, 0.0f, 1.0f, 0.0f});
+      args.resize(2 * args.size(), cuda::DrawArg{0.37, 0.8f, 0.05f, 0.9f, 0.0f});
       auto* d_args = static_cast<cuda::DrawArg*>(cuda::device_alloc(args.size() * sizeof(cuda::DrawArg), "probe draws"));
       cuda::check(cudaMemcpy(d_args, args.data(), args.size() * sizeof(cuda::DrawArg), cudaMemcpyHostToDevice), "h2d");
       auto* oi = static_cast<int32_t*>(cuda::device_alloc(size_t(rows) * 4, "probe results"));
       void* ws = cuda::device_alloc(std::max(cuda::draw_rows_workspace_bytes(rows, cols), cuda::argmax_workspace_bytes(rows, cols)), "probe ws");
-      const double dr = time_ms([&] { cuda::check(cuda::launch_draw_rows(x, rows, cols, d_args, oi, ws, nullptr), "draw"); }, 200);
+      const double dr = time_ms([&] { cuda::check(cuda::launch_draw_rows(x, rows, cols, d_args, false, oi, ws, nullptr), "draw"); }, 200);
+      const double dc = time_ms([&] { cuda::check(cuda::launch_draw_rows(x, rows, cols, d_args + rows, true, oi, ws, nullptr), "draw"); }, 200);
       const double am = time_ms([&] { cuda::check(cuda::launch_argmax_rows(x, rows, cols, oi, ws, nullptr), "argmax"); }, 200);
-      std::printf("draw probe %lld x %lld: draw_rows %.1f us, argmax_rows %.1f us (host-timed, launches included)\n",
-                  (long long)rows, (long long)cols, dr * 1e3, am * 1e3);
+      std::printf("draw probe %lld x %lld: draw_rows %.1f us (nothing cut), %.1f us (top-p 0.9, min-p 0.05), argmax_rows %.1f us "
+                  "(host-timed, launches included)\n",
+                  (long long)rows, (long long)cols, dr * 1e3, dc * 1e3, am * 1e3);
       return 0;
     } else if (a == "--attn-probe" && i + 2 < argc) {  // CTX NSEQ: one decode attention case, for a profiler
       const uint32_t ctx = uint32_t(std::atoi(argv[i + 1])), nseq = uint32_t(std::atoi(argv[i + 2]));

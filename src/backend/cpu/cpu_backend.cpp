@@ -94,10 +94,9 @@ void CpuBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, std
 void CpuBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) {
   check_draw_args(x.rows, draws, out.size());
   pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
-    std::vector<double> w;
+    DrawScratch scratch;
     for (int64_t r = begin; r < end; ++r) {
-      const RowDraw& d = draws[static_cast<size_t>(r)];
-      out[static_cast<size_t>(r)] = draw_of_row(x.data + r * x.cols, x.cols, d.temperature, d.u, w);
+      out[static_cast<size_t>(r)] = draw_of_row(x.data + r * x.cols, x.cols, draws[static_cast<size_t>(r)], scratch);
     }
   });
 }

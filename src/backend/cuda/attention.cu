@@ -2,6 +2,7 @@
 // (prefill / verify chunks). See attention.h for what each computes.
 
 #include "backend/cuda/attention.h"
+#include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/warp_reduce.cuh"
@@ -148,22 +149,8 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 
 // ---- fused merge of a row's spans (both 16-bit decode kernels) ----------------------------------
 
-// After a block has written its spans' partials: count them in on the (row, KV head group)'s
-// arrival counter; the block that completes the row returns true (and has reset the counter).
-__device__ __forceinline__ bool arrive_last(int32_t* cnt, int n, int spans) {
-  __shared__ int last_flag;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const int before = atomicAdd(cnt, n);
-    last_flag = before + n == spans;
-    if (before + n == spans) *cnt = 0;  // every block of this (row, group) has arrived
-  }
-  __syncthreads();
-  const bool last = last_flag;
-  if (last) __threadfence();
-  return last;
-}
+// After a block has written its spans' partials it counts them in on the (row, KV head group)'s
+// arrival counter (arrive_last.cuh); the block that completes the row merges it.
 
 // Warp merges head `head` of row (rl, r) over its `spans` (≤ kAttnFuseSpans) partials: the max
 // and the weight sum by butterflies over lanes (lane s takes span s), the V sums in span order, each

@@ -833,7 +833,9 @@ void CudaBackend::top_k_rows(const Tensor& x, int k, std::span<float> values, st
 
 void CudaBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) {
   static_assert(sizeof(RowDraw) == sizeof(cuda::DrawArg) && offsetof(RowDraw, u) == offsetof(cuda::DrawArg, u) &&
-                    offsetof(RowDraw, temperature) == offsetof(cuda::DrawArg, temperature),
+                    offsetof(RowDraw, temperature) == offsetof(cuda::DrawArg, temperature) &&
+                    offsetof(RowDraw, min_p) == offsetof(cuda::DrawArg, min_p) &&
+                    offsetof(RowDraw, top_p) == offsetof(cuda::DrawArg, top_p),
                 "the draws are copied to the device as they are");
   Impl& m = *impl_;
   m.touch({x});
@@ -856,8 +858,12 @@ void CudaBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std
   } else {
     d_args = m.d_draws;
   }
-  m.graphs.mix(18, x.data, x.rows, x.cols, d, d_args);
-  m.graphs.run([=, &m] { m.launched(cuda::launch_draw_rows(x.data, x.rows, x.cols, d_args, d_out, ws, m.stream), "draw kernels"); });
+  // Top-p's narrowing passes run only in steps where some row has top-p.
+  const bool top_p = std::any_of(draws.begin(), draws.end(), [](const RowDraw& r) { return r.top_p < 1.0f; });
+  m.graphs.mix(18, x.data, x.rows, x.cols, d, d_args, top_p);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_draw_rows(x.data, x.rows, x.cols, d_args, top_p, d_out, ws, m.stream), "draw kernels");
+  });
   m.launch_step();  // the step ends here, as at read()
   check(cudaMemcpyAsync(out.data(), d_out, out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (drawn)");
   m.wait_for_stream("cudaStreamSynchronize (draws)");

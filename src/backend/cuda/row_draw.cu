@@ -1,4 +1,5 @@
 #include "backend/cuda/row_draw.h"
+#include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/logit_key.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/warp_reduce.cuh"
@@ -9,15 +10,87 @@
 namespace vellum::cuda {
 namespace {
 
+using u64 = unsigned long long;
+
 constexpr int kThreads = 256, kWarps = kThreads / 32;
-constexpr int kChunk = kDrawPart / kThreads;  // consecutive columns a thread sums
+constexpr int kChunk = kDrawPart / kThreads;  // columns a thread takes in a part
 static_assert(kChunk * kThreads == kDrawPart, "a part is the block's chunks");
+constexpr int kBins = 256, kPasses = 4;  // top-p's cut: 8 bits of the value key a pass
+static_assert(kBins == kThreads, "a thread a histogram bin");
 
 int parts_of(int64_t cols) { return static_cast<int>((cols + kDrawPart - 1) / kDrawPart); }
 
-// A column's weight, with draw_of_row's expression (float operands promoted to double).
+// A row's progress, in the workspace.
+struct RowState {
+  u64 above;      // kept mass with value keys above the current bin range (top-p)
+  u64 target;     // top_p_target of the row's mass
+  u64 kept;       // the draw's total: the mass that survives both cuts
+  uint32_t floor;  // top-p's cut V as a value key: its bits fixed so far (0: nothing cut)
+  int32_t cut;     // top-p cuts this row (passes 3-4)
+  int32_t arrived;  // blocks of the pass done (arrive_last)
+  int32_t unused;
+};
+
+struct Workspace {
+  uint64_t* keys;  // rows × parts: the parts' best keys
+  u64* mass;       // rows × parts: the parts' whole masses
+  u64* kept;       // rows × parts: the parts' kept masses
+  u64* hist;       // rows × kPasses × kBins
+  RowState* state;  // rows
+};
+Workspace views(void* ws, int64_t rows, int parts) {
+  Workspace w;
+  w.keys = static_cast<uint64_t*>(ws);
+  w.mass = reinterpret_cast<u64*>(w.keys + rows * parts);
+  w.kept = w.mass + rows * parts;
+  w.hist = w.kept + rows * parts;
+  w.state = reinterpret_cast<RowState*>(w.hist + rows * kPasses * kBins);
+  return w;
+}
+
+// A column's weight, with draw_of_row's expression (float operands promoted to double), and its
+// mass (logit_rows.h's mass_shift and mass_of).
 __device__ __forceinline__ double weight(float v, float max_logit, float temperature) {
   return isnan(v) ? 0.0 : exp((static_cast<double>(v) - static_cast<double>(max_logit)) / static_cast<double>(temperature));
+}
+__device__ __forceinline__ double mass_scale(int64_t cols) {
+  const int bits = 64 - __clzll(static_cast<long long>(cols));
+  return static_cast<double>(1ull << min(44, 63 - bits));
+}
+__device__ __forceinline__ u64 mass_of(double w, double scale) { return w > 0.0 ? __double2ull_rn(w * scale) : 0ull; }
+// The high half of key_of: the logit's order alone (-0 as +0, NaN lowest).
+__device__ __forceinline__ uint32_t value_key(float v) { return static_cast<uint32_t>(key_of(v, 0) >> 32); }
+
+__device__ __forceinline__ u64 warp_sum_u64(u64 v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+// The block's sum, in thread 0 (s: kWarps entries).
+__device__ __forceinline__ u64 block_sum(u64 v, u64* s) {
+  v = warp_sum_u64(v);
+  if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = v;
+  __syncthreads();
+  u64 t = 0;
+  if (threadIdx.x == 0) {
+    for (int w = 0; w < kWarps; ++w) t += s[w];
+  }
+  __syncthreads();  // s is reused
+  return t;
+}
+// The block's inclusive prefix sum in thread order (s: kWarps entries).
+__device__ __forceinline__ u64 block_scan(u64 v, u64* s) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int o = 1; o < 32; o *= 2) {
+    const u64 y = __shfl_up_sync(kFull, v, o);
+    if (lane >= o) v += y;
+  }
+  if (lane == 31) s[warp] = v;
+  __syncthreads();
+  for (int w = 0; w < warp; ++w) v += s[w];
+  __syncthreads();  // s is reused
+  return v;
 }
 
 // The row's best key from its parts' best keys (every thread reads them: a handful of broadcasts).
@@ -27,47 +100,50 @@ __device__ __forceinline__ uint64_t row_best_key(const uint64_t* part_keys, int 
   return k;
 }
 
-struct ChunkScan {
-  double before;  // the part's weight before this thread's chunk
-  double total;   // the part's weight
-};
-
-// Part `part` of the row scanned in its fixed order: each thread sums its 16 consecutive columns in
-// column order; the chunks are scanned within each warp (shuffles, a fixed pattern) and the warps
-// in order. Every block that scans the part gets the same bits.
-__device__ ChunkScan scan_part(const float* row, int64_t cols, int part, float max_logit, float temperature, double* s) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t c0 = static_cast<int64_t>(part) * kDrawPart + threadIdx.x * kChunk;
-  double sum = 0;
-#pragma unroll
-  for (int j = 0; j < kChunk; ++j) {
-    if (c0 + j < cols) sum += weight(row[c0 + j], max_logit, temperature);
-  }
-  double inclusive = sum;
-#pragma unroll
-  for (int o = 1; o < 32; o *= 2) {
-    const double y = __shfl_up_sync(kFull, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
-  double exclusive = __shfl_up_sync(kFull, inclusive, 1);
-  if (lane == 0) exclusive = 0;
-  if (lane == 31) s[warp] = inclusive;
+// Top-p's narrowing after pass `pass`'s histogram is complete (the row's last block, every thread):
+// the bin, from the top, where the kept mass reaches the target; its bits join the floor, and the
+// mass above it joins `above`. After the last pass the floor is V and the kept mass known. No bin
+// (not reached: cannot happen once the row's kept mass reached the target) leaves the row uncut.
+__device__ void narrow(RowState& st, const u64* hist, int pass, u64* s) {
+  __shared__ int s_bin;
+  __shared__ u64 s_above, s_equal;
+  const int bin = kBins - 1 - static_cast<int>(threadIdx.x);  // thread 0 the top bin
+  const u64 h = __ldcg(hist + bin);
+  const u64 incl = block_scan(h, s);  // the mass of bins >= bin
+  if (threadIdx.x == 0) s_bin = -1;
   __syncthreads();
-  double base = 0, total = 0;
-  for (int w = 0; w < kWarps; ++w) {
-    if (w < warp) base += s[w];
-    total += s[w];
+  if (st.above + incl - h < st.target && st.above + incl >= st.target) {
+    s_bin = bin;
+    s_above = st.above + incl - h;
+    s_equal = h;
   }
-  __syncthreads();  // s is reused
-  return {base + exclusive, total};
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (s_bin < 0) {
+      st.cut = 0;
+      st.floor = 0;
+    } else {
+      st.floor |= static_cast<uint32_t>(s_bin) << (24 - 8 * pass);
+      st.above = s_above;
+      if (pass == kPasses - 1) st.kept = s_above + s_equal;
+    }
+  }
 }
 
-// Block (part, row): the part's best key.
+// Block (part, row): the part's best key. Block 0 of a row also resets the row's arrival counter
+// and, for top-p, its histograms.
 __global__ void __launch_bounds__(kThreads) draw_part_max_kernel(const float* __restrict__ x, int64_t cols, int parts,
-                                                                 uint64_t* __restrict__ part_keys) {
+                                                                 bool top_p, Workspace ws) {
   pdl_wait();
   __shared__ uint64_t s[kWarps];
-  const float* row = x + static_cast<int64_t>(blockIdx.y) * cols;
+  const int r = static_cast<int>(blockIdx.y);
+  const float* row = x + static_cast<int64_t>(r) * cols;
+  if (blockIdx.x == 0) {
+    if (threadIdx.x == 0) ws.state[r].arrived = 0;
+    if (top_p) {
+      for (int i = threadIdx.x; i < kPasses * kBins; i += kThreads) ws.hist[static_cast<int64_t>(r) * kPasses * kBins + i] = 0;
+    }
+  }
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
   uint64_t best = 0;
 #pragma unroll
@@ -83,108 +159,228 @@ __global__ void __launch_bounds__(kThreads) draw_part_max_kernel(const float* __
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < kWarps; ++w) best = s[w] > best ? s[w] : best;
-    part_keys[static_cast<int64_t>(blockIdx.y) * parts + blockIdx.x] = best;
+    ws.keys[static_cast<int64_t>(r) * parts + blockIdx.x] = best;
   }
 }
 
-// Block (part, row): the part's weight (0 for a row without a finite best logit).
-__global__ void __launch_bounds__(kThreads) draw_part_sum_kernel(const float* __restrict__ x, int64_t cols, int parts,
-                                                                 const DrawArg* __restrict__ args,
-                                                                 const uint64_t* __restrict__ part_keys,
-                                                                 double* __restrict__ part_sums) {
+// Block (part, row): the part's whole and min-p-kept masses, and (top-p) pass 0's histogram. The
+// row's last block sets its target and its first bin, or its kept mass when top-p cuts nothing.
+__global__ void __launch_bounds__(kThreads) draw_part_mass_kernel(const float* __restrict__ x, int64_t cols, int parts,
+                                                                  const DrawArg* __restrict__ args, Workspace ws) {
   pdl_wait();
-  __shared__ double s[kWarps];
+  __shared__ u64 s[kWarps], s_hist[kBins];
   const int r = static_cast<int>(blockIdx.y);
   const float* row = x + static_cast<int64_t>(r) * cols;
-  const float max_logit = row[id_of(row_best_key(part_keys + static_cast<int64_t>(r) * parts, parts))];
-  double total = 0;
-  if (isfinite(max_logit)) total = scan_part(row, cols, static_cast<int>(blockIdx.x), max_logit, args[r].temperature, s).total;
-  if (threadIdx.x == 0) part_sums[static_cast<int64_t>(r) * parts + blockIdx.x] = total;
+  const float max_logit = row[id_of(row_best_key(ws.keys + static_cast<int64_t>(r) * parts, parts))];
+  const DrawArg a = args[r];
+  const bool hist = a.top_p < 1.0f && isfinite(max_logit);
+  s_hist[threadIdx.x] = 0;
+  __syncthreads();
+  u64 whole = 0, kept = 0;
+  if (isfinite(max_logit)) {
+    const double scale = mass_scale(cols);
+    const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
+#pragma unroll 4
+    for (int j = 0; j < kChunk; ++j) {
+      const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
+      if (c >= cols) break;
+      const float v = row[c];
+      const double w = weight(v, max_logit, a.temperature);
+      const u64 m = mass_of(w, scale);
+      whole += m;
+      if (w >= a.min_p && m != 0) {
+        kept += m;
+        if (hist) atomicAdd(&s_hist[value_key(v) >> 24], m);
+      }
+    }
+  }
+  whole = block_sum(whole, s);
+  kept = block_sum(kept, s);
+  u64* h0 = ws.hist + static_cast<int64_t>(r) * kPasses * kBins;
+  if (hist && s_hist[threadIdx.x] != 0) atomicAdd(h0 + threadIdx.x, s_hist[threadIdx.x]);
+  if (threadIdx.x == 0) {
+    ws.mass[static_cast<int64_t>(r) * parts + blockIdx.x] = whole;
+    ws.kept[static_cast<int64_t>(r) * parts + blockIdx.x] = kept;
+  }
+  if (!arrive_last(&ws.state[r].arrived, 1, parts)) return;
+  RowState& st = ws.state[r];
+  if (threadIdx.x == 0) {
+    u64 row_mass = 0, row_kept = 0;
+    for (int p = 0; p < parts; ++p) {
+      row_mass += __ldcg(ws.mass + static_cast<int64_t>(r) * parts + p);
+      row_kept += __ldcg(ws.kept + static_cast<int64_t>(r) * parts + p);
+    }
+    // logit_rows.h's top_p_target
+    st.target = static_cast<u64>(ceil(__dmul_rn(static_cast<double>(a.top_p), __ull2double_rn(row_mass))));
+    st.cut = hist && row_kept >= st.target;
+    st.kept = row_kept;
+    st.above = 0;
+    st.floor = 0;
+  }
+  __syncthreads();
+  if (st.cut) narrow(st, h0, 0, s);  // block-uniform: written by thread 0 before the barrier
 }
 
-// Block (0, row): r = u · Σ parts, the part where the running part sums pass r, then the first
-// column of it whose running sum passes r (a thread per chunk; the smallest column found wins: a
-// chunk past the boundary finds its first column at once). Rounding can leave the chosen part
-// without a crossing: then its last column that weighs anything; r past every part: the best column.
-__global__ void __launch_bounds__(kThreads) draw_pick_kernel(const float* __restrict__ x, int64_t cols, int parts,
-                                                             const DrawArg* __restrict__ args,
-                                                             const uint64_t* __restrict__ part_keys,
-                                                             const double* __restrict__ part_sums, int32_t* __restrict__ out) {
+// Block (part, row), rows that top-p cuts: pass `pass` (1..3) of the narrowing, the histogram of the
+// next 8 key bits over the kept columns whose higher bits are the floor's so far.
+__global__ void __launch_bounds__(kThreads) draw_radix_kernel(const float* __restrict__ x, int64_t cols, int parts,
+                                                              const DrawArg* __restrict__ args, int pass, Workspace ws) {
   pdl_wait();
-  __shared__ double s[kWarps];
-  __shared__ int s_part, s_first, s_last;
-  __shared__ double s_base;
+  __shared__ u64 s[kWarps], s_hist[kBins];
+  const int r = static_cast<int>(blockIdx.y);
+  RowState& st = ws.state[r];
+  if (!st.cut) return;  // block-uniform
+  const float* row = x + static_cast<int64_t>(r) * cols;
+  const float max_logit = row[id_of(row_best_key(ws.keys + static_cast<int64_t>(r) * parts, parts))];
+  const DrawArg a = args[r];
+  const int high = 32 - 8 * pass;  // the floor's bits fixed so far are those at and above `high`
+  const uint32_t prefix = st.floor >> high;
+  s_hist[threadIdx.x] = 0;
+  __syncthreads();
+  const double scale = mass_scale(cols);
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
+#pragma unroll 4
+  for (int j = 0; j < kChunk; ++j) {
+    const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
+    if (c >= cols) break;
+    const float v = row[c];
+    const uint32_t k = value_key(v);
+    if (k >> high != prefix) continue;
+    const double w = weight(v, max_logit, a.temperature);
+    const u64 m = mass_of(w, scale);
+    if (w >= a.min_p && m != 0) atomicAdd(&s_hist[(k >> (high - 8)) & 255u], m);
+  }
+  __syncthreads();
+  u64* h = ws.hist + (static_cast<int64_t>(r) * kPasses + pass) * kBins;
+  if (s_hist[threadIdx.x] != 0) atomicAdd(h + threadIdx.x, s_hist[threadIdx.x]);
+  if (!arrive_last(&st.arrived, 1, parts)) return;
+  narrow(st, h, pass, s);
+}
+
+// Block (part, row), rows that top-p cuts: the part's kept mass (min-p, and logits >= V).
+__global__ void __launch_bounds__(kThreads) draw_part_kept_kernel(const float* __restrict__ x, int64_t cols, int parts,
+                                                                  const DrawArg* __restrict__ args, Workspace ws) {
+  pdl_wait();
+  __shared__ u64 s[kWarps];
+  const int r = static_cast<int>(blockIdx.y);
+  const RowState& st = ws.state[r];
+  if (!st.cut) return;  // block-uniform; the part's kept mass is the min-p one already
+  const float* row = x + static_cast<int64_t>(r) * cols;
+  const float max_logit = row[id_of(row_best_key(ws.keys + static_cast<int64_t>(r) * parts, parts))];
+  const DrawArg a = args[r];
+  const uint32_t floor = st.floor;
+  const double scale = mass_scale(cols);
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
+  u64 kept = 0;
+#pragma unroll 4
+  for (int j = 0; j < kChunk; ++j) {
+    const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
+    if (c >= cols) break;
+    const float v = row[c];
+    if (value_key(v) < floor) continue;
+    const double w = weight(v, max_logit, a.temperature);
+    if (w >= a.min_p) kept += mass_of(w, scale);
+  }
+  kept = block_sum(kept, s);
+  if (threadIdx.x == 0) ws.kept[static_cast<int64_t>(r) * parts + blockIdx.x] = kept;
+}
+
+// Block (0, row): r = draw_point(u, kept mass); the part where the running kept masses pass r, then
+// the first kept column of it whose running mass passes r (a thread a chunk of 16 consecutive
+// columns, the chunks' masses scanned in order; the one chunk that crosses r walks its columns).
+// A row without a finite best logit gives its best column.
+__global__ void __launch_bounds__(kThreads) draw_pick_kernel(const float* __restrict__ x, int64_t cols, int parts,
+                                                             const DrawArg* __restrict__ args, Workspace ws,
+                                                             int32_t* __restrict__ out) {
+  pdl_wait();
+  __shared__ u64 s[kWarps];
+  __shared__ int s_part, s_token;
+  __shared__ u64 s_base, s_point;
   const int r = static_cast<int>(blockIdx.y);
   const float* row = x + static_cast<int64_t>(r) * cols;
-  const double* sums = part_sums + static_cast<int64_t>(r) * parts;
-  const int best = id_of(row_best_key(part_keys + static_cast<int64_t>(r) * parts, parts));
+  const int best = id_of(row_best_key(ws.keys + static_cast<int64_t>(r) * parts, parts));
   const float max_logit = row[best];
-  const float temperature = args[r].temperature;
+  const DrawArg a = args[r];
+  const RowState& st = ws.state[r];
   if (threadIdx.x == 0) {
-    double total = 0;
-    for (int p = 0; p < parts; ++p) total += sums[p];
-    const double target = args[r].u * total;
-    int part = -1;
-    double acc = 0;
-    for (int p = 0; p < parts && isfinite(max_logit); ++p) {
-      const double next = acc + sums[p];
-      if (target < next) {
-        part = p;
-        break;
+    const u64 total = st.kept;
+    s_part = -1;
+    s_token = best;
+    if (isfinite(max_logit) && total > 0) {
+      // logit_rows.h's draw_point
+      u64 point = static_cast<u64>(floor(__dmul_rn(a.u, __ull2double_rn(total))));
+      point = point < total ? point : total - 1;
+      u64 acc = 0;
+      for (int p = 0; p < parts; ++p) {
+        const u64 next = acc + ws.kept[static_cast<int64_t>(r) * parts + p];
+        if (point < next) {
+          s_part = p;
+          break;
+        }
+        acc = next;
       }
-      acc = next;
+      s_base = acc;
+      s_point = point;
     }
-    s_part = part;
-    s_base = acc;
-    s_first = INT_MAX;
-    s_last = -1;
-    s[0] = target;  // handed over in s, which scan_part overwrites only after its first barrier
   }
   __syncthreads();
   const int part = s_part;
-  const double target = s[0];
-  if (part < 0) {
-    if (threadIdx.x == 0) out[r] = best;
-    return;
-  }
-  __syncthreads();  // everyone has read s[0]
-  const ChunkScan c = scan_part(row, cols, part, max_logit, temperature, s);
-  const int64_t c0 = static_cast<int64_t>(part) * kDrawPart + threadIdx.x * kChunk;
-  double acc = s_base + c.before;
-  int first = INT_MAX, last = -1;
+  if (part >= 0) {  // block-uniform
+    const uint32_t floor = st.cut ? st.floor : 0u;
+    const double scale = mass_scale(cols);
+    const int64_t c0 = static_cast<int64_t>(part) * kDrawPart + threadIdx.x * kChunk;
+    u64 mine = 0;
 #pragma unroll
-  for (int j = 0; j < kChunk; ++j) {
-    if (c0 + j >= cols) break;
-    const double w = weight(row[c0 + j], max_logit, temperature);
-    if (w > 0.0) {
-      acc += w;
-      last = static_cast<int>(c0 + j);
-      if (first == INT_MAX && target < acc) first = last;
+    for (int j = 0; j < kChunk; ++j) {
+      const int64_t c = c0 + j;
+      if (c >= cols) break;
+      const float v = row[c];
+      if (value_key(v) < floor) continue;
+      const double w = weight(v, max_logit, a.temperature);
+      if (w >= a.min_p) mine += mass_of(w, scale);
     }
+    const u64 point = s_point;
+    u64 acc = s_base + block_scan(mine, s) - mine;  // the kept mass before this chunk
+    if (acc <= point && point < acc + mine) {  // exactly one chunk
+      for (int j = 0; j < kChunk; ++j) {
+        const int64_t c = c0 + j;
+        if (c >= cols) break;
+        const float v = row[c];
+        if (value_key(v) < floor) continue;
+        const double w = weight(v, max_logit, a.temperature);
+        if (w >= a.min_p) acc += mass_of(w, scale);
+        if (point < acc) {
+          s_token = static_cast<int>(c);
+          break;
+        }
+      }
+    }
+    __syncthreads();
   }
-  if (first != INT_MAX) atomicMin(&s_first, first);
-  if (last >= 0) atomicMax(&s_last, last);
-  __syncthreads();
-  if (threadIdx.x == 0) out[r] = s_first != INT_MAX ? s_first : s_last >= 0 ? s_last : best;
+  if (threadIdx.x == 0) out[r] = s_token;
 }
 
 }  // namespace
 
 size_t draw_rows_workspace_bytes(int64_t rows, int64_t cols) {
-  return static_cast<size_t>(rows) * static_cast<size_t>(parts_of(cols)) * (sizeof(uint64_t) + sizeof(double));
+  return static_cast<size_t>(rows) *
+         (static_cast<size_t>(parts_of(cols)) * 3 * sizeof(uint64_t) + kPasses * kBins * sizeof(u64) + sizeof(RowState));
 }
 
-cudaError_t launch_draw_rows(const float* x, int64_t rows, int64_t cols, const DrawArg* args, int32_t* out, void* ws,
-                             cudaStream_t stream) {
+cudaError_t launch_draw_rows(const float* x, int64_t rows, int64_t cols, const DrawArg* args, bool top_p, int32_t* out,
+                             void* ws, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (rows > 65535 || cols >= INT_MAX) return cudaErrorInvalidValue;
   const int parts = parts_of(cols);
-  auto* keys = static_cast<uint64_t*>(ws);
-  auto* sums = reinterpret_cast<double*>(keys + rows * parts);
+  const Workspace w = views(ws, rows, parts);
   const dim3 grid(static_cast<unsigned>(parts), static_cast<unsigned>(rows));
-  draw_part_max_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, keys);
-  draw_part_sum_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, keys, sums);
-  draw_pick_kernel<<<dim3(1, static_cast<unsigned>(rows)), kThreads, 0, stream>>>(x, cols, parts, args, keys, sums, out);
+  draw_part_max_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, top_p, w);
+  draw_part_mass_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, w);
+  if (top_p) {
+    for (int pass = 1; pass < kPasses; ++pass) draw_radix_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, pass, w);
+    draw_part_kept_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, w);
+  }
+  draw_pick_kernel<<<dim3(1, static_cast<unsigned>(rows)), kThreads, 0, stream>>>(x, cols, parts, args, w, out);
   return cudaGetLastError();
 }
 
