@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/logit_edits.h"
 #include "backend/logit_rows.h"
 #include "backend/rope_config.h"
 #include "core/tensor_type.h"
@@ -61,6 +62,10 @@ struct StepInfo {
   // The draws this step's draw_rows will get (one per logit row), or empty: known before the step,
   // so a device backend uploads them with the step's other inputs.
   std::span<const RowDraw> draws = {};
+  // The logit edits edit_logits will apply (logit_edits.h: row r's are edits[edit_rows[r],
+  // edit_rows[r + 1])), or empty; uploaded with the step's inputs too.
+  std::span<const LogitEdit> edits = {};
+  std::span<const uint32_t> edit_rows = {};
 };
 
 struct AttentionShape {
@@ -118,6 +123,11 @@ class Backend {
   // moves a token only where a mass rounds the other way and the cut or the draw lands on that unit.
   // Ends the step like read(). RowDraw: logit_rows.h.
   virtual void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) = 0;
+  // Applies the step's logit edits (StepInfo::edits) to the logit rows x (row r of x is logit row r),
+  // in place, with logit_edits.h's apply_logit_edit: a request's bias, suppressed tokens and
+  // penalties, so that its row can still be reduced here. Throws vellum::Error naming the problem
+  // for edits that do not fit x (check_logit_edits).
+  virtual void edit_logits(Tensor x) = 0;
 
   // --- step ---
   virtual void begin_step(const StepInfo& step) = 0;

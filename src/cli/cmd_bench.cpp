@@ -8,6 +8,7 @@
 
 #include "app/engine_options.h"
 #include "app/loaded_engine.h"
+#include "app/penalty_options.h"
 #include "bench/bench_plot.h"
 #include "bench/grid.h"
 #include "bench/offline_run.h"
@@ -16,6 +17,7 @@
 #include "bench/table.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "engine/logits_processor.h"
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
 
@@ -29,6 +31,7 @@ struct BenchOptions {
   float temperature = 0;  // 0: greedy
   int32_t top_k = 40;
   float top_p = 0.95f, min_p = 0.05f;
+  engine::SamplingParams penalties;  // only its penalties are read
   bool json = false, csv = false, progress = false, no_warmup = false, step_profile = false;
   std::string plot;
 };
@@ -67,11 +70,19 @@ void bench(BenchOptions o) {
   sampling.top_k = o.top_k;
   sampling.top_p = o.top_p;
   sampling.min_p = o.min_p;
+  sampling.repetition_penalty = o.penalties.repetition_penalty;
+  sampling.presence_penalty = o.penalties.presence_penalty;
+  sampling.frequency_penalty = o.penalties.frequency_penalty;
   sampling.validate();  // before the model loads: a bad value costs nothing
   const std::string sampling_note =
       sampling.temperature == 0 ? std::string("greedy")
                                 : fmt::format("temperature {} top-k {} top-p {} min-p {}", sampling.temperature, sampling.top_k,
                                               sampling.top_p, sampling.min_p);
+  const std::string penalty_note =
+      engine::adjusts_logits(sampling) ? fmt::format(" repeat-penalty {} presence-penalty {} frequency-penalty {}",
+                                                     sampling.repetition_penalty, sampling.presence_penalty,
+                                                     sampling.frequency_penalty)
+                                       : std::string();
   auto loaded = app::LoadedEngine::load(o.engine);
   std::fprintf(stderr, "bench: %s\n", loaded->summary().c_str());
   const uint64_t block_bytes = loaded->kv_bytes_per_block();
@@ -129,7 +140,7 @@ void bench(BenchOptions o) {
     nlohmann::json j;
     j["model"] = loaded->model_name();
     j["engine"] = app::describe(o.engine);
-    j["sampling"] = sampling_note;
+    j["sampling"] = sampling_note + penalty_note;
     j["summary"] = loaded->summary();
     j["results"] = table.to_json();
     j["samples"] = samples;
@@ -139,7 +150,7 @@ void bench(BenchOptions o) {
     std::printf("%s", table.to_csv().c_str());
   } else {
     std::printf("model: %s\nengine: %s\nsampling: %s\n\n%s", loaded->model_name().c_str(), app::describe(o.engine).c_str(),
-                sampling_note.c_str(), table.to_text().c_str());
+                (sampling_note + penalty_note).c_str(), table.to_text().c_str());
     if (o.step_profile) {
       std::printf("\nsteady-state steps (every sequence decoding), ms a step: forward includes device_wait; other is the\n"
                   "engine loop's remainder (queues, locks, thread wake-ups)\n\n%s",
@@ -170,6 +181,7 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--top-k", o->top_k, "Top-k of sampled sequences (0: off)")->capture_default_str();
   cmd->add_option("--top-p", o->top_p, "Top-p of sampled sequences (1: off)")->capture_default_str();
   cmd->add_option("--min-p", o->min_p, "Min-p of sampled sequences (0: off)")->capture_default_str();
+  app::add_penalty_options(*cmd, o->penalties);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--csv", o->csv, "Print CSV");
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");

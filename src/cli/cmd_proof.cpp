@@ -8,6 +8,7 @@
 
 #include "app/engine_options.h"
 #include "app/loaded_engine.h"
+#include "app/penalty_options.h"
 #include "bench/prompt_suite.h"
 #include "bench/run_suite.h"
 #include "bench/token_compare.h"
@@ -74,6 +75,7 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--top-k", o->suite.sampling.top_k, "Top-k for both sides (0: off)");
   cmd->add_option("--top-p", o->suite.sampling.top_p, "Top-p for both sides (1: off)");
   cmd->add_option("--min-p", o->suite.sampling.min_p, "Min-p for both sides (0: off)");
+  app::add_penalty_options(*cmd, o->suite.sampling);
   cmd->add_option("-s,--seed", o->suite.sampling.seed, "Base seed for both sides (prompt i uses seed + i)");
   cmd->add_flag("--ignore-eos", o->suite.ignore_eos, "Generate exactly -n tokens per prompt");
   cmd->add_option("--test-seed-offset-b", o->seed_b_offset)->group("");  // hidden: tests the failure path

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "app/loaded_engine.h"
+#include "app/penalty_options.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "engine/engine.h"
@@ -94,6 +95,7 @@ const CommandRegistration registration("", [](CLI::App& parent) {
   cmd->add_option("--top-k", o->sampling.top_k, "Top-k (0: off)");
   cmd->add_option("--top-p", o->sampling.top_p, "Top-p (1: off)");
   cmd->add_option("--min-p", o->sampling.min_p, "Min-p (0: off)");
+  app::add_penalty_options(*cmd, o->sampling);
   cmd->add_option("-s,--seed", o->seed, "Random seed (-1: random)");
   cmd->add_option("--stop", o->stop, "Stop string (repeatable)");
   cmd->add_flag("--no-bos", o->no_bos, "Do not add BOS");

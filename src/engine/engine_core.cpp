@@ -162,11 +162,9 @@ std::vector<int32_t> EngineCore::suppressed_tokens(const Sequence& seq) const {
 int32_t EngineCore::logits_kept(const Sequence& seq) const {
   const Request& req = seq.request;
   const bool branches_pending = req.n > 1 && !seq.forked;  // they sample from this row too
-  // Penalties, biases and suppressed tokens change logits before the cut; logprobs need the whole row.
-  if (!config_.reduce_logits || adjusts_logits(req.sampling) || !suppressed_tokens(seq).empty() || req.logprobs >= 0 ||
-      branches_pending) {
-    return 0;
-  }
+  // Logprobs need the whole row. (Penalties, biases and suppressed tokens are edits the backend
+  // applies before it reduces the row: step_edits.)
+  if (!config_.reduce_logits || req.logprobs >= 0 || branches_pending) return 0;
   if (req.sampling.temperature == 0.0f) return 1;
   const uint32_t vocab = model_.hparams().vocab;
   if (seq.sampler.draws_whole_row(vocab)) return model::Transformer::kDraw;
@@ -282,15 +280,27 @@ std::vector<RequestUpdate> EngineCore::step() {
   // row, which the backend finds without copying the row back (a 128k-token vocabulary is 0.5 MB a row).
   std::vector<int32_t> keep;
   std::vector<backend::RowDraw> draws;  // rows drawn on the backend: their cuts and uniform, taken now
+  std::vector<backend::LogitEdit> edits;  // the reduced rows' bias, suppressed tokens and penalties
+  std::vector<uint32_t> edit_rows;
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
-    keep.push_back(logits_kept(*c.seq));
+    const Sequence& seq = *c.seq;
+    keep.push_back(logits_kept(seq));
     draws.push_back({});
     if (keep.back() == model::Transformer::kDraw) draws.back() = c.seq->sampler.row_draw();
+    edit_rows.push_back(static_cast<uint32_t>(edits.size()));
+    const std::vector<int32_t> suppressed = suppressed_tokens(seq);
+    if (keep.back() != 0 && (adjusts_logits(seq.request.sampling) || !suppressed.empty())) {
+      const std::span<const int32_t> all(seq.tokens);
+      append_logit_edits(seq.request.sampling, all.first(seq.prompt_len), all.subspan(seq.prompt_len), suppressed,
+                         model_.hparams().vocab, edits);
+    }
   }
+  edit_rows.push_back(static_cast<uint32_t>(edits.size()));
+  if (edits.empty()) edit_rows.clear();
   lap(stats_.time.schedule, t);
   const double wait0 = backend_.device_wait_seconds();
-  const model::Transformer::StepOutput out = model_.forward(batch, keep, draws);
+  const model::Transformer::StepOutput out = model_.forward(batch, keep, draws, edits, edit_rows);
   stats_.time.device_wait += backend_.device_wait_seconds() - wait0;
   lap(stats_.time.forward, t);
   scheduler_.on_computed(plan);

@@ -1,8 +1,6 @@
 #include "engine/logits_processor.h"
 
-#include <limits>
-#include <unordered_map>
-#include <unordered_set>
+#include <algorithm>
 
 namespace vellum::engine {
 
@@ -11,34 +9,56 @@ bool adjusts_logits(const SamplingParams& p) {
          p.frequency_penalty != 0.0f;
 }
 
+void append_logit_edits(const SamplingParams& params, std::span<const int32_t> prompt, std::span<const int32_t> output,
+                        std::span<const int32_t> suppressed, int64_t vocab, std::vector<backend::LogitEdit>& out) {
+  using backend::LogitEdit;
+  // Every touch as a one-op edit, then sorted by token (stably: biases add in list order) and merged.
+  thread_local std::vector<LogitEdit> touches;
+  touches.clear();
+  const auto in_vocab = [&](int32_t t) { return t >= 0 && t < vocab; };
+  for (const auto& [token, bias] : params.logit_bias) {
+    if (in_vocab(token)) touches.push_back({token, LogitEdit::kBias, bias});
+  }
+  for (int32_t t : suppressed) {
+    if (in_vocab(t)) touches.push_back({t, LogitEdit::kSuppress});
+  }
+  if (params.repetition_penalty != 1.0f) {
+    for (const auto tokens : {prompt, output}) {
+      for (int32_t t : tokens) {
+        if (in_vocab(t)) touches.push_back({t, LogitEdit::kRepetition, 0.0f, params.repetition_penalty});
+      }
+    }
+  }
+  const bool penalties = params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f;
+  if (penalties) {
+    for (int32_t t : output) {
+      if (in_vocab(t)) touches.push_back({t, LogitEdit::kSubtract});
+    }
+  }
+  std::stable_sort(touches.begin(), touches.end(), [](const LogitEdit& a, const LogitEdit& b) { return a.token < b.token; });
+  for (size_t i = 0; i < touches.size();) {
+    LogitEdit e{touches[i].token};
+    uint32_t count = 0;  // the token's occurrences in the output
+    for (; i < touches.size() && touches[i].token == e.token; ++i) {
+      const LogitEdit& t = touches[i];
+      if (t.ops == LogitEdit::kBias) e.bias = (e.ops & LogitEdit::kBias) ? e.bias + t.bias : t.bias;
+      if (t.ops == LogitEdit::kRepetition) e.repetition = t.repetition;
+      if (t.ops == LogitEdit::kSubtract) ++count;
+      e.ops |= t.ops;
+    }
+    if (count > 0) e.subtract = static_cast<float>(count) * params.frequency_penalty + params.presence_penalty;
+    out.push_back(e);
+  }
+}
+
 std::vector<float> process_logits(std::span<const float> logits, const SamplingParams& params,
                                   std::span<const int32_t> prompt, std::span<const int32_t> output,
                                   std::span<const int32_t> suppressed) {
   std::vector<float> out(logits.begin(), logits.end());
-  const auto in_vocab = [&](int32_t t) { return t >= 0 && static_cast<size_t>(t) < out.size(); };
-  for (const auto& [token, bias] : params.logit_bias) {
-    if (in_vocab(token)) out[static_cast<size_t>(token)] += bias;  // ids were validated against the vocabulary
-  }
-  for (int32_t t : suppressed) {
-    if (in_vocab(t)) out[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
-  }
-  if (params.repetition_penalty != 1.0f) {
-    std::unordered_set<int32_t> seen(prompt.begin(), prompt.end());
-    seen.insert(output.begin(), output.end());
-    for (int32_t t : seen) {
-      if (!in_vocab(t)) continue;
-      float& x = out[static_cast<size_t>(t)];
-      x = x > 0.0f ? x / params.repetition_penalty : x * params.repetition_penalty;
-    }
-  }
-  if (params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f) {
-    std::unordered_map<int32_t, uint32_t> counts;
-    for (int32_t t : output) ++counts[t];
-    for (const auto& [t, n] : counts) {
-      if (!in_vocab(t)) continue;
-      out[static_cast<size_t>(t)] -= static_cast<float>(n) * params.frequency_penalty + params.presence_penalty;
-    }
-  }
+  thread_local std::vector<backend::LogitEdit> edits;
+  edits.clear();
+  append_logit_edits(params, prompt, output, suppressed, static_cast<int64_t>(out.size()), edits);
+  for (const backend::LogitEdit& e : edits) out[static_cast<size_t>(e.token)] = backend::apply_logit_edit(out[static_cast<size_t>(e.token)], e);
   return out;
 }
 

@@ -76,7 +76,8 @@ std::vector<float> Transformer::forward(const engine::Batch& batch) {
 }
 
 Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const int32_t> keep,
-                                             std::span<const backend::RowDraw> draws) {
+                                             std::span<const backend::RowDraw> draws,
+                                             std::span<const backend::LogitEdit> edits, std::span<const uint32_t> edit_rows) {
   auto& be = backend_;
   batch.validate(be.kv_blocks());
   for (int32_t token : batch.tokens) {
@@ -117,7 +118,8 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       if (keep[i] != kDraw) all_draws[i] = {};
     }
   }
-  be.begin_step({batch.tokens, batch.positions, batch.slot_mapping, seqs, tables, all_draws});
+  backend::check_logit_edits(edits, edit_rows, static_cast<size_t>(m), hp_.vocab);
+  be.begin_step({batch.tokens, batch.positions, batch.slot_mapping, seqs, tables, all_draws, edits, edit_rows});
 
   const int64_t dim = hp_.dim, qd = hp_.q_dim(), kvd = hp_.kv_dim(), ffn = hp_.ffn;
   Tensor x = be.scratch(n, dim), h = be.scratch(n, dim), q = be.scratch(n, qd), k = be.scratch(n, kvd),
@@ -160,6 +162,7 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
     be.gather_rows(x, batch.logit_rows, last);
     be.rms_norm(last, output_norm_, hp_.rms_eps, normed);
     be.matmul(output_, normed, out);
+    if (!edit_rows.empty()) be.edit_logits(out);
     std::vector<int32_t> full;  // logit rows copied back whole
     bool greedy = false;
     for (int64_t i = 0; i < m; ++i) {

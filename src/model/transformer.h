@@ -59,8 +59,11 @@ class Transformer {
     std::vector<float> top_values;
     std::vector<int32_t> top_ids;
   };
+  // `edits` / `edit_rows` (backend/logit_edits.h, empty for none): logit edits applied on the
+  // backend to the logit rows before any of them is reduced or copied back.
   StepOutput forward(const engine::Batch& batch, std::span<const int32_t> keep,
-                     std::span<const backend::RowDraw> draws = {});
+                     std::span<const backend::RowDraw> draws = {}, std::span<const backend::LogitEdit> edits = {},
+                     std::span<const uint32_t> edit_rows = {});
 
  private:
   backend::Weight bind(const std::string& name, std::vector<uint64_t> shape, bool required = true);

@@ -91,10 +91,11 @@ Together run_together(const EngineConfig& c, const std::vector<Request>& reqs) {
 }
 
 // Rows reduced on the backend (a greedy row's argmax, a top-k row's candidates, a token drawn from a
-// row with nothing cut) give the tokens the whole rows give: one engine run with
+// row without top-k) give the tokens the whole rows give: one engine run with
 // EngineConfig::reduce_logits on and one with it off, over a mix of greedy, seeded top-k, top-k with
-// a bias, top_k = 0 with top-p and min-p (the last two always copied back whole) and top_k = 0 with
-// nothing cut (the OpenAI API's defaults: drawn on the backend) requests, all decoding in the same steps.
+// a bias, top_k = 0 with top-p and min-p, top_k = 0 with nothing cut (the OpenAI API's defaults),
+// penalties and min_tokens (edits the backend applies before it reduces the row) requests, all
+// decoding in the same steps.
 TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
   std::vector<Request> reqs;
   reqs.push_back(greedy(tokens(20, 1), 24));
@@ -126,6 +127,26 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
     drawn.sampling.seed = 31 + static_cast<uint64_t>(i);
     reqs.push_back(drawn);
   }
+  Request penalized = greedy(tokens(16, 21), 24);  // repetition and OpenAI penalties, drawn
+  penalized.sampling.temperature = 0.9f;
+  penalized.sampling.top_k = 0;
+  penalized.sampling.repetition_penalty = 1.3f;
+  penalized.sampling.presence_penalty = 0.4f;
+  penalized.sampling.frequency_penalty = 0.3f;
+  penalized.sampling.seed = 41;
+  reqs.push_back(penalized);
+  Request greedy_penalized = greedy(tokens(11, 23), 24);  // argmax after a repetition penalty and biases
+  greedy_penalized.sampling.repetition_penalty = 1.8f;
+  greedy_penalized.sampling.logit_bias = {{3, -5.0f}, {7, 1.5f}};
+  reqs.push_back(greedy_penalized);
+  Request late_end = greedy(tokens(14, 25), 24);  // top-k with its stop ids suppressed (min_tokens)
+  late_end.sampling.temperature = 1.1f;
+  late_end.sampling.top_k = 20;
+  late_end.sampling.frequency_penalty = -0.5f;
+  late_end.stop_token_ids = {5, 9, 12};
+  late_end.min_tokens = 24;
+  late_end.sampling.seed = 43;
+  reqs.push_back(late_end);
   EngineConfig reducing = config(), copying = config();
   copying.reduce_logits = false;
   const auto reduced = run_together(reducing, reqs).tokens, whole_rows = run_together(copying, reqs).tokens;
@@ -135,7 +156,7 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
     EXPECT_EQ(reduced[i], whole_rows[i]) << "request " << i;
   }
   // The top-k and drawn requests really sampled: not their prompts' greedy continuations.
-  for (size_t i : {1, 2, 3, 4, 7, 8}) {
+  for (size_t i : {1, 2, 3, 4, 7, 8, 9, 11}) {
     Request g = reqs[i];
     g.sampling.temperature = 0;
     EXPECT_NE(reduced[i], run_alone(config(), g)) << "request " << i;

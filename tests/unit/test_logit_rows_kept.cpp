@@ -19,6 +19,7 @@
 #include "backend/logit_rows.h"
 #include "core/error.h"
 #include "core/logit_order.h"
+#include "engine/logits_processor.h"
 #include "engine/sampler.h"
 #include "model/transformer.h"
 #include "stories_fixture.h"
@@ -164,6 +165,67 @@ TEST(LogitRowsKept, DrawnRowsGiveTheSamplersToken) {
     seen.insert(out.drawn[1]);
   }
   EXPECT_GT(seen.size(), 1u) << "the draws should vary";
+}
+
+// Logit edits applied on the backend before the rows are reduced: the argmax, top-k candidates and
+// whole rows of an edited step equal the host's process_logits on the unedited rows, bit for bit;
+// edits that do not fit the rows are refused before the step runs.
+TEST(LogitRowsKept, EditedRowsEqualTheHostsProcessedRows) {
+  StoriesOnCpu s;
+  auto& model = s.model;
+  const uint32_t vocab = s.vocab;
+  const auto make_batch = &StoriesOnCpu::first_sequence;
+  const std::vector<float> full = model.forward(make_batch());
+  const size_t m = 5;
+  engine::SamplingParams p;
+  p.repetition_penalty = 1.4f, p.presence_penalty = 0.7f, p.frequency_penalty = -0.3f;
+  p.logit_bias = {{17, 3.0f}, {200, -2.5f}};
+  const std::vector<int32_t> prompt = {1, 17, 33, 200, 401}, output = {33, 33, 90, 17};
+  const std::vector<int32_t> suppressed = {2};
+  std::vector<backend::LogitEdit> edits;
+  std::vector<uint32_t> rows = {0};
+  for (size_t r = 0; r < m; ++r) {  // row 1 unedited; the others with edits of their own
+    if (r != 1) {
+      std::vector<int32_t> out = output;
+      out.push_back(static_cast<int32_t>(40 + r));
+      engine::append_logit_edits(p, prompt, out, suppressed, vocab, edits);
+    }
+    rows.push_back(static_cast<uint32_t>(edits.size()));
+  }
+  const std::vector<int32_t> keep = {1, 1, 40, 0, 2};
+  const model::Transformer::StepOutput o = model.forward(make_batch(), keep, {}, edits, rows);
+  size_t packed = 0;
+  for (size_t r = 0; r < m; ++r) {
+    std::vector<float> want(full.begin() + static_cast<ptrdiff_t>(r * vocab), full.begin() + static_cast<ptrdiff_t>((r + 1) * vocab));
+    if (r != 1) {
+      std::vector<int32_t> out = output;
+      out.push_back(static_cast<int32_t>(40 + r));
+      want = engine::process_logits(want, p, prompt, out, suppressed);
+    }
+    if (keep[r] == 1) {
+      EXPECT_EQ(o.argmax[r], std::max_element(want.begin(), want.end()) - want.begin()) << "row " << r;
+    }
+    if (keep[r] >= 2) {
+      std::vector<float> values(static_cast<size_t>(keep[r]));
+      std::vector<int32_t> ids(values.size()), order;
+      backend::top_k_of_row(want.data(), vocab, keep[r], values.data(), ids.data(), order);
+      for (int j = 0; j < keep[r]; ++j) {
+        EXPECT_EQ(o.top_ids[r * static_cast<size_t>(o.top_k) + static_cast<size_t>(j)], ids[static_cast<size_t>(j)]) << r;
+        EXPECT_EQ(o.top_values[r * static_cast<size_t>(o.top_k) + static_cast<size_t>(j)], values[static_cast<size_t>(j)]) << r;
+      }
+    }
+    if (keep[r] == 0) {
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), o.logits.begin() + static_cast<ptrdiff_t>(packed * vocab))) << "row " << r;
+      EXPECT_EQ(o.logits[packed * vocab + 2], -std::numeric_limits<float>::infinity());
+      ++packed;
+    }
+  }
+  EXPECT_NE(std::vector<float>(full.begin() + 3 * vocab, full.begin() + 4 * vocab),
+            std::vector<float>(o.logits.begin(), o.logits.begin() + vocab));  // the edits changed the row
+  std::vector<backend::LogitEdit> bad = edits;
+  bad.back().token = static_cast<int32_t>(vocab);
+  EXPECT_THROW(model.forward(make_batch(), keep, {}, bad, rows), Error);
+  EXPECT_THROW(model.forward(make_batch(), keep, {}, edits, std::span<const uint32_t>(rows).first(m)), Error);
 }
 
 // draw_of_row draws each column with its softmax probability: over a grid of u the share of draws a

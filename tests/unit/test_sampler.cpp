@@ -58,6 +58,35 @@ TEST(LogitsProcessor, EachAdjustmentAlone) {
   EXPECT_EQ(suppressed[0], 2.0f);
 }
 
+// The edits behind process_logits: one per token touched, tokens increasing, each with its ops;
+// a token listed twice in logit_bias gets the sum of its biases; ids outside the vocabulary are
+// skipped; and check_logit_edits refuses edits that do not fit the rows.
+TEST(LogitsProcessor, EditsArePerTokenAndChecked) {
+  SamplingParams p = penalised();
+  p.logit_bias = {{5, 1.0f}, {1, 2.0f}, {5, 0.5f}, {99, 3.0f}};
+  std::vector<backend::LogitEdit> edits;
+  append_logit_edits(p, kPrompt, kOutput, std::vector<int32_t>{2}, 6, edits);
+  std::vector<int32_t> tokens;
+  for (const auto& e : edits) tokens.push_back(e.token);
+  EXPECT_EQ(tokens, (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));  // prompt {0, 4}, output {3, 2, 3}, biased 1 and 5
+  using E = backend::LogitEdit;
+  EXPECT_EQ(edits[5].ops, uint32_t{E::kBias});
+  EXPECT_EQ(edits[5].bias, 1.5f);
+  EXPECT_EQ(edits[2].ops, uint32_t{E::kSuppress | E::kRepetition | E::kSubtract});
+  EXPECT_EQ(edits[3].ops, uint32_t{E::kRepetition | E::kSubtract});
+  EXPECT_EQ(edits[3].subtract, 2.0f * p.frequency_penalty + p.presence_penalty);
+  EXPECT_EQ(edits[0].ops, uint32_t{E::kRepetition});  // the prompt: repetition only
+  const std::vector<uint32_t> rows = {0, 2, static_cast<uint32_t>(edits.size())};
+  EXPECT_NO_THROW(backend::check_logit_edits(edits, rows, 2, 6));
+  EXPECT_THROW(backend::check_logit_edits(edits, rows, 2, 5), Error);                 // token 5 outside 5 columns
+  EXPECT_THROW(backend::check_logit_edits(edits, rows, 3, 6), Error);                 // 3 rows, 2 listed
+  EXPECT_THROW(backend::check_logit_edits(edits, std::vector<uint32_t>{0, 1}, 1, 6), Error);  // ends short of the edits
+  EXPECT_THROW(backend::check_logit_edits(edits, std::vector<uint32_t>{0, 4, 2, 6}, 3, 6), Error);  // backwards
+  std::vector<backend::LogitEdit> twice = {edits[0], edits[0]};
+  EXPECT_THROW(backend::check_logit_edits(twice, std::vector<uint32_t>{0, 2}, 1, 6), Error);  // a token twice in a row
+  EXPECT_NO_THROW(backend::check_logit_edits(twice, std::vector<uint32_t>{0, 1, 2}, 2, 6));  // once in each of two
+}
+
 TEST(Logprobs, MatchNumpyLogSoftmaxWithTiesByLowerId) {
   const auto x = process_logits(kLogits, penalised(), kPrompt, kOutput, {});
   // tools/sampling_reference.py: log-softmax; tokens 1 and 3 tie, the lower id first

@@ -101,7 +101,17 @@ void CpuBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std:
   });
 }
 
+void CpuBackend::edit_logits(Tensor x) {
+  check_logit_edits(edits_, edit_rows_, static_cast<size_t>(x.rows), x.cols);
+  for (size_t r = 0; r + 1 < edit_rows_.size(); ++r) {
+    float* row = x.data + static_cast<int64_t>(r) * x.cols;
+    for (uint32_t i = edit_rows_[r]; i < edit_rows_[r + 1]; ++i) row[edits_[i].token] = apply_logit_edit(row[edits_[i].token], edits_[i]);
+  }
+}
+
 void CpuBackend::begin_step(const StepInfo& step) {
+  edits_.assign(step.edits.begin(), step.edits.end());
+  edit_rows_.assign(step.edit_rows.begin(), step.edit_rows.end());
   tokens_.assign(step.tokens.begin(), step.tokens.end());
   positions_.assign(step.positions.begin(), step.positions.end());
   slots_.assign(step.slot_mapping.begin(), step.slot_mapping.end());

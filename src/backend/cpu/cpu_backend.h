@@ -31,6 +31,7 @@ class CpuBackend final : public Backend {
   void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;
   void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) override;
 
+  void edit_logits(Tensor x) override;
   void begin_step(const StepInfo& step) override;
 
   void embed(const Weight& table, Tensor out) override;
@@ -63,6 +64,8 @@ class CpuBackend final : public Backend {
   std::vector<float> kv_;
   // The current step (copied: the caller's spans need not outlive begin_step).
   std::vector<int32_t> tokens_, positions_, block_tables_;
+  std::vector<LogitEdit> edits_;
+  std::vector<uint32_t> edit_rows_;
   std::vector<int64_t> slots_;
   std::vector<StepSequence> sequences_;
 };

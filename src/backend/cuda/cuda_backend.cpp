@@ -27,6 +27,7 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/logit_edits.h"
 #include "backend/cuda/row_draw.h"
 #include "backend/cuda/topk.h"
 #include "core/error.h"
@@ -120,6 +121,12 @@ struct CudaBackend::Impl {
   // The step's draws (StepInfo::draws) on the device and as given, for draw_rows.
   const cuda::DrawArg* d_draws = nullptr;
   std::vector<RowDraw> step_draws;
+  // The step's logit edits: on the device (d_step + the offset in d_edit_rows[0]) and kept here for
+  // edit_logits' checks.
+  const uint8_t* d_step = nullptr;
+  const uint32_t* d_edit_rows = nullptr;
+  std::vector<LogitEdit> step_edits;
+  std::vector<uint32_t> step_edit_rows;
   std::vector<int32_t> last_gather;  // gather_rows' last indices (an early graph read those)
   std::chrono::steady_clock::time_point launched_at;
   // The host side of steps (activity_report): begin_step, recording the ops up to the step's end,
@@ -869,6 +876,28 @@ void CudaBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std
   m.wait_for_stream("cudaStreamSynchronize (draws)");
 }
 
+void CudaBackend::edit_logits(Tensor x) {
+  using E = cuda::EditArg;
+  static_assert(sizeof(LogitEdit) == sizeof(E) && offsetof(LogitEdit, token) == offsetof(E, token) &&
+                    offsetof(LogitEdit, ops) == offsetof(E, ops) && offsetof(LogitEdit, bias) == offsetof(E, bias) &&
+                    offsetof(LogitEdit, repetition) == offsetof(E, repetition) &&
+                    offsetof(LogitEdit, subtract) == offsetof(E, subtract) && uint32_t{LogitEdit::kBias} == uint32_t{E::kBias} &&
+                    uint32_t{LogitEdit::kSuppress} == uint32_t{E::kSuppress} &&
+                    uint32_t{LogitEdit::kRepetition} == uint32_t{E::kRepetition} &&
+                    uint32_t{LogitEdit::kSubtract} == uint32_t{E::kSubtract},
+                "the edits are copied to the device as they are");
+  Impl& m = *impl_;
+  m.touch({x});
+  m.forget_q8();
+  check_logit_edits(m.step_edits, m.step_edit_rows, static_cast<size_t>(x.rows), x.cols);
+  if (m.step_edit_rows.empty() || x.rows == 0) return;
+  m.use_device();
+  m.graphs.mix(19, x.data, x.rows, x.cols, m.d_step, m.d_edit_rows);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_edit_logits(x.data, x.rows, x.cols, m.d_step, m.d_edit_rows, m.stream), "logit edit kernel");
+  });
+}
+
 void CudaBackend::write(Tensor t, const float* host) {
   Impl& m = *impl_;
   m.touch({}, {t});
@@ -958,14 +987,22 @@ void CudaBackend::begin_step(const StepInfo& step) {
   const size_t n32 = 4 * n;
   const size_t off64 = round_up(n32 * sizeof(int32_t), 8);
   const size_t off_draws = round_up(off64 + step.slot_mapping.size() * sizeof(int64_t), 16);
-  const size_t off_tables = off_draws + n * sizeof(RowDraw);
+  // The edits' row offsets (n + 2 entries: the edits' byte offset, then n + 1 row offsets) also sit
+  // at a place set by the row count; the edits themselves go last.
+  if (!step.edit_rows.empty() && step.edit_rows.size() > n + 1) {
+    throw_error("CUDA backend: {} logit edit row offsets for a step of {} tokens", step.edit_rows.size(), n);
+  }
+  const size_t off_edit_rows = off_draws + n * sizeof(RowDraw);
+  const size_t off_tables = round_up(off_edit_rows + (n + 2) * sizeof(uint32_t), 8);
   // Tensor-core attention tiles and the split path's rows follow the tables (steps that have them
   // are never graphed: only decode steps are).
   // Deterministic mode: every row on the split path (whether a sequence's chunk reaches the
   // tensor-core kernel depends on how the step was batched).
   const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.deterministic ? 0 : m.attn_tc_rows, n);
   const size_t off_attn = off_tables + step.block_tables.size() * sizeof(int32_t);
-  const size_t bytes = off_attn + attn.size() * sizeof(int32_t);
+  const size_t off_edits = round_up(off_attn + attn.size() * sizeof(int32_t), 8);
+  const size_t bytes = off_edits + step.edits.size() * sizeof(LogitEdit);
+  if (bytes > UINT32_MAX) throw_error("CUDA backend: {} bytes of step inputs", bytes);
   auto* h = static_cast<uint8_t*>(m.step_staging.acquire(bytes + 8));
   auto* h32 = reinterpret_cast<int32_t*>(h);
   std::copy(step.tokens.begin(), step.tokens.end(), h32);
@@ -977,6 +1014,11 @@ void CudaBackend::begin_step(const StepInfo& step) {
   std::copy(step.draws.begin(), step.draws.end(), reinterpret_cast<RowDraw*>(h + off_draws));
   std::copy(step.block_tables.begin(), step.block_tables.end(), reinterpret_cast<int32_t*>(h + off_tables));
   std::copy(attn.begin(), attn.end(), reinterpret_cast<int32_t*>(h + off_attn));
+  auto* h_edit_rows = reinterpret_cast<uint32_t*>(h + off_edit_rows);
+  h_edit_rows[0] = static_cast<uint32_t>(off_edits);
+  std::fill_n(h_edit_rows + 1, n + 1, 0u);
+  std::copy(step.edit_rows.begin(), step.edit_rows.end(), h_edit_rows + 1);
+  std::copy(step.edits.begin(), step.edits.end(), reinterpret_cast<LogitEdit*>(h + off_edits));
   // Grown in powers of two (at least 64 KiB): a new address means new graphs.
   auto* d = static_cast<uint8_t*>(m.step_buf.ensure(std::bit_ceil(std::max<size_t>(bytes + 8, size_t(64) << 10)), "step metadata"));
   m.step_staging.upload(d, bytes, m.stream);
@@ -991,6 +1033,10 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.n_slots = static_cast<int64_t>(step.slot_mapping.size());
   m.d_draws = step.draws.empty() ? nullptr : reinterpret_cast<const cuda::DrawArg*>(d + off_draws);
   m.step_draws.assign(step.draws.begin(), step.draws.end());
+  m.d_step = d;
+  m.d_edit_rows = reinterpret_cast<const uint32_t*>(d + off_edit_rows);
+  m.step_edits.assign(step.edits.begin(), step.edits.end());
+  m.step_edit_rows.assign(step.edit_rows.begin(), step.edit_rows.end());
   m.n_attn_tiles = attn.empty() ? 0 : attn[0];
   m.n_split_rows = attn.empty() ? 0 : attn[1];
   m.d_attn_tiles = attn.empty() ? nullptr : reinterpret_cast<const cuda::AttnTile*>(d + off_attn + 2 * sizeof(int32_t));

@@ -35,6 +35,7 @@ class CudaBackend final : public Backend {
   void argmax_rows(const Tensor& x, std::span<int32_t> out) override;  // on the device (argmax.cu)
   void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;  // topk.cu
   void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) override;  // row_draw.cu
+  void edit_logits(Tensor x) override;  // logit_edits.cu
 
   void begin_step(const StepInfo& step) override;
 
