@@ -470,6 +470,50 @@ void check_draw_rows(Pair& p, int64_t rows, int64_t cols) {
          double(differ), 0, fmt::format("{} draws ({} with a cut): {} differ", draws_total, cut, differ));
 }
 
+// Logit edits (round 21): edit_logits against the CPU backend, bit for bit, on rows of real
+// vocabulary sizes. Each row but one gets edits of every op combination (bias, suppression,
+// repetition penalty, subtraction) on distinct random tokens, the first and last columns among them,
+// on logits of both signs, +0, -0 and -inf; the same step's edits are uploaded by both backends'
+// begin_step. The error is the number of differing values over the whole rows (untouched ones must
+// stay as they were).
+void check_edit_logits(Pair& p, int64_t rows, int64_t cols) {
+  std::vector<float> v = randn(size_t(rows * cols), 3.0f);
+  std::mt19937 rng(uint32_t(rows * 7919 + cols));
+  std::vector<backend::LogitEdit> edits;
+  std::vector<uint32_t> starts = {0};
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = v.data() + r * cols;
+    row[0] = 0.0f, row[cols - 1] = -0.0f, row[cols / 2] = -std::numeric_limits<float>::infinity();
+    if (r != 1) {
+      std::vector<int32_t> tokens = {0, int32_t(cols - 1), int32_t(cols / 2)};
+      std::uniform_int_distribution<int32_t> col(0, int32_t(cols - 1));
+      for (int i = 0; i < 600; ++i) tokens.push_back(col(rng));
+      std::sort(tokens.begin(), tokens.end());
+      tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+      std::uniform_real_distribution<float> val(-2.0f, 2.0f), rep(0.5f, 2.0f);
+      for (const int32_t t : tokens) {
+        backend::LogitEdit e{t, uint32_t(rng() % 16)};
+        e.bias = val(rng), e.repetition = rep(rng), e.subtract = val(rng);
+        edits.push_back(e);
+      }
+    }
+    starts.push_back(uint32_t(edits.size()));
+  }
+  auto t = p.tensor(v, rows, cols);
+  const std::vector<int32_t> tokens(size_t(rows), 0), pos(size_t(rows), 0);
+  p.begin_step({tokens, pos, {}, {}, {}, {}, edits, starts});
+  p.cpu.edit_logits(t.c);
+  p.gpu.edit_logits(t.g);
+  const std::vector<float> c = p.get_cpu(t.c), g = p.get_gpu(t.g);
+  size_t differ = 0, changed = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    differ += std::memcmp(&c[i], &g[i], sizeof(float)) != 0;
+    changed += std::memcmp(&c[i], &v[i], sizeof(float)) != 0;
+  }
+  record(fmt::format("edit_logits {}x{} ({} edits: bias, suppression, repetition, subtraction)", rows, cols, edits.size()),
+         changed > 0 ? double(differ) : 1.0, 0, fmt::format("{} of {} values differ; {} changed by the edits", differ, c.size(), changed));
+}
+
 // The rows reduced for sampling: argmax, top-k and draws (also alone: --sampling-only).
 void check_sampling(Pair& p) {
   check_argmax(p);
@@ -487,6 +531,8 @@ void check_sampling(Pair& p) {
   check_draw_rows(p, 5, 4096);     // one part
   check_draw_rows(p, 5, 300);      // one short part
   check_draw_rows(p, 5, 4097);     // a one-column last part
+  check_edit_logits(p, 9, 128256);
+  check_edit_logits(p, 3, 300);
 }
 
 // ---- fused ops (round 5) -------------------------------------------------------------------------
@@ -2313,7 +2359,22 @@ void check_early_launch(const std::string& path) {
         // passes make its graph differ from the last one's.
         std::vector<backend::RowDraw> draws(rows, step % 2 == 0 ? backend::RowDraw{0.5 + 0.01 * step, 0.9f}
                                                                 : backend::RowDraw{0.5 + 0.01 * step, 0.9f, 0.05f, 0.8f});
-        const auto o = mg.forward(b, keep, kind == 3 ? std::span<const backend::RowDraw>(draws) : std::span<const backend::RowDraw>{});
+        // Top-k steps edit their rows (a bias and penalties on tokens that move with the step): the
+        // edits differ in every step a graph replays.
+        std::vector<backend::LogitEdit> edits;
+        std::vector<uint32_t> edit_rows;
+        if (kind == 2) {
+          for (uint32_t q = 0; q < rows; ++q) {
+            edit_rows.push_back(uint32_t(edits.size()));
+            const uint32_t all = backend::LogitEdit::kBias | backend::LogitEdit::kRepetition | backend::LogitEdit::kSubtract;
+            for (const int32_t t : {int32_t(5 + q), int32_t(77 + step), int32_t(300 + 7 * step)}) {
+              edits.push_back({t, all, 1.5f + 0.1f * float(step), 1.3f, 0.25f * float(q)});
+            }
+          }
+          edit_rows.push_back(uint32_t(edits.size()));
+        }
+        const auto o = mg.forward(b, keep, kind == 3 ? std::span<const backend::RowDraw>(draws) : std::span<const backend::RowDraw>{},
+                                  edits, edit_rows);
         past += uint32_t(nx[0].size());
         for (uint32_t q = 0; q < rows; ++q) {
           int32_t next;
@@ -2340,7 +2401,7 @@ void check_early_launch(const std::string& path) {
   for (size_t i = 0; i < on.size() && i < off.size(); ++i) differ += std::memcmp(&on[i], &off[i], sizeof(float)) != 0;
   const int64_t hits = st1.early_hits - st0.early_hits, misses = st1.early_misses - st0.early_misses;
   const bool exercised = hits > 0 && misses > 0 && st2.early_hits == st1.early_hits && st2.early_misses == st1.early_misses;
-  record(fmt::format("early launch vs none, {} values of 48 steps (1 and 4 rows; whole, argmax, top-k, draw ends)", on.size()),
+  record(fmt::format("early launch vs none, {} values of 48 steps (1 and 4 rows; whole, argmax, edited top-k, draw ends)", on.size()),
          exercised ? double(differ) : 1.0, 0,
          fmt::format("{} differ; early guesses {} right, {} done again (off: {} / {})", differ, hits, misses,
                      st2.early_hits - st1.early_hits, st2.early_misses - st1.early_misses));

@@ -2,13 +2,13 @@
 # stripped vellum and vellum_cuda_check, lib/, fixtures/, run5.sh and stories_greedy.py).
 # final_checks: run5.sh's checks (every op vs the CPU, stories260K greedy, graphs vs eager, CPU vs GPU
 # greedy) and the deterministic mode's batch invariance, summed up in $O/final.txt, while llama3-8b
-# Q4_K_M and BF16 are synthesized into /tmp/l8b-TYPE.gguf. q LABEL TYPE ENV...: the quick bench
+# Q4_K_M and BF16 (or SYNTH_TYPES) are synthesized into /tmp/l8b-TYPE.gguf. q LABEL TYPE ENV...: the quick bench
 # (batch 1, aggregate decode at 1k, prefill) with ENV, one line into $O/quick.txt.
 export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 C=$D/vellum_cuda_check
 final_checks() {
-  (for T in Q4_K_M BF16; do "$D/vellum" gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
+  (for T in ${SYNTH_TYPES:-Q4_K_M BF16}; do "$D/vellum" gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
   bash $D/run5.sh checks > $O/run5.txt 2>&1
   timeout 120 $C --invariance /tmp/q.gguf 2>$O/inv.log | grep -E "invarian|checks," > $O/inv.txt
   { tail -1 $O/check_table.txt; grep FAIL $O/check_table.txt | head; grep -E "checks,|greedy|graphs vs|match" $O/run5.txt | cut -c1-240;
