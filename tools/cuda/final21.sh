@@ -7,23 +7,26 @@
 # top-p draws) against whole rows copied back; the end-to-end bench with penalties, drawn on the
 # device and copied back; batch 1 of Q4_K_M and Q8_0. Run next to the stripped vellum,
 # vellum_cuda_check, lib/, fixtures/ (stories260K, the deepseek-llm vocabulary), run5.sh,
-# stories_greedy.py and final_common.sh; logs go to $OUT.
+# stories_greedy.py and final_common.sh; logs go to $OUT. `final21.sh checks` (checks, early launch,
+# proofs), then `final21.sh bench` (end to end, batch 1): each fits one 10-minute call and
+# synthesizes what it needs that is not there yet.
 D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 V=$D/vellum; M=/tmp/l8b-dsv.gguf
-($V gguf synth --preset llama3-8b --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf --type Q4_K_M -o $M > $O/synth.log 2>&1) &
-SYNTH_TYPES="Q4_K_M Q8_0" final_checks
-wait
+[ -f $M ] || ($V gguf synth --preset llama3-8b --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf --type Q4_K_M -o $M > $O/synth.log 2>&1) &
 T=$(mktemp -d)
 $V gguf convert-llama2c $D/fixtures/stories260K.bin $D/fixtures/tok512.bin $T/s.gguf > /dev/null
-timeout 200 $C --early $T/s.gguf --early $M 2>$O/early.log > $O/early.txt
-{ cat $O/final.txt; grep -E "draw_rows|edit_logits" $O/check_table.txt | cut -c1-200; grep -E "early launch|FAIL" $O/early.txt | cut -c1-240; } > $O/final21.txt
-cat $O/final21.txt
 printf '%s\n' "Once upon a time" "The little dog" "Lily and Tom went to the park" "One day, a big bird" "The sun was" "Mom said" "Tim had a red ball" "In the forest" > $T/p.txt
 proof() {  # LABEL MODEL ARGS...
   local L=$1 MM=$2; shift 2
   timeout 200 $V proof -m $MM --device cuda --prompts $T/p.txt --ignore-eos "$@" > $O/proof-$L.txt 2>&1; echo "proof $L (exit $?): $(grep -iE 'identical|differ|match' $O/proof-$L.txt | tail -2 | tr '\n' ' ')"
 }
+if [ "${1:-checks}" = checks ]; then
+SYNTH_TYPES="Q4_K_M Q8_0" final_checks
+wait
+timeout 200 $C --early $T/s.gguf --early $M 2>$O/early.log > $O/early.txt
+{ cat $O/final.txt; grep -E "draw_rows|edit_logits" $O/check_table.txt | cut -c1-200; grep -E "early launch|FAIL" $O/early.txt | cut -c1-240; } > $O/final21.txt
+cat $O/final21.txt
 PEN="--repeat-penalty 1.3 --presence-penalty 0.5 --frequency-penalty 0.2"
 proof stories-pen-cut $T/s.gguf -n 200 --temp 1 --top-k 0 --top-p 0.9 --min-p 0.05 $PEN --a "" --b "--whole-logits"
 proof stories-pen-greedy $T/s.gguf -n 200 --temp 0 --repeat-penalty 1.5 --a "" --b "--whole-logits"
@@ -31,6 +34,10 @@ proof stories-pen-topk $T/s.gguf -n 200 --temp 0.8 --top-k 20 --frequency-penalt
 proof l8b-pen-cut $M -n 64 --temp 1 --top-k 0 --top-p 0.9 --min-p 0.05 $PEN --a "" --b "--whole-logits"
 proof l8b-pen-greedy $M -n 64 --temp 0 --repeat-penalty 1.5 --a "" --b "--whole-logits"
 proof l8b-pen-topk $M -n 64 --temp 0.8 --top-k 40 --frequency-penalty 0.7 --a "" --b "--whole-logits"
+exit 0
+fi
+for TT in Q4_K_M Q8_0; do [ -f /tmp/l8b-$TT.gguf ] || $V gguf synth --preset llama3-8b --type $TT -o /tmp/l8b-$TT.gguf > /dev/null 2>&1 & done
+wait
 e2e() {  # LABEL ARGS...
   local L=$1; shift
   timeout 300 $V bench -m $M --device cuda -r 1 --max-num-seqs 256 --step-profile "$@" > $O/e2e-$L.txt 2> $O/e2e-$L.log || tail -2 $O/e2e-$L.log
