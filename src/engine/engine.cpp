@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <chrono>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -18,18 +19,18 @@ StreamEvent final_event(uint32_t index, FinishReason reason, std::string error =
 
 }  // namespace
 
-void RequestHandle::push(StreamEvent event) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (event.finish != FinishReason::None && open_branches_ > 0) --open_branches_;
-    events_.push_back(std::move(event));
-  }
-  cv_.notify_all();
+bool RequestHandle::enqueue(StreamEvent event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (event.finish != FinishReason::None && open_branches_ > 0) --open_branches_;
+  events_.push_back(std::move(event));
+  return waiters_ > 0;
 }
 
 std::optional<StreamEvent> RequestHandle::next() {
   std::unique_lock<std::mutex> lock(mutex_);
+  ++waiters_;
   cv_.wait(lock, [&] { return !events_.empty() || open_branches_ == 0; });
+  --waiters_;
   if (events_.empty()) return std::nullopt;
   StreamEvent e = std::move(events_.front());
   events_.pop_front();
@@ -38,8 +39,10 @@ std::optional<StreamEvent> RequestHandle::next() {
 
 std::optional<StreamEvent> RequestHandle::next_for(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!cv_.wait_for(lock, timeout, [&] { return !events_.empty() || open_branches_ == 0; })) return std::nullopt;
-  if (events_.empty()) return std::nullopt;
+  ++waiters_;
+  const bool ready = cv_.wait_for(lock, timeout, [&] { return !events_.empty() || open_branches_ == 0; });
+  --waiters_;
+  if (!ready || events_.empty()) return std::nullopt;
   StreamEvent e = std::move(events_.front());
   events_.pop_front();
   return e;
@@ -54,7 +57,7 @@ Engine::Engine(model::Transformer& model, backend::Backend& backend, const Engin
                tokenizer::Tokenizer tokenizer, std::vector<int32_t> eog_tokens)
     : core_(model, backend, config, std::move(eog_tokens)), tokenizer_(std::move(tokenizer)),
       stats_(core_.kv().stats()), core_stats_(core_.stats()),  // a fresh engine reports its empty pool
-      thread_([this] { loop(); }) {}
+      waker_([this] { wake_loop(); }), thread_([this] { loop(); }) {}
 
 Engine::~Engine() {
   {
@@ -63,6 +66,12 @@ Engine::~Engine() {
   }
   cv_.notify_all();
   thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    wake_stop_ = true;
+  }
+  wake_cv_.notify_all();
+  waker_.join();  // after the wake-ups the engine thread handed it last
 }
 
 std::shared_ptr<RequestHandle> Engine::submit(Request request, GenerationOptions options) {
@@ -107,20 +116,17 @@ EngineStats Engine::stats() const {
   return s;
 }
 
-void Engine::deliver(const RequestUpdate& u) {
-  auto it = active_.find(u.id);
-  if (it == active_.end()) return;
-  Active& a = it->second;
-  auto out = a.outputs.find(u.index);
-  if (out == a.outputs.end()) {
-    out = a.outputs.emplace(u.index, Branch{TextOutput(tokenizer_, a.options.stop, a.options.strip_leading_space), 0}).first;
-  }
-  Branch& branch = out->second;
-  if (branch.text.stopped()) return;  // a stop string ended this branch already (its abort is in flight)
+bool Engine::deliver(const RequestUpdate& u, Active& a) {
+  if (u.index >= a.outputs.size()) a.outputs.resize(u.index + 1);
+  std::optional<Branch>& slot = a.outputs[u.index];
+  if (!slot) slot.emplace(Branch{TextOutput(tokenizer_, a.options.stop, a.options.strip_leading_space), 0});
+  Branch& branch = *slot;
+  if (branch.text.stopped()) return false;  // a stop string ended this branch already (its abort is in flight)
   StreamEvent e;
   e.index = u.index;
   e.finish = u.finish;
   e.error = u.error;
+  e.tokens.reserve(u.new_tokens.size());
   for (size_t i = 0; i < u.new_tokens.size(); ++i) {
     const int32_t t = u.new_tokens[i];
     e.tokens.push_back(t);
@@ -142,8 +148,43 @@ void Engine::deliver(const RequestUpdate& u) {
     e.prompt_tokens = static_cast<uint32_t>(a.prompt_tokens);
     e.cached_tokens = u.cached_tokens;
     e.completion_tokens = branch.generated;
+    if (a.open_branches > 0) --a.open_branches;  // as the handle counts them
   }
-  a.handle->push(std::move(e));
+  return a.handle->enqueue(std::move(e));
+}
+
+void Engine::wake(std::vector<std::shared_ptr<RequestHandle>>& handles) {
+  // A single reader is woken here: the hand-off would cost the engine thread a wake-up as well (of
+  // the waker), and the reader a second hop.
+  if (handles.size() <= 1) {
+    for (auto& h : handles) h->wake();
+    handles.clear();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    if (wake_queue_.empty()) {
+      wake_queue_.swap(handles);
+    } else {  // the waker is behind: a later step's wake-ups go after the earlier ones
+      wake_queue_.insert(wake_queue_.end(), std::make_move_iterator(handles.begin()), std::make_move_iterator(handles.end()));
+    }
+  }
+  handles.clear();
+  wake_cv_.notify_one();
+}
+
+void Engine::wake_loop() {
+  std::vector<std::shared_ptr<RequestHandle>> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(wake_mutex_);
+      wake_cv_.wait(lock, [&] { return wake_stop_ || !wake_queue_.empty(); });
+      if (wake_queue_.empty()) return;  // stopping, and nothing left to wake
+      batch.swap(wake_queue_);
+    }
+    for (auto& h : batch) h->wake();
+    batch.clear();
+  }
 }
 
 void Engine::loop() {
@@ -163,7 +204,8 @@ void Engine::loop() {
         const size_t prompt_tokens = request.prompt.size();
         const uint32_t min_tokens = request.min_tokens;
         core_.add_request(std::move(request), id);
-        active_.emplace(id, Active{handle, {}, std::move(options), prompt_tokens, min_tokens});
+        active_.emplace(id, Active{handle, std::vector<std::optional<Branch>>(n), std::move(options), prompt_tokens,
+                                   min_tokens, n, 0});
       } catch (const Error& e) {
         ++rejected_;
         for (uint32_t i = 0; i < n; ++i) handle->push(final_event(i, FinishReason::Error, e.what()));
@@ -172,17 +214,24 @@ void Engine::loop() {
     for (RequestId id : cancels) core_.abort(id);
     const std::vector<RequestUpdate> updates = core_.step();
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& u : updates) deliver(u);
-    deliver_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // Forget requests whose every branch has finished.
-    for (auto it = active_.begin(); it != active_.end();) {
-      bool open = false;
-      {
-        std::lock_guard<std::mutex> lock(it->second.handle->mutex_);
-        open = it->second.handle->open_branches_ > 0;
+    ++steps_;
+    // Every event of the step is queued before any reader is woken, each reader once (the branches
+    // of an n > 1 request come as separate updates).
+    std::vector<std::shared_ptr<RequestHandle>> to_wake;
+    for (const auto& u : updates) {
+      auto it = active_.find(u.id);
+      if (it == active_.end()) continue;
+      Active& a = it->second;
+      if (deliver(u, a) && a.wake_step != steps_) {
+        a.wake_step = steps_;
+        to_wake.push_back(a.handle);
       }
-      it = open ? std::next(it) : active_.erase(it);
     }
+    wake(to_wake);
+    deliver_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Forget requests whose every branch has finished (counted here, so that no handle's lock is
+    // taken while its reader, just woken, holds it).
+    std::erase_if(active_, [](const auto& entry) { return entry.second.open_branches == 0; });
     std::lock_guard<std::mutex> lock(mutex_);
     core_stats_ = core_.stats();
     core_stats_.time.deliver = deliver_seconds_;

@@ -9,19 +9,15 @@ TextOutput::TextOutput(tokenizer::Tokenizer tokenizer, std::vector<std::string> 
   std::erase(stops_, std::string());
 }
 
-TextOutput::Delta TextOutput::release(std::string text, bool stopped) {
-  text_ += text;
-  stopped_ = stopped;
-  return {std::move(text), stopped};
-}
-
 TextOutput::Delta TextOutput::push(int32_t token, bool match_stops) {
   if (stopped_) return {};
+  // Nothing is held back without stop strings to look for: the decoded text goes straight out.
+  if (held_.empty() && (!match_stops || stops_.empty())) return {detok_.push(token), false};
   held_ += detok_.push(token);
   if (!match_stops) {
     std::string out = std::move(held_);
     held_.clear();
-    return release(std::move(out), false);
+    return {std::move(out), false};
   }
   // The earliest complete stop string ends the text.
   size_t first = std::string::npos;
@@ -29,7 +25,8 @@ TextOutput::Delta TextOutput::push(int32_t token, bool match_stops) {
   if (first != std::string::npos) {
     std::string out = held_.substr(0, first);
     held_.clear();
-    return release(std::move(out), true);
+    stopped_ = true;
+    return {std::move(out), true};
   }
   // Hold back the longest suffix that is a proper prefix of some stop string.
   size_t keep = 0;
@@ -43,7 +40,7 @@ TextOutput::Delta TextOutput::push(int32_t token, bool match_stops) {
   }
   std::string out = held_.substr(0, held_.size() - keep);
   held_.erase(0, held_.size() - keep);
-  return release(std::move(out), false);
+  return {std::move(out), false};
 }
 
 std::string TextOutput::finish() {
@@ -54,7 +51,7 @@ std::string TextOutput::finish() {
   size_t first = std::string::npos;
   for (const auto& s : stops_) first = std::min(first, out.find(s));
   if (first != std::string::npos) out.resize(first);
-  return release(std::move(out), false).text;
+  return out;
 }
 
 }  // namespace vellum::engine

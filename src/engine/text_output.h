@@ -27,15 +27,11 @@ class TextOutput {
   // Everything still held back (the sequence ended for another reason).
   std::string finish();
   bool stopped() const { return stopped_; }
-  const std::string& text() const { return text_; }  // all text released so far
 
  private:
-  Delta release(std::string text, bool stopped);
-
   tokenizer::StreamingDetokenizer detok_;
   std::vector<std::string> stops_;
   std::string held_;
-  std::string text_;
   bool stopped_ = false;
 };
 

@@ -221,6 +221,71 @@ TEST_F(EngineTest, SubmitAllStartsEveryRequestInOneStep) {
   }
 }
 
+// A step's events are queued before its readers are woken, each reader once (all branches of an n > 1
+// request), and only readers that wait are woken, from another thread when there are several. Readers
+// blocked throughout the run and readers that look only once everything finished get the same events
+// (same branches, tokens, text, finishes, in the same order), and no blocked reader misses a wake-up.
+TEST_F(EngineTest, EventsAreTheSameWhetherReadersWaitOrNot) {
+  const std::vector<std::string> prompts = {"Once upon a time", "The dog", "Lily saw a bird", "One day", "Tom and"};
+  auto requests = [&](Fixture& f) {
+    std::vector<Request> reqs;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      reqs.push_back(f.request(prompts[i], 24, 0.9f, 3 + i));
+      reqs.back().ignore_eos = true;
+    }
+    reqs[1].n = 3;  // three branches: three events a step for one handle
+    return reqs;
+  };
+  using Events = std::vector<StreamEvent>;
+  auto same = [](const Events& a, const Events& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].index != b[i].index || a[i].tokens != b[i].tokens || a[i].text != b[i].text ||
+          a[i].finish != b[i].finish || a[i].completion_tokens != b[i].completion_tokens)
+        return false;
+    }
+    return true;
+  };
+
+  Fixture live;
+  const auto live_handles = live.engine->submit_all(requests(live));
+  std::vector<Events> waited(prompts.size());
+  std::vector<std::thread> readers;
+  std::atomic<int> stuck{0};
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    readers.emplace_back([&, i] {
+      for (;;) {
+        // A lost wake-up shows as a wait that runs to its timeout (the run takes well under a second).
+        const auto t0 = std::chrono::steady_clock::now();
+        auto e = live_handles[i]->next_for(5s);
+        if (std::chrono::steady_clock::now() - t0 >= 5s) ++stuck;
+        if (!e) break;
+        waited[i].push_back(std::move(*e));
+      }
+      if (!live_handles[i]->done()) ++stuck;
+    });
+  }
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(stuck.load(), 0);
+
+  Fixture late;
+  const auto late_handles = late.engine->submit_all(requests(late));
+  // The counters are published after a step's events are queued: then every event is there.
+  for (int i = 0; i < 5000 && late.engine->stats().requests_finished < prompts.size(); ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(late.engine->stats().requests_finished, prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Events queued;
+    while (auto e = late_handles[i]->next()) queued.push_back(std::move(*e));
+    EXPECT_TRUE(late_handles[i]->done());
+    size_t finishes = 0;
+    for (const auto& e : queued) finishes += e.finish != FinishReason::None;
+    EXPECT_EQ(finishes, i == 1 ? 3u : 1u) << i;
+    EXPECT_GE(queued.size(), i == 1 ? 3 * 24u : 24u) << i;  // one event a token: nothing merged
+    EXPECT_TRUE(same(waited[i], queued)) << "request " << i << ": " << waited[i].size() << " events read live, "
+                                         << queued.size() << " read after the run";
+  }
+}
+
 TEST_F(EngineTest, SoakEndsWithEveryBlockFree) {
   Fixture f(128, 96);  // a small pool: preemptions happen
   std::mt19937 rng(5);
