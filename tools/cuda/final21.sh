@@ -5,7 +5,8 @@
 # 102 400-token vocabulary are synthesized; early launch vs none (edited top-k rows and cut draws
 # among the steps); `vellum proof` of rows reduced on the GPU (penalties, biases as edits; min-p /
 # top-p draws) against whole rows copied back; the end-to-end bench with penalties, drawn on the
-# device and copied back; batch 1 of Q4_K_M and Q8_0. Run next to the stripped vellum,
+# device and copied back, and with the OpenAI defaults (delivery at 256 sequences); batch 1 of Q4_K_M
+# and Q8_0. Run next to the stripped vellum,
 # vellum_cuda_check, lib/, fixtures/ (stories260K, the deepseek-llm vocabulary), run5.sh,
 # stories_greedy.py and final_common.sh; logs go to $OUT. `final21.sh checks` (checks, early launch,
 # proofs), then `final21.sh bench` (end to end, batch 1): each fits one 10-minute call and
@@ -46,9 +47,10 @@ e2e() {  # LABEL ARGS...
 CUT="--temp 1 --top-k 0 --top-p 0.95 --min-p 0.05 --repeat-penalty 1.1 --presence-penalty 0.3 --frequency-penalty 0.3"
 e2e pen-device -p 128 -n 256 -b 1,64,256 $CUT
 e2e pen-host -p 128 -n 256 -b 1,64 $CUT --whole-logits
+e2e openai -p 128 -n 256 -b 1,64,256 --temp 1 --top-k 0 --top-p 1 --min-p 0
 b1() {  # TYPE LABEL ENV...
   local TT=$1 L=$2; shift 2
   env "$@" timeout 100 $C --only-bench --batch1-only --model /tmp/l8b-$TT.gguf 2>"$O/b1-$TT-$L.log" >/dev/null
   echo "$TT $L: $(grep 'decode batch 1' $O/b1-$TT-$L.log | sed -E 's/.*\[graphs (.*)\]: ([0-9.]+) tok\/s.*-> ([0-9]+)%/\1 \2 (\3%)/' | tr '\n' ' ')"
 }
-for rep in 1 2; do for TT in Q4_K_M Q8_0; do b1 $TT early-on X=1; b1 $TT early-off VELLUM_CUDA_EARLY_LAUNCH=0; done; done
+for rep in $(seq ${REPS:-1}); do for TT in Q4_K_M Q8_0; do b1 $TT early-on X=1; b1 $TT early-off VELLUM_CUDA_EARLY_LAUNCH=0; done; done
