@@ -176,6 +176,7 @@ void EngineCore::accept_token(Sequence& seq, int32_t token, std::vector<TokenLog
                               std::vector<RequestUpdate>& updates) {
   const Request& req = seq.request;
   seq.tokens.push_back(token);
+  if (seq.edit_state.ready()) seq.edit_state.add_output(token);
   ++stats_.generation_tokens;
   FinishReason reason = FinishReason::None;
   if (stops(seq, token)) {
@@ -284,16 +285,19 @@ std::vector<RequestUpdate> EngineCore::step() {
   std::vector<uint32_t> edit_rows;
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
-    const Sequence& seq = *c.seq;
+    Sequence& seq = *c.seq;
     keep.push_back(logits_kept(seq));
     draws.push_back({});
-    if (keep.back() == model::Transformer::kDraw) draws.back() = c.seq->sampler.row_draw();
+    if (keep.back() == model::Transformer::kDraw) draws.back() = seq.sampler.row_draw();
     edit_rows.push_back(static_cast<uint32_t>(edits.size()));
     const std::vector<int32_t> suppressed = suppressed_tokens(seq);
     if (keep.back() != 0 && (adjusts_logits(seq.request.sampling) || !suppressed.empty())) {
-      const std::span<const int32_t> all(seq.tokens);
-      append_logit_edits(seq.request.sampling, all.first(seq.prompt_len), all.subspan(seq.prompt_len), suppressed,
-                         model_.hparams().vocab, edits);
+      if (!seq.edit_state.ready()) {  // then kept up to date by accept_token
+        const std::span<const int32_t> all(seq.tokens);
+        seq.edit_state.reset(seq.request.sampling, all.first(seq.prompt_len), all.subspan(seq.prompt_len),
+                             model_.hparams().vocab);
+      }
+      seq.edit_state.append(suppressed, edits);
     }
   }
   edit_rows.push_back(static_cast<uint32_t>(edits.size()));

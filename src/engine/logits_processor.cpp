@@ -9,6 +9,10 @@ bool adjusts_logits(const SamplingParams& p) {
          p.frequency_penalty != 0.0f;
 }
 
+float penalty_subtract(uint32_t count, float frequency, float presence) {
+  return static_cast<float>(count) * frequency + presence;
+}
+
 void append_logit_edits(const SamplingParams& params, std::span<const int32_t> prompt, std::span<const int32_t> output,
                         std::span<const int32_t> suppressed, int64_t vocab, std::vector<backend::LogitEdit>& out) {
   using backend::LogitEdit;
@@ -46,7 +50,7 @@ void append_logit_edits(const SamplingParams& params, std::span<const int32_t> p
       if (t.ops == LogitEdit::kSubtract) ++count;
       e.ops |= t.ops;
     }
-    if (count > 0) e.subtract = static_cast<float>(count) * params.frequency_penalty + params.presence_penalty;
+    if (count > 0) e.subtract = penalty_subtract(count, params.frequency_penalty, params.presence_penalty);
     out.push_back(e);
   }
 }

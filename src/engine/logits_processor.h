@@ -27,6 +27,10 @@ bool adjusts_logits(const SamplingParams& params);
 void append_logit_edits(const SamplingParams& params, std::span<const int32_t> prompt, std::span<const int32_t> output,
                         std::span<const int32_t> suppressed, int64_t vocab, std::vector<backend::LogitEdit>& out);
 
+// The OpenAI penalties' subtraction for a token seen `count` times in the output (one expression, so
+// every place that computes it gets the same bits).
+float penalty_subtract(uint32_t count, float frequency, float presence);
+
 // `logits` after those edits.
 std::vector<float> process_logits(std::span<const float> logits, const SamplingParams& params,
                                   std::span<const int32_t> prompt, std::span<const int32_t> output,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/logit_edit_state.h"
 #include "engine/request.h"
 #include "engine/sampler.h"
 
@@ -38,6 +39,7 @@ struct Sequence {
   bool prompt_counted = false;  // its prompt is in EngineStats::prompt_tokens
   bool forked = false;          // branches created (n > 1), once the prompt is computed
   uint32_t preemptions = 0;
+  LogitEditState edit_state;  // its logit edits, built at its first row reduced on the backend
 
   uint32_t generated() const { return static_cast<uint32_t>(tokens.size()) - prompt_len; }
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <algorithm>
 #include <map>
@@ -13,6 +14,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "engine/logit_edit_state.h"
 #include "engine/logits_processor.h"
 #include "engine/logprobs.h"
 #include "engine/sampler.h"
@@ -85,6 +87,52 @@ TEST(LogitsProcessor, EditsArePerTokenAndChecked) {
   std::vector<backend::LogitEdit> twice = {edits[0], edits[0]};
   EXPECT_THROW(backend::check_logit_edits(twice, std::vector<uint32_t>{0, 2}, 1, 6), Error);  // a token twice in a row
   EXPECT_NO_THROW(backend::check_logit_edits(twice, std::vector<uint32_t>{0, 1, 2}, 2, 6));  // once in each of two
+}
+
+// The incremental state gives append_logit_edits' edits bit for bit after every token, whatever
+// the parameters (each penalty alone and together, biases listed twice, ids outside the vocabulary,
+// suppressed ids that are or are not among the other edits).
+TEST(LogitsProcessor, IncrementalEditsEqualRebuiltOnes) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int32_t> tok(-2, 60);
+  const auto same = [](const std::vector<backend::LogitEdit>& a, const std::vector<backend::LogitEdit>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].token != b[i].token || a[i].ops != b[i].ops || std::memcmp(&a[i].bias, &b[i].bias, 4) != 0 ||
+          std::memcmp(&a[i].repetition, &b[i].repetition, 4) != 0 || std::memcmp(&a[i].subtract, &b[i].subtract, 4) != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (int variant = 0; variant < 6; ++variant) {
+    SamplingParams p;
+    p.repetition_penalty = variant % 2 == 0 ? 1.3f : 1.0f;
+    p.presence_penalty = variant % 3 == 0 ? 0.0f : 0.4f;
+    p.frequency_penalty = variant < 3 ? -0.7f : 0.0f;
+    if (variant == 5) p.logit_bias = {{7, 1.0f}, {3, -2.0f}, {7, 0.25f}, {70, 5.0f}};
+    std::vector<int32_t> prompt(20);
+    for (auto& t : prompt) t = tok(rng);
+    std::vector<int32_t> output;
+    LogitEditState state;
+    state.reset(p, prompt, output, 50);
+    for (int step = 0; step < 80; ++step) {
+      const std::vector<int32_t> suppressed = step % 3 == 0 ? std::vector<int32_t>{} : std::vector<int32_t>{2, 7, 2, 49, 55};
+      std::vector<backend::LogitEdit> incremental, rebuilt;
+      state.append(suppressed, incremental);
+      append_logit_edits(p, prompt, output, suppressed, 50, rebuilt);
+      ASSERT_TRUE(same(incremental, rebuilt)) << "variant " << variant << " step " << step;
+      const int32_t t = tok(rng);
+      output.push_back(t);
+      state.add_output(t);
+    }
+    LogitEditState late;  // built after the output: the same again
+    late.reset(p, prompt, output, 50);
+    std::vector<backend::LogitEdit> a, b;
+    late.append({}, a);
+    append_logit_edits(p, prompt, output, {}, 50, b);
+    EXPECT_TRUE(same(a, b)) << "variant " << variant;
+  }
 }
 
 TEST(Logprobs, MatchNumpyLogSoftmaxWithTiesByLowerId) {
