@@ -28,6 +28,7 @@ struct EngineOptions {
   bool prefix_caching = true;
   bool deterministic = false;             // batch-invariant GPU kernels (the CPU backend always is)
   bool whole_logits = false;              // copy every sampled row back (EngineConfig::reduce_logits off)
+  uint32_t dense_weight_cache_mib = 0;    // CUDA: BF16 copies of quantized weights for many-row matmuls (0: off)
 
   // Throws vellum::Error naming the flag of an out-of-range value.
   void validate() const;

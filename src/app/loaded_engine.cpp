@@ -18,7 +18,8 @@ std::unique_ptr<LoadedEngine> LoadedEngine::load(const EngineOptions& options) {
   le->options_ = options;
   le->file_ = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(options.model));
   le->tokenizer_ = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_gguf(*le->file_));
-  le->backend_ = backend::make_backend({options.device, options.threads, options.deterministic});
+  le->backend_ = backend::make_backend({options.device, options.threads, options.deterministic,
+                                        uint64_t(options.dense_weight_cache_mib) << 20});
   le->model_ = std::make_unique<model::Transformer>(*le->file_, *le->backend_);
   const auto& hp = le->model_->hparams();
 

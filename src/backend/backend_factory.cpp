@@ -35,6 +35,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
 #if VELLUM_HAVE_CUDA
     auto cuda = std::make_unique<CudaBackend>(cuda_device_index(d));
     cuda->set_deterministic(options.deterministic);
+    cuda->set_dense_weight_cache(options.dense_weight_cache_bytes);
     return cuda;
 #else
     throw_error("--device {}: this build has no CUDA backend (built without the CUDA toolkit)", d);

@@ -15,6 +15,9 @@ struct BackendOptions {
   // Batch-invariant kernels: a sequence's logits do not depend on what else is in the step. The
   // CPU backend always is; the CUDA backend's mode costs speed from ~8 sequences on (docs/cuda.md).
   bool deterministic = false;
+  // CUDA: BF16 copies of quantized weights, up to this many bytes, for the matmuls of many rows
+  // (CudaBackend::set_dense_weight_cache); 0 off. Ignored by the CPU backend.
+  uint64_t dense_weight_cache_bytes = 0;
 };
 
 // The backend `options` name; throws vellum::Error for an unknown device or one this build or

@@ -514,6 +514,65 @@ void check_edit_logits(Pair& p, int64_t rows, int64_t cols) {
          changed > 0 ? double(differ) : 1.0, 0, fmt::format("{} of {} values differ; {} changed by the edits", differ, c.size(), changed));
 }
 
+// Dense weight copies (round 21, CudaBackend::set_dense_weight_cache): a backend holding BF16 copies
+// of its quantized weights against one dequantizing them each step (the Pair's): matmul at 40 and
+// 512 rows and SwiGLU at 300 rows on the cuBLAS path must give the same bits (the same dequantized
+// values, the same GEMM), and stay within the bf16 bound of the f64 reference; the copies exist
+// (not the token embedding table) and the cache stops at its budget.
+void check_dense_copies(Pair& p) {
+  CudaBackend dense(0);
+  for (CudaBackend* b : {&p.gpu, &dense}) b->set_mmq(false), b->set_dq_mma(false);  // many rows: cuBLAS
+  using T = TensorType;
+  for (const T type : {T::Q4_K, T::Q6_K, T::Q8_0}) {
+    const int64_t n = 1024, k = 2048;
+    const HostWeight hw = make_weight(type, n, k), hu = make_weight(type, n, k);
+    dense.set_dense_weight_cache(uint64_t(2 * n * k * 2));  // room for these two, not a third
+    const Weight wd = dense.upload_weight("w", type, k, n, hw.bytes), ud = dense.upload_weight("u", type, k, n, hu.bytes);
+    const Weight wp = p.gpu.upload_weight("w", type, k, n, hw.bytes), up = p.gpu.upload_weight("u", type, k, n, hu.bytes);
+    const auto before = dense.dense_cache_stats();
+    (void)dense.upload_weight("over", type, k, n, hw.bytes);  // past the budget: no copy
+    (void)dense.upload_weight("token_embd.weight", type, k, n, hw.bytes);
+    const auto after = dense.dense_cache_stats();
+    record(fmt::format("dense copies {}: made within the budget only", tensor_type_name(type)),
+           before.weights == 2 && after.weights == 2 && after.bytes == uint64_t(2 * n * k * 2) ? 0.0 : 1.0, 0,
+           fmt::format("{} copies, {} bytes", after.weights, after.bytes));
+    for (const int64_t m : {int64_t{40}, int64_t{512}}) {
+      const std::vector<float> xv = randn(size_t(m * k));
+      Tensor xd = dense.scratch(m, k), xp = p.gpu.scratch(m, k), od = dense.scratch(m, n), op = p.gpu.scratch(m, n);
+      dense.write(xd, xv.data());
+      p.gpu.write(xp, xv.data());
+      dense.matmul(wd, xd, od, nullptr);
+      p.gpu.matmul(wp, xp, op, nullptr);
+      std::vector<float> gd(size_t(m * n)), gp(size_t(m * n));
+      dense.read(od, gd.data());
+      p.gpu.read(op, gp.data());
+      std::vector<double> ref(size_t(m * n));
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t o = 0; o < n; ++o) {
+          double sum = 0;
+          for (int64_t i = 0; i < k; ++i) sum += double(xv[r * k + i]) * hw.values[o * k + i];
+          ref[r * n + o] = sum;
+        }
+      }
+      const std::string name = fmt::format("matmul {} {}x{} rows {} (dense copy vs dequantized each step)", tensor_type_name(type), n, k, m);
+      record(name, max_abs_diff(gd, gp), 0, fmt::format("bit for bit; vs f64 {:.2g} (bound 1e-2)", rel_err(gd, ref)));
+      record(name + " vs f64", rel_err(gd, ref), 1e-2);
+      if (m == 512) {
+        Tensor sd = dense.scratch(m, n), sp = p.gpu.scratch(m, n), sd_up = dense.scratch(m, n), sp_up = p.gpu.scratch(m, n);
+        dense.matmul_swiglu(wd, ud, xd, sd, sd_up);
+        p.gpu.matmul_swiglu(wp, up, xp, sp, sp_up);
+        dense.read(sd, gd.data());
+        p.gpu.read(sp, gp.data());
+        record(fmt::format("matmul_swiglu {} {}x{} rows {} (dense copies vs dequantized each step)", tensor_type_name(type), n, k, m),
+               max_abs_diff(gd, gp), 0, "bit for bit");
+      }
+      dense.release_scratch();
+      p.gpu.release_scratch();
+    }
+  }
+  p.gpu.set_mmq(true);
+}
+
 // The rows reduced for sampling: argmax, top-k and draws (also alone: --sampling-only).
 void check_sampling(Pair& p) {
   check_argmax(p);
@@ -2631,6 +2690,9 @@ int run(int argc, char** argv) {
     } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
       Pair p;
       check_sampling(p);
+    } else if (a == "--dense-only") {  // round 21's dense weight copies only
+      Pair p;
+      check_dense_copies(p);
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
@@ -2730,6 +2792,7 @@ int run(int argc, char** argv) {
     check_fused(p);
     check_layer_kernel(p);
     check_bf16_rows(p);
+    check_dense_copies(p);
     check_attention(p, 32, 8, 128);
     p.cpu.release_scratch();
     p.gpu.release_scratch();

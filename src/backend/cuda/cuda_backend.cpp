@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "backend/cuda/argmax.h"
 #include "backend/cuda/attention.h"
@@ -193,6 +194,13 @@ struct CudaBackend::Impl {
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
+  // Dense copies (set_dense_weight_cache): quantized weight -> its BF16 copy (also in `weights`).
+  uint64_t dense_budget = 0, dense_bytes = 0;
+  std::unordered_map<const void*, const void*> dense;
+  const void* dense_of(const void* w) const {
+    const auto it = dense.find(w);
+    return it == dense.end() ? nullptr : it->second;
+  }
   cuda::PinnedStaging upload_staging[2];
 
   // Scratch: bump allocation in chunks; release folds them into one chunk of the total size.
@@ -420,6 +428,12 @@ struct CudaBackend::Impl {
                  cudaDataType_t otype, int64_t ldo, int64_t tile, void* wb) {
     const float one = 1.0f, zero = 0.0f;
     const size_t osize = otype == CUDA_R_32F ? sizeof(float) : 2;
+    if (const void* copy = dense_of(wd); copy != nullptr) {  // its BF16 copy: nothing to dequantize
+      check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, copy, CUDA_R_16BF, int(K), xb,
+                         CUDA_R_16BF, int(K), &zero, out, otype, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx (bf16 copy)");
+      return;
+    }
     if (ahead_for(type, N, tile) && !graphs.capturing()) {
       const void* a = ahead.get(type, wd, N, K, stream);  // dequantized ahead on a side stream, or now
       check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
@@ -445,8 +459,10 @@ struct CudaBackend::Impl {
   bool ahead_for(TensorType type, int64_t N, int64_t tile) const {
     return type != TensorType::BF16 && tile >= N && dequant_ahead_on;
   }
-  void* weight_tile_buffer(TensorType type, int64_t N, int64_t K, int64_t tile) {
-    if (type == TensorType::BF16 || (ahead_for(type, N, tile) && !graphs.recording())) return nullptr;
+  void* weight_tile_buffer(TensorType type, const void* w, int64_t N, int64_t K, int64_t tile) {
+    if (type == TensorType::BF16 || dense_of(w) != nullptr || (ahead_for(type, N, tile) && !graphs.recording())) {
+      return nullptr;
+    }
     return grow(w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
   }
   // Two 16-bit GEMMs of one shape over the same x (K and V; gate and up) as one strided-batched
@@ -561,6 +577,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   }
   if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
   if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
+  // Measurement knob (the checks' and benches' backends have no engine flags): dense copies, MiB.
+  if (const char* a = std::getenv("VELLUM_CUDA_DENSE_CACHE_MIB"); a != nullptr) m.dense_budget = uint64_t(std::atoll(a)) << 20;
   if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
   m.sms = prop.multiProcessorCount;
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = m.dq_auto = std::string(d) != "0";
@@ -663,14 +681,21 @@ std::string CudaBackend::activity_report() const {
   const auto& g = impl_->graphs;
   const Impl& m = *impl_;
   const double ms = m.steps > 0 ? 1e3 / double(m.steps) : 0;
+  const std::string dense = m.dense.empty() ? std::string()
+                                            : fmt::format("; dense copies of {} weights ({:.0f} MiB)", m.dense.size(),
+                                                          double(m.dense_bytes) / double(1 << 20));
   return fmt::format("{} steps: {} graph replays ({} launched early, {} early guesses done again), {} captures "
-                     "({:.2f} s), {} eager fallbacks, {} evictions; dequantized ahead {} right / {} in line; host ms a "
+                     "({:.2f} s), {} eager fallbacks, {} evictions; dequantized ahead {} right / {} in line{}; host ms a "
                      "step: begin_step {:.3f}, ops recorded or launched {:.3f}, end-of-step launch {:.3f}, device wait {:.3f}",
                      m.steps, g.replays, g.early_hits, g.early_misses, g.captures, g.capture_seconds, g.eager_fallbacks,
-                     g.evictions, m.ahead.hits(), m.ahead.misses(), m.begin_seconds * ms, m.record_seconds * ms,
+                     g.evictions, m.ahead.hits(), m.ahead.misses(), dense, m.begin_seconds * ms, m.record_seconds * ms,
                      m.launch_seconds * ms, m.wait_seconds * ms);
 }
 
+void CudaBackend::set_dense_weight_cache(uint64_t bytes) { impl_->dense_budget = bytes; }
+CudaBackend::DenseCacheStats CudaBackend::dense_cache_stats() const {
+  return {impl_->dense.size(), impl_->dense_bytes};
+}
 CudaBackend::DequantAheadStats CudaBackend::dequant_ahead_stats() const {
   return {impl_->ahead.hits(), impl_->ahead.misses()};
 }
@@ -710,6 +735,20 @@ Weight CudaBackend::upload_weight(const std::string& name, TensorType type, int6
     s.upload(static_cast<uint8_t*>(d) + off, n, m.stream);
   }
   if (repack) m.launched(cuda::launch_repack(type, d, rows, cols, final_ptr, m.stream), "repack kernel");
+  const uint64_t dense_bytes = uint64_t(rows) * uint64_t(cols) * 2;
+  const bool quantized = type != TensorType::F32 && type != TensorType::F16 && type != TensorType::BF16;
+  if (quantized && name != "token_embd.weight" && m.dense_bytes + dense_bytes <= m.dense_budget) {
+    void* copy = cuda::device_alloc(dense_bytes, "dense copy of weight " + name);
+    m.weights.push_back(copy);
+    const int64_t tile = std::max<int64_t>(1, kWeightTileElems / cols);
+    for (int64_t o0 = 0; o0 < rows; o0 += tile) {
+      m.launched(cuda::launch_dequant_bf16(type, final_ptr, o0, std::min(tile, rows - o0), cols,
+                                           static_cast<uint8_t*>(copy) + o0 * cols * 2, m.stream),
+                 "dequant_bf16 kernel (dense copy)");
+    }
+    m.dense[final_ptr] = copy;
+    m.dense_bytes += dense_bytes;
+  }
   return Weight{name, type, cols, rows, final_ptr};
 }
 
@@ -1232,7 +1271,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   }
   // BF16 x (the copy a producer left, or converted now) times BF16 (or dequantized) weights, f32 out.
   const int64_t tile = m.weight_tile(type, N, K);
-  void* wb = m.weight_tile_buffer(type, N, K, tile);
+  void* wb = m.weight_tile_buffer(type, wd, N, K, tile);
   const void* xb = m.bf16_input(x);
   m.graphs.mix(5, type, wd, N, K, M, xb, out.data, out.cols, b, tile, wb);
   m.graphs.run([=, &m] {
@@ -1630,7 +1669,8 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
   const int64_t tile = m.weight_tile(type, N, K);
-  void* wb = m.weight_tile_buffer(type, N, K, tile);
+  const bool dense = m.dense_of(gate.data) != nullptr && m.dense_of(up.data) != nullptr;
+  void* wb = dense ? nullptr : m.weight_tile_buffer(type, nullptr, N, K, tile);
   const void* xb = m.bf16_input(x);
   const void *gw = gate.data, *uw = up.data;
   const bool gate_first = reinterpret_cast<uintptr_t>(gw) < reinterpret_cast<uintptr_t>(uw);  // lower weight: first half of gu

@@ -143,6 +143,17 @@ class CudaBackend final : public Backend {
   };
   DequantAheadStats dequant_ahead_stats() const;
   void set_dequant_ahead(bool on);
+  // Dense weight copies (round 21, opt-in): quantized weights uploaded from now on also keep a BF16
+  // copy, up to `bytes` in all (weights in upload order; the token embedding table never, since only
+  // embed reads it). Matmuls that would dequantize a weight for cuBLAS each step (prefill, many-row
+  // decode) read its copy instead; the GEMVs of a few rows still read the quantized bytes, so
+  // batch-1 decode keeps its speed. Memory for speed: llama3-8b's Q4_K_M takes 14.5 GB of copies.
+  // Default 0 (off); VELLUM_CUDA_DENSE_CACHE_MIB sets it at construction (for the benches).
+  void set_dense_weight_cache(uint64_t bytes);
+  struct DenseCacheStats {
+    uint64_t weights = 0, bytes = 0;
+  };
+  DenseCacheStats dense_cache_stats() const;
 
  private:
   void matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs);
