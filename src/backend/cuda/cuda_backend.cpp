@@ -197,9 +197,12 @@ struct CudaBackend::Impl {
   // Dense copies (set_dense_weight_cache): quantized weight -> its BF16 copy (also in `weights`).
   uint64_t dense_budget = 0, dense_bytes = 0;
   std::unordered_map<const void*, const void*> dense;
-  const void* dense_of(const void* w) const {
-    const auto it = dense.find(w);
-    return it == dense.end() ? nullptr : it->second;
+  // The weight as the cuBLAS path should read it: its BF16 copy where it has one (then it is a BF16
+  // weight like any other: one GEMM, pairs), else itself. Only for matmuls that take the cuBLAS path
+  // for the weight's own type (cublas_bf16), so that few-row matmuls still read the quantized bytes.
+  Weight dense_view(const Weight& w) const {
+    const auto it = dense.find(w.data);
+    return it == dense.end() ? w : Weight{w.name, TensorType::BF16, w.cols, w.rows, const_cast<void*>(it->second)};
   }
   cuda::PinnedStaging upload_staging[2];
 
@@ -428,12 +431,6 @@ struct CudaBackend::Impl {
                  cudaDataType_t otype, int64_t ldo, int64_t tile, void* wb) {
     const float one = 1.0f, zero = 0.0f;
     const size_t osize = otype == CUDA_R_32F ? sizeof(float) : 2;
-    if (const void* copy = dense_of(wd); copy != nullptr) {  // its BF16 copy: nothing to dequantize
-      check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, copy, CUDA_R_16BF, int(K), xb,
-                         CUDA_R_16BF, int(K), &zero, out, otype, int(ldo), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-            "cublasGemmEx (bf16 copy)");
-      return;
-    }
     if (ahead_for(type, N, tile) && !graphs.capturing()) {
       const void* a = ahead.get(type, wd, N, K, stream);  // dequantized ahead on a side stream, or now
       check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one, a, CUDA_R_16BF, int(K), xb,
@@ -459,10 +456,8 @@ struct CudaBackend::Impl {
   bool ahead_for(TensorType type, int64_t N, int64_t tile) const {
     return type != TensorType::BF16 && tile >= N && dequant_ahead_on;
   }
-  void* weight_tile_buffer(TensorType type, const void* w, int64_t N, int64_t K, int64_t tile) {
-    if (type == TensorType::BF16 || dense_of(w) != nullptr || (ahead_for(type, N, tile) && !graphs.recording())) {
-      return nullptr;
-    }
+  void* weight_tile_buffer(TensorType type, int64_t N, int64_t K, int64_t tile) {
+    if (type == TensorType::BF16 || (ahead_for(type, N, tile) && !graphs.recording())) return nullptr;
     return grow(w_bf16, size_t(tile * K) * 2, "matmul weight tile (bf16)");
   }
   // Two 16-bit GEMMs of one shape over the same x (K and V; gate and up) as one strided-batched
@@ -1269,13 +1264,17 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     if (od < x.data + M * x.cols && x.data < od + M * ldo) m.f16_of = nullptr;  // out overwrote x: the copy is stale
     return;
   }
-  // BF16 x (the copy a producer left, or converted now) times BF16 (or dequantized) weights, f32 out.
-  const int64_t tile = m.weight_tile(type, N, K);
-  void* wb = m.weight_tile_buffer(type, wd, N, K, tile);
+  // BF16 x (the copy a producer left, or converted now) times BF16 (or dequantized, or a dense copy's)
+  // weights, f32 out.
+  const Weight v = m.dense_view(w);
+  const TensorType vt = v.type;
+  const void* vd = v.data;
+  const int64_t tile = m.weight_tile(vt, N, K);
+  void* wb = m.weight_tile_buffer(vt, N, K, tile);
   const void* xb = m.bf16_input(x);
-  m.graphs.mix(5, type, wd, N, K, M, xb, out.data, out.cols, b, tile, wb);
+  m.graphs.mix(5, vt, vd, N, K, M, xb, out.data, out.cols, b, tile, wb);
   m.graphs.run([=, &m] {
-    m.gemm_bf16(type, wd, N, K, xb, M, out.data, CUDA_R_32F, out.cols, tile, wb);
+    m.gemm_bf16(vt, vd, N, K, xb, M, out.data, CUDA_R_32F, out.cols, tile, wb);
     if (b != nullptr) m.launched(cuda::launch_add_bias(out.data, M, N, out.cols, b, m.stream), "add_bias kernel");
   });
 }
@@ -1520,8 +1519,18 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
 
 // Many rows (round 7): two BF16 weights of one shape (K and V) in one strided-batched GEMM over the
 // shared bf16 x; every other output through matmul (which reuses the same bf16 copy of x).
-void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs) {
+void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> given) {
   Impl& m = *impl_;
+  // Weights with dense copies that take the cuBLAS path count as BF16 here (pairs of K and V).
+  std::vector<Weight> views(given.size());
+  std::vector<MatmulOut> outs(given.begin(), given.end());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Weight& w = *given[i].w;
+    if (m.cublas_bf16(w.type, x.rows, w.cols, w.rows)) {
+      views[i] = m.dense_view(w);
+      outs[i].w = &views[i];
+    }
+  }
   std::vector<bool> done(outs.size(), false);
   const auto pairable = [&](const MatmulOut& o) {
     const Weight& w = *o.w;
@@ -1659,8 +1668,11 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
 
 // Many rows (round 7): gate and up GEMMs write bf16 (one strided-batched call for BF16 weights),
 // then one kernel writes silu(gate)·up in f32 and its bf16 copy for the down projection.
-void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out) {
+void CudaBackend::matmul_swiglu_rows(const Weight& gate_w, const Weight& up_w, const Tensor& x, Tensor out) {
   Impl& m = *impl_;
+  // Dense copies of both: BF16 weights (one batched call for the pair below 1 024 rows).
+  const bool dense = m.dense_view(gate_w).data != gate_w.data && m.dense_view(up_w).data != up_w.data;
+  const Weight gate = dense ? m.dense_view(gate_w) : gate_w, up = dense ? m.dense_view(up_w) : up_w;
   const TensorType type = gate.type;
   const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
   m.wrote(out);        // drops a pending SwiGLU output that this one overwrites
@@ -1669,8 +1681,7 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate, const Weight& up, const
   auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
   const int64_t tile = m.weight_tile(type, N, K);
-  const bool dense = m.dense_of(gate.data) != nullptr && m.dense_of(up.data) != nullptr;
-  void* wb = dense ? nullptr : m.weight_tile_buffer(type, nullptr, N, K, tile);
+  void* wb = m.weight_tile_buffer(type, N, K, tile);
   const void* xb = m.bf16_input(x);
   const void *gw = gate.data, *uw = up.data;
   const bool gate_first = reinterpret_cast<uintptr_t>(gw) < reinterpret_cast<uintptr_t>(uw);  // lower weight: first half of gu
