@@ -50,7 +50,7 @@ void add_engine_options(CLI::App& cmd, EngineOptions& o, bool model_required, bo
   cmd.add_option("--dense-weight-cache", o.dense_weight_cache_mib,
                  "CUDA: keep BF16 copies of quantized weights, up to this many MiB, for prefill and large decode "
                  "batches (no dequantization each step; batch-1 decode still reads the quantized weights; "
-                 "llama3-8b needs ~14 500). 0: off");
+                 "llama3-8b needs ~14 100). 0: off");
   cmd.add_flag("--whole-logits", o.whole_logits,
                "Copy every sampled row's logits back to the host, also greedy and plain top-k rows that the "
                "backend otherwise reduces to their best candidates (the same tokens, slower; for comparisons)");

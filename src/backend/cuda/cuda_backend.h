@@ -147,7 +147,7 @@ class CudaBackend final : public Backend {
   // copy, up to `bytes` in all (weights in upload order; the token embedding table never, since only
   // embed reads it). Matmuls that would dequantize a weight for cuBLAS each step (prefill, many-row
   // decode) read its copy instead; the GEMVs of a few rows still read the quantized bytes, so
-  // batch-1 decode keeps its speed. Memory for speed: llama3-8b's Q4_K_M takes 14.5 GB of copies.
+  // batch-1 decode keeps its speed. Memory for speed: llama3-8b's Q4_K_M takes 14 112 MiB of copies.
   // Default 0 (off); VELLUM_CUDA_DENSE_CACHE_MIB sets it at construction (for the benches).
   void set_dense_weight_cache(uint64_t bytes);
   struct DenseCacheStats {
