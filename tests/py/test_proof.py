@@ -54,12 +54,24 @@ def test_sampling_with_a_seed_is_identical(vellum, stories_gguf):
 
 def test_rows_reduced_on_the_backend_are_identical_to_whole_rows(vellum, synth_gguf):
     # Top-k sampled and greedy rows take their candidates from Backend::top_k_rows / argmax_rows, and
-    # rows sampled with nothing cut (top-k 0, top-p 1, min-p 0) their token from Backend::draw_rows,
-    # unless --whole-logits copies every row back; a 32 000-token vocabulary, all of k in play.
+    # rows sampled without top-k their token from Backend::draw_rows (min-p and top-p cut there),
+    # penalties and biases applied first by Backend::edit_logits, unless --whole-logits copies every
+    # row back; a 32 000-token vocabulary, all of k in play.
     for sampling in (["--temp", "1.5", "--top-k", "40", "--top-p", "1", "-s", "11"], [],
-                     ["--temp", "1", "--top-k", "0", "--top-p", "1", "--min-p", "0", "-s", "4"]):
+                     ["--temp", "1", "--top-k", "0", "--top-p", "1", "--min-p", "0", "-s", "4"],
+                     ["--temp", "1", "--top-k", "0", "--top-p", "0.9", "--min-p", "0.05", "-s", "5"],
+                     ["--temp", "0.9", "--top-k", "0", "--repeat-penalty", "1.3", "--presence-penalty", "0.5",
+                      "--frequency-penalty", "0.4", "-s", "6"],
+                     ["--repeat-penalty", "1.8"]):
         p = proof(vellum, synth_gguf, "", "--whole-logits", "--ignore-eos", *sampling)
         assert p.stdout.strip().splitlines()[-1] == "proof: IDENTICAL: 10 prompts, 240 generated tokens each side", p.stdout
+
+
+def test_dense_weight_cache_changes_nothing_on_the_cpu(vellum, stories_gguf):
+    # --dense-weight-cache is the CUDA backend's (BF16 copies of quantized weights); the CPU backend
+    # accepts and ignores it.
+    p = proof(vellum, stories_gguf, "", "--dense-weight-cache 64", "--ignore-eos")
+    assert p.stdout.strip().splitlines()[-1].startswith("proof: IDENTICAL: 10 prompts, "), p.stdout
 
 
 def test_a_real_difference_fails_with_the_divergence(vellum, stories_gguf):
