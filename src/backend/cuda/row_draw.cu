@@ -93,6 +93,18 @@ __device__ __forceinline__ u64 block_scan(u64 v, u64* s) {
   return v;
 }
 
+// f(column, logit) for the columns of the block's part: thread t takes t, t + 256, ... (coalesced).
+template <class F>
+__device__ __forceinline__ void for_part_columns(const float* row, int64_t cols, F f) {
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
+#pragma unroll 4
+  for (int j = 0; j < kChunk; ++j) {
+    const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
+    if (c >= cols) break;
+    f(c, row[c]);
+  }
+}
+
 // The row's best key from its parts' best keys (every thread reads them: a handful of broadcasts).
 __device__ __forceinline__ uint64_t row_best_key(const uint64_t* part_keys, int parts) {
   uint64_t k = 0;
@@ -144,16 +156,11 @@ __global__ void __launch_bounds__(kThreads) draw_part_max_kernel(const float* __
       for (int i = threadIdx.x; i < kPasses * kBins; i += kThreads) ws.hist[static_cast<int64_t>(r) * kPasses * kBins + i] = 0;
     }
   }
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
   uint64_t best = 0;
-#pragma unroll
-  for (int j = 0; j < kChunk; ++j) {
-    const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
-    if (c < cols) {
-      const uint64_t k = key_of(row[c], static_cast<int>(c));
-      best = k > best ? k : best;
-    }
-  }
+  for_part_columns(row, cols, [&](int64_t c, float v) {
+    const uint64_t k = key_of(v, static_cast<int>(c));
+    best = k > best ? k : best;
+  });
   best = warp_max_u64(best);
   if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = best;
   __syncthreads();
@@ -179,12 +186,7 @@ __global__ void __launch_bounds__(kThreads) draw_part_mass_kernel(const float* _
   u64 whole = 0, kept = 0;
   if (isfinite(max_logit)) {
     const double scale = mass_scale(cols);
-    const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
-#pragma unroll 4
-    for (int j = 0; j < kChunk; ++j) {
-      const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
-      if (c >= cols) break;
-      const float v = row[c];
+    for_part_columns(row, cols, [&](int64_t, float v) {
       const double w = weight(v, max_logit, a.temperature);
       const u64 m = mass_of(w, scale);
       whole += m;
@@ -192,7 +194,7 @@ __global__ void __launch_bounds__(kThreads) draw_part_mass_kernel(const float* _
         kept += m;
         if (hist) atomicAdd(&s_hist[value_key(v) >> 24], m);
       }
-    }
+    });
   }
   whole = block_sum(whole, s);
   kept = block_sum(kept, s);
@@ -238,18 +240,13 @@ __global__ void __launch_bounds__(kThreads) draw_radix_kernel(const float* __res
   s_hist[threadIdx.x] = 0;
   __syncthreads();
   const double scale = mass_scale(cols);
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
-#pragma unroll 4
-  for (int j = 0; j < kChunk; ++j) {
-    const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
-    if (c >= cols) break;
-    const float v = row[c];
+  for_part_columns(row, cols, [&](int64_t, float v) {
     const uint32_t k = value_key(v);
-    if (k >> high != prefix) continue;
+    if (k >> high != prefix) return;
     const double w = weight(v, max_logit, a.temperature);
     const u64 m = mass_of(w, scale);
     if (w >= a.min_p && m != 0) atomicAdd(&s_hist[(k >> (high - 8)) & 255u], m);
-  }
+  });
   __syncthreads();
   u64* h = ws.hist + (static_cast<int64_t>(r) * kPasses + pass) * kBins;
   if (s_hist[threadIdx.x] != 0) atomicAdd(h + threadIdx.x, s_hist[threadIdx.x]);
@@ -270,17 +267,12 @@ __global__ void __launch_bounds__(kThreads) draw_part_kept_kernel(const float* _
   const DrawArg a = args[r];
   const uint32_t floor = st.floor;
   const double scale = mass_scale(cols);
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kDrawPart + threadIdx.x;
   u64 kept = 0;
-#pragma unroll 4
-  for (int j = 0; j < kChunk; ++j) {
-    const int64_t c = c0 + static_cast<int64_t>(j) * kThreads;
-    if (c >= cols) break;
-    const float v = row[c];
-    if (value_key(v) < floor) continue;
+  for_part_columns(row, cols, [&](int64_t, float v) {
+    if (value_key(v) < floor) return;
     const double w = weight(v, max_logit, a.temperature);
     if (w >= a.min_p) kept += mass_of(w, scale);
-  }
+  });
   kept = block_sum(kept, s);
   if (threadIdx.x == 0) ws.kept[static_cast<int64_t>(r) * parts + blockIdx.x] = kept;
 }
