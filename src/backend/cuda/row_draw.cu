@@ -93,6 +93,13 @@ __device__ __forceinline__ u64 block_scan(u64 v, u64* s) {
   return v;
 }
 
+// A column's mass if it survives both cuts (min-p; logit at or above top-p's floor key), else 0.
+__device__ __forceinline__ u64 kept_mass(float v, uint32_t floor, float max_logit, const DrawArg& a, double scale) {
+  if (value_key(v) < floor) return 0;
+  const double w = weight(v, max_logit, a.temperature);
+  return w >= a.min_p ? mass_of(w, scale) : 0;
+}
+
 // f(column, logit) for the columns of the block's part: thread t takes t, t + 256, ... (coalesced).
 template <class F>
 __device__ __forceinline__ void for_part_columns(const float* row, int64_t cols, F f) {
@@ -268,11 +275,7 @@ __global__ void __launch_bounds__(kThreads) draw_part_kept_kernel(const float* _
   const uint32_t floor = st.floor;
   const double scale = mass_scale(cols);
   u64 kept = 0;
-  for_part_columns(row, cols, [&](int64_t, float v) {
-    if (value_key(v) < floor) return;
-    const double w = weight(v, max_logit, a.temperature);
-    if (w >= a.min_p) kept += mass_of(w, scale);
-  });
+  for_part_columns(row, cols, [&](int64_t, float v) { kept += kept_mass(v, floor, max_logit, a, scale); });
   kept = block_sum(kept, s);
   if (threadIdx.x == 0) ws.kept[static_cast<int64_t>(r) * parts + blockIdx.x] = kept;
 }
@@ -324,12 +327,8 @@ __global__ void __launch_bounds__(kThreads) draw_pick_kernel(const float* __rest
     u64 mine = 0;
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) {
-      const int64_t c = c0 + j;
-      if (c >= cols) break;
-      const float v = row[c];
-      if (value_key(v) < floor) continue;
-      const double w = weight(v, max_logit, a.temperature);
-      if (w >= a.min_p) mine += mass_of(w, scale);
+      if (c0 + j >= cols) break;
+      mine += kept_mass(row[c0 + j], floor, max_logit, a, scale);
     }
     const u64 point = s_point;
     u64 acc = s_base + block_scan(mine, s) - mine;  // the kept mass before this chunk
@@ -337,10 +336,7 @@ __global__ void __launch_bounds__(kThreads) draw_pick_kernel(const float* __rest
       for (int j = 0; j < kChunk; ++j) {
         const int64_t c = c0 + j;
         if (c >= cols) break;
-        const float v = row[c];
-        if (value_key(v) < floor) continue;
-        const double w = weight(v, max_logit, a.temperature);
-        if (w >= a.min_p) acc += mass_of(w, scale);
+        acc += kept_mass(row[c], floor, max_logit, a, scale);
         if (point < acc) {
           s_token = static_cast<int>(c);
           break;
