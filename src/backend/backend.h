@@ -123,6 +123,12 @@ class Backend {
   // moves a token only where a mass rounds the other way and the cut or the draw lands on that unit.
   // Ends the step like read(). RowDraw: logit_rows.h.
   virtual void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) = 0;
+  // out[r] = logit_rows.h's log_normalizer of row r (logprobs without copying the rows back; a
+  // device may sum in another fixed order). Ends the step like read().
+  virtual void log_normalizers(const Tensor& x, std::span<double> out) = 0;
+  // out[r] = x[r][cols[r]], cols[r] in [0, x.cols) (the logit of a token chosen on the backend).
+  // Ends the step like read().
+  virtual void pick_values(const Tensor& x, std::span<const int32_t> cols, std::span<float> out) = 0;
   // Applies the step's logit edits (StepInfo::edits) to the logit rows x (row r of x is logit row r),
   // in place, with logit_edits.h's apply_logit_edit: a request's bias, suppressed tokens and
   // penalties, so that its row can still be reduced here. Throws vellum::Error naming the problem

@@ -150,10 +150,29 @@ int32_t draw_of_row(const float* row, int64_t cols, const RowDraw& d, DrawScratc
   return rw.best;  // not reached: the running mass ends at kept > r
 }
 
+double log_normalizer(const float* row, int64_t cols) {
+  double max_logit = -INFINITY;
+  for (int64_t i = 0; i < cols; ++i) max_logit = std::max<double>(max_logit, row[i]);
+  double sum = 0;
+  for (int64_t i = 0; i < cols; ++i) sum += std::exp(static_cast<double>(row[i]) - max_logit);
+  return max_logit + std::log(sum);
+}
+
+float logprob_of(float value, double log_z) { return static_cast<float>(static_cast<double>(value) - log_z); }
+
 void check_top_k_args(int64_t rows, int64_t cols, int k, int max_k, size_t values, size_t ids) {
   if (k < 1 || k > max_k || k > cols) throw_error("top_k_rows: k = {} for rows of {} (1..{})", k, cols, max_k);
   const size_t want = static_cast<size_t>(rows) * static_cast<size_t>(k);
   if (values != want || ids != want) throw_error("top_k_rows: {} values and {} ids for {} rows of {}", values, ids, rows, k);
+}
+
+void check_pick_args(int64_t rows, int64_t cols, std::span<const int32_t> picks, size_t out) {
+  if (picks.size() != static_cast<size_t>(rows) || out != static_cast<size_t>(rows)) {
+    throw_error("pick_values: {} columns and {} outputs for {} rows", picks.size(), out, rows);
+  }
+  for (size_t r = 0; r < picks.size(); ++r) {
+    if (picks[r] < 0 || picks[r] >= cols) throw_error("pick_values: column {} of row {} outside [0, {})", picks[r], r, cols);
+  }
 }
 
 void check_draw_args(int64_t rows, std::span<const RowDraw> draws, size_t out) {

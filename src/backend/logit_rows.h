@@ -59,9 +59,19 @@ struct DrawScratch {
   std::vector<int32_t> ids;
 };
 int32_t draw_of_row(const float* row, int64_t cols, const RowDraw& d, DrawScratch& s);
+// log Σ exp(row) in double, as logprobs need it: max + log(Σ exp(x − max)), the max over the values
+// that compare (NaN skipped), summed in column order (a NaN anywhere makes it NaN, as does a row
+// with no value above -inf).
+double log_normalizer(const float* row, int64_t cols);
+// A logit's log-probability given its row's log normalizer: value − log_z in double, to float.
+float logprob_of(float value, double log_z);
+
 // Throws vellum::Error naming the problem unless 1 <= k <= min(max_k, cols) and values and ids hold
 // rows × k entries.
 void check_top_k_args(int64_t rows, int64_t cols, int k, int max_k, size_t values, size_t ids);
+// Throws vellum::Error naming the problem unless there are `rows` columns and outputs, each column
+// in [0, cols).
+void check_pick_args(int64_t rows, int64_t cols, std::span<const int32_t> picks, size_t out);
 // Throws vellum::Error naming the problem unless there are `rows` draws and outputs, every
 // temperature is finite and above 0, every u in [0, 1), min_p in [0, 1] and top_p in (0, 1].
 void check_draw_args(int64_t rows, std::span<const RowDraw> draws, size_t out);

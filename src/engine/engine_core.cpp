@@ -162,9 +162,9 @@ std::vector<int32_t> EngineCore::suppressed_tokens(const Sequence& seq) const {
 int32_t EngineCore::logits_kept(const Sequence& seq) const {
   const Request& req = seq.request;
   const bool branches_pending = req.n > 1 && !seq.forked;  // they sample from this row too
-  // Logprobs need the whole row. (Penalties, biases and suppressed tokens are edits the backend
-  // applies before it reduces the row: step_edits.)
-  if (!config_.reduce_logits || req.logprobs >= 0 || branches_pending) return 0;
+  // Penalties, biases and suppressed tokens are edits the backend applies before it reduces the row;
+  // logprobs come from its normalizer and best candidates.
+  if (!config_.reduce_logits || branches_pending) return 0;
   if (req.sampling.temperature == 0.0f) return 1;
   const uint32_t vocab = model_.hparams().vocab;
   if (seq.sampler.draws_whole_row(vocab)) return model::Transformer::kDraw;
@@ -283,10 +283,14 @@ std::vector<RequestUpdate> EngineCore::step() {
   std::vector<backend::RowDraw> draws;  // rows drawn on the backend: their cuts and uniform, taken now
   std::vector<backend::LogitEdit> edits;  // the reduced rows' bias, suppressed tokens and penalties
   std::vector<uint32_t> edit_rows;
+  std::vector<int32_t> logprobs;  // the alternatives each reduced row reports, or -1
+  bool any_logprobs = false;
   for (const auto& c : plan.chunks) {
     if (!c.sample) continue;
     Sequence& seq = *c.seq;
     keep.push_back(logits_kept(seq));
+    logprobs.push_back(keep.back() != 0 ? seq.request.logprobs : -1);
+    any_logprobs = any_logprobs || logprobs.back() >= 0;
     draws.push_back({});
     if (keep.back() == model::Transformer::kDraw) draws.back() = seq.sampler.row_draw();
     edit_rows.push_back(static_cast<uint32_t>(edits.size()));
@@ -304,7 +308,8 @@ std::vector<RequestUpdate> EngineCore::step() {
   if (edits.empty()) edit_rows.clear();
   lap(stats_.time.schedule, t);
   const double wait0 = backend_.device_wait_seconds();
-  const model::Transformer::StepOutput out = model_.forward(batch, keep, draws, edits, edit_rows);
+  if (!any_logprobs) logprobs.clear();
+  const model::Transformer::StepOutput out = model_.forward(batch, keep, draws, edits, edit_rows, logprobs);
   stats_.time.device_wait += backend_.device_wait_seconds() - wait0;
   lap(stats_.time.forward, t);
   scheduler_.on_computed(plan);
@@ -326,19 +331,27 @@ std::vector<RequestUpdate> EngineCore::step() {
     if (!c.sample) continue;
     Sequence& seq = *c.seq;
     const int32_t k = keep[row];
-    if (k == 1) {
-      accept_token(seq, out.argmax[row++], {}, updates);
-      continue;
-    }
-    if (k == model::Transformer::kDraw) {
-      accept_token(seq, out.drawn[row++], {}, updates);
-      continue;
-    }
-    if (k >= 2) {
-      const size_t at = row++ * static_cast<size_t>(out.top_k);
-      const std::span<const float> values(out.top_values.data() + at, static_cast<size_t>(k));
-      const std::span<const int32_t> ids(out.top_ids.data() + at, static_cast<size_t>(k));
-      accept_token(seq, seq.sampler.sample_top(values, ids), {}, updates);
+    if (k != 0) {  // reduced on the backend
+      const size_t r = row++;
+      const size_t at = r * static_cast<size_t>(out.top_k);
+      int32_t token;
+      float token_logit = 0;
+      if (k >= 2) {
+        const std::span<const float> values(out.top_values.data() + at, static_cast<size_t>(k));
+        const std::span<const int32_t> ids(out.top_ids.data() + at, static_cast<size_t>(k));
+        token = seq.sampler.sample_top(values, ids);
+        token_logit = values[static_cast<size_t>(std::find(ids.begin(), ids.end(), token) - ids.begin())];
+      } else {
+        token = k == 1 ? out.argmax[r] : out.drawn[r];
+        if (!out.token_logit.empty()) token_logit = out.token_logit[r];
+      }
+      std::vector<TokenLogprob> lp;
+      if (!logprobs.empty() && logprobs[r] >= 0) {
+        const auto n = static_cast<size_t>(out.top_k);
+        lp.push_back(logprobs_from_candidates(out.log_z[r], token, token_logit, {out.top_values.data() + at, n},
+                                              {out.top_ids.data() + at, n}, static_cast<uint32_t>(logprobs[r])));
+      }
+      accept_token(seq, token, std::move(lp), updates);
       continue;
     }
     ++row;

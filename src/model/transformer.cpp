@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 
@@ -77,7 +78,8 @@ std::vector<float> Transformer::forward(const engine::Batch& batch) {
 
 Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::span<const int32_t> keep,
                                              std::span<const backend::RowDraw> draws,
-                                             std::span<const backend::LogitEdit> edits, std::span<const uint32_t> edit_rows) {
+                                             std::span<const backend::LogitEdit> edits, std::span<const uint32_t> edit_rows,
+                                             std::span<const int32_t> logprobs) {
   auto& be = backend_;
   batch.validate(be.kv_blocks());
   for (int32_t token : batch.tokens) {
@@ -98,6 +100,20 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
     }
     top_k = std::max(top_k, k >= 2 ? k : 0);
     draw = draw || k == kDraw;
+  }
+  if (!logprobs.empty() && logprobs.size() != keep.size()) {
+    throw_error("forward: {} logprobs entries for {} logit rows", logprobs.size(), keep.size());
+  }
+  bool stats = false;  // some reduced row reports logprobs
+  for (size_t i = 0; i < logprobs.size(); ++i) {
+    const int32_t n = logprobs[i];
+    if (n < -1 || n > backend::Backend::kMaxTopK || (n >= 0 && static_cast<uint32_t>(n) >= hp_.vocab)) {
+      throw_error("forward: logprobs {} for a logit row (-1, or 0..{} below the vocabulary)", n, backend::Backend::kMaxTopK);
+    }
+    if (logprobs[i] >= 0 && keep[i] != 0) {
+      stats = true;
+      top_k = std::max(top_k, std::max(logprobs[i], 1));  // the alternatives, and an argmax row's own logit's order
+    }
   }
   if (draw && draws.size() != keep.size()) {
     throw_error("forward: {} draws for {} logit rows with rows drawn on the backend", draws.size(), keep.size());
@@ -189,6 +205,27 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       result.top_values.resize(static_cast<size_t>(m * top_k));
       result.top_ids.resize(static_cast<size_t>(m * top_k));
       be.top_k_rows(out, top_k, result.top_values, result.top_ids);
+    }
+    if (stats) {  // logprobs of reduced rows: their normalizers, and the logits of tokens chosen here
+      result.log_z.assign(static_cast<size_t>(m), std::numeric_limits<double>::quiet_NaN());
+      std::vector<double> z(static_cast<size_t>(m));
+      be.log_normalizers(out, z);
+      std::vector<int32_t> picks(static_cast<size_t>(m), 0);
+      bool pick = false;
+      for (size_t i = 0; i < static_cast<size_t>(m); ++i) {
+        if (logprobs[i] < 0 || keep[i] == 0) continue;
+        result.log_z[i] = z[i];
+        if (keep[i] == 1) picks[i] = result.argmax[i], pick = true;
+        if (keep[i] == kDraw) picks[i] = result.drawn[i], pick = true;
+      }
+      result.token_logit.assign(static_cast<size_t>(m), std::numeric_limits<float>::quiet_NaN());
+      if (pick) {
+        std::vector<float> v(static_cast<size_t>(m));
+        be.pick_values(out, picks, v);
+        for (size_t i = 0; i < static_cast<size_t>(m); ++i) {
+          if (logprobs[i] >= 0 && (keep[i] == 1 || keep[i] == kDraw)) result.token_logit[i] = v[i];
+        }
+      }
     }
     const size_t floats = full.size() * hp_.vocab;
     if (logits_buf_.size() < floats) logits_buf_.resize(floats);  // grows only: pages stay mapped

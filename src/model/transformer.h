@@ -58,12 +58,19 @@ class Transformer {
     int top_k = 0;
     std::vector<float> top_values;
     std::vector<int32_t> top_ids;
+    // Reduced rows asking for logprobs (NaN elsewhere): the row's log normalizer, and for argmax and
+    // drawn rows the chosen token's logit.
+    std::vector<double> log_z;
+    std::vector<float> token_logit;
   };
   // `edits` / `edit_rows` (backend/logit_edits.h, empty for none): logit edits applied on the
   // backend to the logit rows before any of them is reduced or copied back.
+  // `logprobs` (empty, or per logit row: -1, or the alternatives 0..kMaxTopK a reduced row reports):
+  // such rows also get their log normalizer (log_z), the logit of the token chosen on the backend
+  // (token_logit, argmax and drawn rows) and at least that many best candidates.
   StepOutput forward(const engine::Batch& batch, std::span<const int32_t> keep,
                      std::span<const backend::RowDraw> draws = {}, std::span<const backend::LogitEdit> edits = {},
-                     std::span<const uint32_t> edit_rows = {});
+                     std::span<const uint32_t> edit_rows = {}, std::span<const int32_t> logprobs = {});
 
  private:
   backend::Weight bind(const std::string& name, std::vector<uint64_t> shape, bool required = true);

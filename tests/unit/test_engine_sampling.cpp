@@ -163,6 +163,43 @@ TEST_F(EngineCoreTest, ReducedLogitRowsGiveTheTokensOfWholeRows) {
   }
 }
 
+// Logprobs of rows reduced on the backend (the row's normalizer, the chosen token's logit, its best
+// candidates) are the host's from the whole row bit for bit on the CPU backend (the same sums in the
+// same order): greedy, top-k, drawn with cuts, and with penalties and a bias, 0 to 20 alternatives.
+TEST_F(EngineCoreTest, LogprobsOfReducedRowsEqualWholeRows) {
+  std::vector<Request> reqs;
+  for (int i = 0; i < 6; ++i) {
+    Request r = greedy(tokens(12 + i, 30 + i), 16);
+    r.logprobs = std::vector<int32_t>{5, 0, 20, 3, 1, 7}[static_cast<size_t>(i)];
+    r.sampling.seed = 60 + static_cast<uint64_t>(i);
+    if (i >= 1) r.sampling.temperature = 0.9f;
+    r.sampling.top_k = i == 1 || i == 2 ? 10 * i : 0;  // top-k 10 / 20, then drawn on the backend
+    r.sampling.top_p = i == 3 ? 0.8f : 1.0f;
+    r.sampling.min_p = i == 4 ? 0.05f : 0.0f;
+    if (i == 5) r.sampling.repetition_penalty = 1.4f, r.sampling.logit_bias = {{4, 1.5f}};
+    reqs.push_back(r);
+  }
+  EngineConfig reducing = config(), copying = config();
+  copying.reduce_logits = false;
+  Harness a(reducing), b(copying);
+  std::vector<RequestId> ia, ib;
+  for (const Request& r : reqs) ia.push_back(a.core.add_request(r)), ib.push_back(b.core.add_request(r));
+  a.run_to_end();
+  b.run_to_end();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(a.outputs[ia[i]], b.outputs[ib[i]]) << "request " << i;
+    const auto &la = a.logprobs[ia[i]], &lb = b.logprobs[ib[i]];
+    ASSERT_EQ(la.size(), 16u) << "request " << i;
+    ASSERT_EQ(la.size(), lb.size()) << "request " << i;
+    for (size_t t = 0; t < la.size(); ++t) {
+      EXPECT_EQ(la[t].token, lb[t].token);
+      EXPECT_EQ(la[t].logprob, lb[t].logprob) << "request " << i << " token " << t;
+      EXPECT_EQ(la[t].top, lb[t].top) << "request " << i << " token " << t;
+      EXPECT_EQ(la[t].top.size(), static_cast<size_t>(reqs[i].logprobs)) << "request " << i;
+    }
+  }
+}
+
 // Whole rows are drawn on the sampling threads; each sequence has its own generator, so one thread
 // and four give the same tokens (top-k off, penalties, logprobs and an n = 3 request among them).
 TEST_F(EngineCoreTest, SamplingThreadsDoNotChangeTokens) {

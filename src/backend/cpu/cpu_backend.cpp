@@ -101,6 +101,18 @@ void CpuBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std:
   });
 }
 
+void CpuBackend::log_normalizers(const Tensor& x, std::span<double> out) {
+  if (out.size() != static_cast<size_t>(x.rows)) throw_error("log_normalizers: {} outputs for {} rows", out.size(), x.rows);
+  pool_.parallel_for(x.rows, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t r = begin; r < end; ++r) out[static_cast<size_t>(r)] = log_normalizer(x.data + r * x.cols, x.cols);
+  });
+}
+
+void CpuBackend::pick_values(const Tensor& x, std::span<const int32_t> cols, std::span<float> out) {
+  check_pick_args(x.rows, x.cols, cols, out.size());
+  for (size_t r = 0; r < cols.size(); ++r) out[r] = x.data[static_cast<int64_t>(r) * x.cols + cols[r]];
+}
+
 void CpuBackend::edit_logits(Tensor x) {
   check_logit_edits(edits_, edit_rows_, static_cast<size_t>(x.rows), x.cols);
   for (size_t r = 0; r + 1 < edit_rows_.size(); ++r) {

@@ -32,6 +32,8 @@ class CpuBackend final : public Backend {
   void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) override;
 
   void edit_logits(Tensor x) override;
+  void log_normalizers(const Tensor& x, std::span<double> out) override;
+  void pick_values(const Tensor& x, std::span<const int32_t> cols, std::span<float> out) override;
   void begin_step(const StepInfo& step) override;
 
   void embed(const Weight& table, Tensor out) override;

@@ -28,6 +28,7 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/log_normalizer.h"
 #include "backend/cuda/logit_edits.h"
 #include "backend/cuda/row_draw.h"
 #include "backend/cuda/topk.h"
@@ -225,7 +226,8 @@ struct CudaBackend::Impl {
 
   // The current step on the device.
   cuda::PinnedStaging step_staging, gather_staging;
-  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf, top_k_buf, draw_buf;
+  cuda::DeviceBuffer step_buf, gather_buf, attn_ws, attn_cnt, x_bf16, x_f16, w_bf16, repack_tmp, x_q8, argmax_buf, top_k_buf, draw_buf,
+      lognorm_buf, pick_buf;
   // Quantized weights of single-tile GEMMs dequantized ahead on a side stream (dequant_ahead.h);
   // VELLUM_CUDA_DEQUANT_AHEAD=0 turns it off.
   cuda::DequantAhead ahead;
@@ -913,6 +915,44 @@ void CudaBackend::draw_rows(const Tensor& x, std::span<const RowDraw> draws, std
   m.launch_step();  // the step ends here, as at read()
   check(cudaMemcpyAsync(out.data(), d_out, out.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (drawn)");
   m.wait_for_stream("cudaStreamSynchronize (draws)");
+}
+
+void CudaBackend::log_normalizers(const Tensor& x, std::span<double> out) {
+  Impl& m = *impl_;
+  m.touch({x});
+  if (out.size() != size_t(x.rows)) throw_error("log_normalizers: {} outputs for {} rows", out.size(), x.rows);
+  m.use_device();
+  if (x.rows == 0) return;
+  auto* d = static_cast<double*>(m.grow(m.lognorm_buf, out.size() * sizeof(double), "log normalizers"));
+  m.graphs.mix(20, x.data, x.rows, x.cols, d);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_log_normalizers(x.data, x.rows, x.cols, d, m.stream), "log normalizer kernel");
+  });
+  m.launch_step();  // the step ends here, as at read()
+  check(cudaMemcpyAsync(out.data(), d, out.size() * sizeof(double), cudaMemcpyDeviceToHost, m.stream),
+        "cudaMemcpyAsync (log normalizers)");
+  m.wait_for_stream("cudaStreamSynchronize (log normalizers)");
+}
+
+void CudaBackend::pick_values(const Tensor& x, std::span<const int32_t> cols, std::span<float> out) {
+  Impl& m = *impl_;
+  m.touch({x});
+  check_pick_args(x.rows, x.cols, cols, out.size());
+  m.use_device();
+  if (x.rows == 0) return;
+  const size_t n = out.size();
+  auto* d_picks = static_cast<int32_t*>(m.grow(m.pick_buf, n * (sizeof(int32_t) + sizeof(float)), "picked logits"));
+  float* d_out = reinterpret_cast<float*>(d_picks + n);
+  // The columns come from this step's own reductions: copied in now (an early graph read old ones).
+  check(cudaMemcpyAsync(d_picks, cols.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice, m.stream), "cudaMemcpyAsync (picks)");
+  m.graphs.early_input_changed();
+  m.graphs.mix(21, x.data, x.rows, x.cols, d_picks, d_out);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_pick_values(x.data, x.rows, x.cols, d_picks, d_out, m.stream), "pick values kernel");
+  });
+  m.launch_step();  // the step ends here, as at read()
+  check(cudaMemcpyAsync(out.data(), d_out, n * sizeof(float), cudaMemcpyDeviceToHost, m.stream), "cudaMemcpyAsync (picked)");
+  m.wait_for_stream("cudaStreamSynchronize (picked logits)");
 }
 
 void CudaBackend::edit_logits(Tensor x) {

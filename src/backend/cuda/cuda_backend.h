@@ -36,6 +36,8 @@ class CudaBackend final : public Backend {
   void top_k_rows(const Tensor& x, int k, std::span<float> values, std::span<int32_t> ids) override;  // topk.cu
   void draw_rows(const Tensor& x, std::span<const RowDraw> draws, std::span<int32_t> out) override;  // row_draw.cu
   void edit_logits(Tensor x) override;  // logit_edits.cu
+  void log_normalizers(const Tensor& x, std::span<double> out) override;                       // log_normalizer.cu
+  void pick_values(const Tensor& x, std::span<const int32_t> cols, std::span<float> out) override;  // log_normalizer.cu
 
   void begin_step(const StepInfo& step) override;
 
