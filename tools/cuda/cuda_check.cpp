@@ -42,6 +42,7 @@
 #include "core/error.h"
 #include "core/logit_order.h"
 #include "engine/batch.h"
+#include "engine/logprobs.h"
 #include "gguf/gguf_file.h"
 #include "model/transformer.h"
 #include "quant/quant.h"
@@ -514,6 +515,44 @@ void check_edit_logits(Pair& p, int64_t rows, int64_t cols) {
          changed > 0 ? double(differ) : 1.0, 0, fmt::format("{} of {} values differ; {} changed by the edits", differ, c.size(), changed));
 }
 
+// Logprobs of reduced rows (round 21): log_normalizers against the CPU's (the same double
+// arithmetic summed in another fixed order: relative error bound 1e-12; rows with a NaN, all -inf or
+// one value must agree on NaN / the value), pick_values bit for bit.
+void check_logprob_rows(Pair& p, int64_t rows, int64_t cols) {
+  std::vector<float> v = randn(size_t(rows * cols), 4.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  v[size_t(1 * cols + 5)] = nan;                                      // row 1: a NaN
+  std::fill(v.begin() + 2 * cols, v.begin() + 3 * cols, -inf);        // row 2: all -inf
+  std::fill(v.begin() + 3 * cols, v.begin() + 4 * cols, -inf);        // row 3: one value
+  v[size_t(3 * cols + cols / 2)] = 1.5f;
+  for (int64_t c = 0; c < cols; c += 7) v[size_t(4 * cols + c)] = -inf;  // row 4: many -inf
+  auto t = p.tensor(v, rows, cols);
+  std::vector<double> zc(static_cast<size_t>(rows)), zg(static_cast<size_t>(rows));
+  p.cpu.log_normalizers(t.c, zc);
+  p.gpu.log_normalizers(t.g, zg);
+  double err = 0;
+  int64_t mismatch = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double a = zc[size_t(r)], b = zg[size_t(r)];
+    if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+      mismatch += !(std::isnan(a) && std::isnan(b)) && a != b;
+    } else {
+      err = std::max(err, std::abs(a - b) / std::max(1.0, std::abs(a)));
+    }
+  }
+  record(fmt::format("log_normalizers {}x{} (NaN, all -inf, one value planted)", rows, cols), mismatch > 0 ? 1.0 : err, 1e-12,
+         fmt::format("{} special rows disagree", mismatch));
+  std::vector<int32_t> picks(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) picks[size_t(r)] = int32_t((r * 7919 + 13) % cols);
+  picks[0] = 0, picks[size_t(rows - 1)] = int32_t(cols - 1);
+  std::vector<float> pc(static_cast<size_t>(rows)), pg(static_cast<size_t>(rows), -7.0f);
+  p.cpu.pick_values(t.c, picks, pc);
+  p.gpu.pick_values(t.g, picks, pg);
+  int64_t differ = 0;
+  for (int64_t r = 0; r < rows; ++r) differ += std::memcmp(&pc[size_t(r)], &pg[size_t(r)], sizeof(float)) != 0;
+  record(fmt::format("pick_values {}x{}", rows, cols), double(differ), 0, fmt::format("{} of {} differ", differ, rows));
+}
+
 // Dense weight copies (round 21, CudaBackend::set_dense_weight_cache): a backend holding BF16 copies
 // of its quantized weights against one dequantizing them each step (the Pair's): matmul at 40 and
 // 512 rows on the cuBLAS path must give the same bits (the same dequantized values, the same GEMM)
@@ -605,6 +644,8 @@ void check_sampling(Pair& p) {
   check_draw_rows(p, 5, 4097);     // a one-column last part
   check_edit_logits(p, 9, 128256);
   check_edit_logits(p, 3, 300);
+  check_logprob_rows(p, 37, 151936);
+  check_logprob_rows(p, 6, 300);
 }
 
 // ---- fused ops (round 5) -------------------------------------------------------------------------
@@ -2398,6 +2439,68 @@ void check_graphs(const std::string& path) {
 // top-k, a draw) make the guess wrong: the early graph runs, then the step's own graph redoes the
 // step. Both kinds must give the bits of early launch off: 1 row and 4 rows, 24 steps each, the
 // next tokens the rows' argmax, the end op following a fixed irregular pattern.
+// Logprobs of rows reduced on the GPU (round 21) against the host's from whole rows: 8 decode steps
+// of 4 rows (argmax with 5 alternatives, top-40 with 20, a draw with top-p 0.9 with 3, a draw with 0),
+// each step run once reduced and once whole (the same inputs: the same logits). Tokens and
+// alternatives' ids must be equal; values within 1e-5 (the GPU sums the normalizer in another order).
+void check_logprobs_model(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend gpu(0);
+  model::Transformer mg(file, gpu);
+  const uint32_t bs = 16, per_seq = 4, vocab = mg.hparams().vocab, rows = 4;
+  gpu.init_kv(mg.kv_layout(bs, g_kv_type), rows * per_seq);
+  std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
+  std::vector<std::vector<int32_t>> nx(rows);
+  for (auto& p : nx) p = {tok(g_rng), tok(g_rng), tok(g_rng)};
+  const std::vector<int32_t> keep = {1, 40, model::Transformer::kDraw, model::Transformer::kDraw};
+  const std::vector<int32_t> lps = {5, 20, 3, 0};
+  uint32_t past = 0;
+  int64_t token_differ = 0, id_differ = 0, entries = 0;
+  double max_diff = 0;
+  for (int step = 0; step < 8; ++step) {
+    engine::Batch b;
+    b.block_size = bs;
+    for (uint32_t q = 0; q < rows; ++q) {
+      std::vector<int32_t> t(per_seq);
+      for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t(q * per_seq + i);
+      b.add_sequence(nx[q], past, t, engine::Batch::Logits::Last);
+    }
+    std::vector<backend::RowDraw> draws(rows);
+    draws[2] = {0.3 + 0.05 * step, 0.9f, 0.0f, 0.9f};
+    draws[3] = {0.7 - 0.05 * step, 1.1f};
+    const auto red = mg.forward(b, keep, draws, {}, {}, lps);
+    const auto whole = mg.forward(b, std::vector<int32_t>(rows, 0));
+    past += uint32_t(nx[0].size());
+    for (uint32_t q = 0; q < rows; ++q) {
+      const std::span<const float> row(whole.logits.data() + size_t(q) * vocab, vocab);
+      const size_t at = size_t(q) * size_t(red.top_k);
+      int32_t token;
+      float value;
+      if (keep[q] == 40) {  // the first candidate, as a stand-in for the sampled one
+        token = red.top_ids[at];
+        value = red.top_values[at];
+      } else {
+        token = keep[q] == 1 ? red.argmax[q] : red.drawn[q];
+        value = red.token_logit[q];
+      }
+      const auto want = engine::compute_logprobs(row, token, uint32_t(lps[q]));
+      const auto got = engine::logprobs_from_candidates(red.log_z[q], token, value, {red.top_values.data() + at, size_t(red.top_k)},
+                                                        {red.top_ids.data() + at, size_t(red.top_k)}, uint32_t(lps[q]));
+      token_differ += keep[q] == 1 && token != int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+      max_diff = std::max(max_diff, double(std::abs(want.logprob - got.logprob)));
+      id_differ += want.top.size() != got.top.size();
+      for (size_t j = 0; j < want.top.size() && j < got.top.size(); ++j, ++entries) {
+        id_differ += want.top[j].first != got.top[j].first;
+        max_diff = std::max(max_diff, double(std::abs(want.top[j].second - got.top[j].second)));
+      }
+      nx[q] = {token};
+    }
+  }
+  record(fmt::format("logprobs of reduced rows vs whole rows, 8 steps x 4 rows ({} alternatives)", entries),
+         token_differ + id_differ > 0 ? 1.0 : max_diff, 1e-5,
+         fmt::format("{} argmax tokens and {} alternatives' ids differ; max |logprob diff| {:.2g}", token_differ, id_differ, max_diff));
+}
+
 void check_early_launch(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend gpu(0);
@@ -2698,6 +2801,8 @@ int run(int argc, char** argv) {
       g_swiglu_rows = false;
     } else if (a == "--layer-trace") {
       trace_layer_kernel();
+    } else if (a == "--logprobs" && i + 1 < argc) {  // logprobs of reduced rows vs whole rows on a model
+      check_logprobs_model(argv[++i]);
     } else if (a == "--early" && i + 1 < argc) {  // early launch vs none on a model
       check_early_launch(argv[++i]);
     } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
