@@ -107,12 +107,12 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
   bool stats = false;  // some reduced row reports logprobs
   for (size_t i = 0; i < logprobs.size(); ++i) {
     const int32_t n = logprobs[i];
-    if (n < -1 || n > backend::Backend::kMaxTopK || (n >= 0 && static_cast<uint32_t>(n) >= hp_.vocab)) {
-      throw_error("forward: logprobs {} for a logit row (-1, or 0..{} below the vocabulary)", n, backend::Backend::kMaxTopK);
+    if (n < -1 || n > backend::Backend::kMaxTopK) {
+      throw_error("forward: logprobs {} for a logit row (-1, or 0..{})", n, backend::Backend::kMaxTopK);
     }
-    if (logprobs[i] >= 0 && keep[i] != 0) {
+    if (n >= 0 && keep[i] != 0) {  // its alternatives (a vocabulary of fewer tokens has them all)
       stats = true;
-      top_k = std::max(top_k, std::max(logprobs[i], 1));  // the alternatives, and an argmax row's own logit's order
+      top_k = std::max(top_k, static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(n, 1)), hp_.vocab)));
     }
   }
   if (draw && draws.size() != keep.size()) {

@@ -67,7 +67,8 @@ class Transformer {
   // backend to the logit rows before any of them is reduced or copied back.
   // `logprobs` (empty, or per logit row: -1, or the alternatives 0..kMaxTopK a reduced row reports):
   // such rows also get their log normalizer (log_z), the logit of the token chosen on the backend
-  // (token_logit, argmax and drawn rows) and at least that many best candidates.
+  // (token_logit, argmax and drawn rows) and that many best candidates (the whole vocabulary when
+  // it is smaller).
   StepOutput forward(const engine::Batch& batch, std::span<const int32_t> keep,
                      std::span<const backend::RowDraw> draws = {}, std::span<const backend::LogitEdit> edits = {},
                      std::span<const uint32_t> edit_rows = {}, std::span<const int32_t> logprobs = {});

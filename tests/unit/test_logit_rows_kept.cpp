@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/logit_order.h"
 #include "engine/logits_processor.h"
+#include "engine/logprobs.h"
 #include "engine/sampler.h"
 #include "model/transformer.h"
 #include "stories_fixture.h"
@@ -226,6 +227,44 @@ TEST(LogitRowsKept, EditedRowsEqualTheHostsProcessedRows) {
   bad.back().token = static_cast<int32_t>(vocab);
   EXPECT_THROW(model.forward(make_batch(), keep, {}, bad, rows), Error);
   EXPECT_THROW(model.forward(make_batch(), keep, {}, edits, std::span<const uint32_t>(rows).first(m)), Error);
+}
+
+// Logprobs of reduced rows at the model's level: the normalizer, the chosen token's logit and the
+// candidates give compute_logprobs' entries on the whole rows, bit for bit on the CPU; rows not
+// asking get none; out-of-range counts are refused before the step runs.
+TEST(LogitRowsKept, ReducedRowsGiveTheHostsLogprobs) {
+  StoriesOnCpu s;
+  auto& model = s.model;
+  const uint32_t vocab = s.vocab;
+  const auto make_batch = &StoriesOnCpu::first_sequence;
+  const std::vector<float> full = model.forward(make_batch());
+  const std::vector<int32_t> keep = {1, 40, model::Transformer::kDraw, 1, model::Transformer::kDraw};
+  const std::vector<int32_t> lps = {5, 20, 3, -1, 0};
+  std::vector<backend::RowDraw> draws(5);
+  draws[2] = {0.4, 0.8f, 0.0f, 0.9f};
+  draws[4] = {0.9, 1.2f};
+  const model::Transformer::StepOutput o = model.forward(make_batch(), keep, draws, {}, {}, lps);
+  ASSERT_EQ(o.top_k, 40);
+  for (size_t r = 0; r < keep.size(); ++r) {
+    const std::span<const float> row(full.data() + r * vocab, vocab);
+    if (lps[r] < 0) {
+      EXPECT_TRUE(std::isnan(o.log_z[r])) << "row " << r;
+      continue;
+    }
+    const size_t at = r * static_cast<size_t>(o.top_k);
+    const int32_t token = keep[r] == 1 ? o.argmax[r] : keep[r] == 40 ? o.top_ids[at + 7] : o.drawn[r];
+    const float value = keep[r] == 40 ? o.top_values[at + 7] : o.token_logit[r];
+    EXPECT_EQ(value, row[static_cast<size_t>(token)]) << "row " << r;
+    const engine::TokenLogprob want = engine::compute_logprobs(row, token, static_cast<uint32_t>(lps[r]));
+    const engine::TokenLogprob got = engine::logprobs_from_candidates(
+        o.log_z[r], token, value, {o.top_values.data() + at, 40}, {o.top_ids.data() + at, 40}, static_cast<uint32_t>(lps[r]));
+    EXPECT_EQ(got.logprob, want.logprob) << "row " << r;
+    EXPECT_EQ(got.top, want.top) << "row " << r;
+    EXPECT_EQ(got.top.size(), static_cast<size_t>(lps[r])) << "row " << r;
+  }
+  EXPECT_THROW(model.forward(make_batch(), keep, draws, {}, {}, std::vector<int32_t>{5, backend::Backend::kMaxTopK + 1, 3, -1, 0}), Error);
+  EXPECT_THROW(model.forward(make_batch(), keep, draws, {}, {}, std::vector<int32_t>{5, 20, 3, -2, 0}), Error);
+  EXPECT_THROW(model.forward(make_batch(), keep, draws, {}, {}, std::vector<int32_t>{5, 20}), Error);
 }
 
 // draw_of_row draws each column with its softmax probability: over a grid of u the share of draws a
