@@ -334,20 +334,16 @@ std::vector<RequestUpdate> EngineCore::step() {
     if (k != 0) {  // reduced on the backend
       const size_t r = row++;
       const size_t at = r * static_cast<size_t>(out.top_k);
-      int32_t token;
-      float token_logit = 0;
-      if (k >= 2) {
-        const std::span<const float> values(out.top_values.data() + at, static_cast<size_t>(k));
-        const std::span<const int32_t> ids(out.top_ids.data() + at, static_cast<size_t>(k));
-        token = seq.sampler.sample_top(values, ids);
-        token_logit = values[static_cast<size_t>(std::find(ids.begin(), ids.end(), token) - ids.begin())];
-      } else {
-        token = k == 1 ? out.argmax[r] : out.drawn[r];
-        if (!out.token_logit.empty()) token_logit = out.token_logit[r];
-      }
+      const auto n = static_cast<size_t>(out.top_k);
+      const std::span<const float> values = k >= 2 ? std::span<const float>(out.top_values.data() + at, n) : std::span<const float>{};
+      const std::span<const int32_t> ids = k >= 2 ? std::span<const int32_t>(out.top_ids.data() + at, n) : std::span<const int32_t>{};
+      const int32_t token = k >= 2 ? seq.sampler.sample_top(values.first(static_cast<size_t>(k)), ids.first(static_cast<size_t>(k)))
+                                   : k == 1 ? out.argmax[r] : out.drawn[r];
       std::vector<TokenLogprob> lp;
       if (!logprobs.empty() && logprobs[r] >= 0) {
-        const auto n = static_cast<size_t>(out.top_k);
+        // The token's logit: among a top-k row's candidates (it was drawn from them), else the backend's.
+        const float token_logit =
+            k >= 2 ? values[static_cast<size_t>(std::find(ids.begin(), ids.end(), token) - ids.begin())] : out.token_logit[r];
         lp.push_back(logprobs_from_candidates(out.log_z[r], token, token_logit, {out.top_values.data() + at, n},
                                               {out.top_ids.data() + at, n}, static_cast<uint32_t>(logprobs[r])));
       }

@@ -203,7 +203,7 @@ struct CudaBackend::Impl {
   // for the weight's own type (cublas_bf16), so that few-row matmuls still read the quantized bytes.
   Weight dense_view(const Weight& w) const {
     const auto it = dense.find(w.data);
-    return it == dense.end() ? w : Weight{w.name, TensorType::BF16, w.cols, w.rows, const_cast<void*>(it->second)};
+    return it == dense.end() ? w : Weight{w.name, TensorType::BF16, w.cols, w.rows, it->second};
   }
   cuda::PinnedStaging upload_staging[2];
 
@@ -1716,8 +1716,10 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
 void CudaBackend::matmul_swiglu_rows(const Weight& gate_w, const Weight& up_w, const Tensor& x, Tensor out) {
   Impl& m = *impl_;
   // Dense copies of both: BF16 weights (one batched call for the pair below 1 024 rows).
-  const bool dense = m.dense_view(gate_w).data != gate_w.data && m.dense_view(up_w).data != up_w.data;
-  const Weight gate = dense ? m.dense_view(gate_w) : gate_w, up = dense ? m.dense_view(up_w) : up_w;
+  const Weight gate_copy = m.dense_view(gate_w), up_copy = m.dense_view(up_w);
+  const bool dense = gate_copy.data != gate_w.data && up_copy.data != up_w.data;
+  const Weight& gate = dense ? gate_copy : gate_w;
+  const Weight& up = dense ? up_copy : up_w;
   const TensorType type = gate.type;
   const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
   m.wrote(out);        // drops a pending SwiGLU output that this one overwrites
