@@ -2439,6 +2439,20 @@ void check_graphs(const std::string& path) {
 // top-k, a draw) make the guess wrong: the early graph runs, then the step's own graph redoes the
 // step. Both kinds must give the bits of early launch off: 1 row and 4 rows, 24 steps each, the
 // next tokens the rows' argmax, the end op following a fixed irregular pattern.
+// One decode step of rows nx[q] (each its sequence's new tokens after `past`), sequence q owning
+// blocks (first + q)·per_seq .. + per_seq − 1 of a pool of block size bs; every row's last logits kept.
+engine::Batch decode_batch(const std::vector<std::vector<int32_t>>& nx, uint32_t past, uint32_t bs, uint32_t per_seq,
+                           uint32_t first) {
+  engine::Batch b;
+  b.block_size = bs;
+  for (uint32_t q = 0; q < nx.size(); ++q) {
+    std::vector<int32_t> t(per_seq);
+    for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t((first + q) * per_seq + i);
+    b.add_sequence(nx[q], past, t, engine::Batch::Logits::Last);
+  }
+  return b;
+}
+
 // Logprobs of rows reduced on the GPU (round 21) against the host's from whole rows: 8 decode steps
 // of 4 rows (argmax with 5 alternatives, top-40 with 20, a draw with top-p 0.9 with 3, a draw with 0),
 // each step run once reduced and once whole (the same inputs: the same logits). Tokens and
@@ -2458,13 +2472,7 @@ void check_logprobs_model(const std::string& path) {
   int64_t token_differ = 0, id_differ = 0, entries = 0;
   double max_diff = 0;
   for (int step = 0; step < 8; ++step) {
-    engine::Batch b;
-    b.block_size = bs;
-    for (uint32_t q = 0; q < rows; ++q) {
-      std::vector<int32_t> t(per_seq);
-      for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t(q * per_seq + i);
-      b.add_sequence(nx[q], past, t, engine::Batch::Logits::Last);
-    }
+    const engine::Batch b = decode_batch(nx, past, bs, per_seq, 0);
     std::vector<backend::RowDraw> draws(rows);
     draws[2] = {0.3 + 0.05 * step, 0.9f, 0.0f, 0.9f};
     draws[3] = {0.7 - 0.05 * step, 1.1f};
@@ -2521,13 +2529,7 @@ void check_early_launch(const std::string& path) {
       for (uint32_t q = 0; q < rows; ++q) nx[q].assign(prompt.begin() + 3 * q, prompt.begin() + 3 * q + 3);
       uint32_t past = 0;
       for (int step = 0; step < 24; ++step) {
-        engine::Batch b;
-        b.block_size = bs;
-        for (uint32_t q = 0; q < rows; ++q) {
-          std::vector<int32_t> t(per_seq);
-          for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t((1 + q) * per_seq + i);
-          b.add_sequence(nx[q], past, t, engine::Batch::Logits::Last);
-        }
+        const engine::Batch b = decode_batch(nx, past, bs, per_seq, 1);
         const int kind = pattern[step % 16];
         std::vector<int32_t> keep(rows, kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? 40 : model::Transformer::kDraw);
         // Draws with nothing cut, and (every other step) with top-p and min-p: a step's narrowing
