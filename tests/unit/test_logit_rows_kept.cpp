@@ -50,6 +50,8 @@ struct StoriesOnCpu {
     b.add_sequence({1, 403, 407, 261, 378}, 0, {3, 7}, engine::Batch::Logits::All);
     return b;
   }
+  // first_sequence's whole logit rows (5 × vocab).
+  std::vector<float> first_logits() { return model.forward(first_sequence()); }
 };
 
 TEST(LogitRowsKept, PartialRowsMatchTheFullLogitsAndOtherRowsArePacked) {
@@ -140,8 +142,7 @@ TEST(LogitRowsKept, DrawnRowsGiveTheSamplersToken) {
   StoriesOnCpu s;
   auto& model = s.model;
   const uint32_t vocab = s.vocab;
-  const auto make_batch = &StoriesOnCpu::first_sequence;
-  const std::vector<float> full = model.forward(make_batch());
+  const std::vector<float> full = s.first_logits();
   const size_t m = 5;
   ASSERT_EQ(full.size(), m * vocab);
   std::set<int32_t> seen;
@@ -157,7 +158,7 @@ TEST(LogitRowsKept, DrawnRowsGiveTheSamplersToken) {
     std::vector<backend::RowDraw> draws(m);
     draws[1] = twin.row_draw();
     draws[3] = twin.row_draw();
-    const model::Transformer::StepOutput out = model.forward(make_batch(), keep, draws);
+    const model::Transformer::StepOutput out = model.forward(StoriesOnCpu::first_sequence(), keep, draws);
     ASSERT_EQ(out.drawn.size(), m);
     EXPECT_EQ(out.drawn[0], -1);
     EXPECT_EQ(out.drawn[2], -1);
@@ -175,8 +176,7 @@ TEST(LogitRowsKept, EditedRowsEqualTheHostsProcessedRows) {
   StoriesOnCpu s;
   auto& model = s.model;
   const uint32_t vocab = s.vocab;
-  const auto make_batch = &StoriesOnCpu::first_sequence;
-  const std::vector<float> full = model.forward(make_batch());
+  const std::vector<float> full = s.first_logits();
   const size_t m = 5;
   engine::SamplingParams p;
   p.repetition_penalty = 1.4f, p.presence_penalty = 0.7f, p.frequency_penalty = -0.3f;
@@ -194,7 +194,7 @@ TEST(LogitRowsKept, EditedRowsEqualTheHostsProcessedRows) {
     rows.push_back(static_cast<uint32_t>(edits.size()));
   }
   const std::vector<int32_t> keep = {1, 1, 40, 0, 2};
-  const model::Transformer::StepOutput o = model.forward(make_batch(), keep, {}, edits, rows);
+  const model::Transformer::StepOutput o = model.forward(StoriesOnCpu::first_sequence(), keep, {}, edits, rows);
   size_t packed = 0;
   for (size_t r = 0; r < m; ++r) {
     std::vector<float> want(full.begin() + static_cast<ptrdiff_t>(r * vocab), full.begin() + static_cast<ptrdiff_t>((r + 1) * vocab));
@@ -225,8 +225,8 @@ TEST(LogitRowsKept, EditedRowsEqualTheHostsProcessedRows) {
             std::vector<float>(o.logits.begin(), o.logits.begin() + vocab));  // the edits changed the row
   std::vector<backend::LogitEdit> bad = edits;
   bad.back().token = static_cast<int32_t>(vocab);
-  EXPECT_THROW(model.forward(make_batch(), keep, {}, bad, rows), Error);
-  EXPECT_THROW(model.forward(make_batch(), keep, {}, edits, std::span<const uint32_t>(rows).first(m)), Error);
+  EXPECT_THROW(model.forward(StoriesOnCpu::first_sequence(), keep, {}, bad, rows), Error);
+  EXPECT_THROW(model.forward(StoriesOnCpu::first_sequence(), keep, {}, edits, std::span<const uint32_t>(rows).first(m)), Error);
 }
 
 // Logprobs of reduced rows at the model's level: the normalizer, the chosen token's logit and the
@@ -236,14 +236,13 @@ TEST(LogitRowsKept, ReducedRowsGiveTheHostsLogprobs) {
   StoriesOnCpu s;
   auto& model = s.model;
   const uint32_t vocab = s.vocab;
-  const auto make_batch = &StoriesOnCpu::first_sequence;
-  const std::vector<float> full = model.forward(make_batch());
+  const std::vector<float> full = s.first_logits();
   const std::vector<int32_t> keep = {1, 40, model::Transformer::kDraw, 1, model::Transformer::kDraw};
   const std::vector<int32_t> lps = {5, 20, 3, -1, 0};
   std::vector<backend::RowDraw> draws(5);
   draws[2] = {0.4, 0.8f, 0.0f, 0.9f};
   draws[4] = {0.9, 1.2f};
-  const model::Transformer::StepOutput o = model.forward(make_batch(), keep, draws, {}, {}, lps);
+  const model::Transformer::StepOutput o = model.forward(StoriesOnCpu::first_sequence(), keep, draws, {}, {}, lps);
   ASSERT_EQ(o.top_k, 40);
   for (size_t r = 0; r < keep.size(); ++r) {
     const std::span<const float> row(full.data() + r * vocab, vocab);
@@ -262,9 +261,9 @@ TEST(LogitRowsKept, ReducedRowsGiveTheHostsLogprobs) {
     EXPECT_EQ(got.top, want.top) << "row " << r;
     EXPECT_EQ(got.top.size(), static_cast<size_t>(lps[r])) << "row " << r;
   }
-  EXPECT_THROW(model.forward(make_batch(), keep, draws, {}, {}, std::vector<int32_t>{5, backend::Backend::kMaxTopK + 1, 3, -1, 0}), Error);
-  EXPECT_THROW(model.forward(make_batch(), keep, draws, {}, {}, std::vector<int32_t>{5, 20, 3, -2, 0}), Error);
-  EXPECT_THROW(model.forward(make_batch(), keep, draws, {}, {}, std::vector<int32_t>{5, 20}), Error);
+  EXPECT_THROW(model.forward(StoriesOnCpu::first_sequence(), keep, draws, {}, {}, std::vector<int32_t>{5, backend::Backend::kMaxTopK + 1, 3, -1, 0}), Error);
+  EXPECT_THROW(model.forward(StoriesOnCpu::first_sequence(), keep, draws, {}, {}, std::vector<int32_t>{5, 20, 3, -2, 0}), Error);
+  EXPECT_THROW(model.forward(StoriesOnCpu::first_sequence(), keep, draws, {}, {}, std::vector<int32_t>{5, 20}), Error);
 }
 
 // draw_of_row draws each column with its softmax probability: over a grid of u the share of draws a

@@ -6,11 +6,9 @@
 # then the end-to-end bench at 1 / 64 / 256 sequences with top-p 0.95 and min-p 0.05 (drawn on the
 # device, and --whole-logits: copied back and sampled on the host) and with the OpenAI defaults.
 # Run next to the stripped vellum, vellum_cuda_check, lib/, fixtures/ (stories260K, the
-# deepseek-llm vocabulary); logs go to $OUT.
+# deepseek-llm vocabulary) and final_common.sh; logs go to $OUT.
 D=$(cd "$(dirname "$0")" && pwd)
-export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
-export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-V=$D/vellum; C=$D/vellum_cuda_check
+source $D/final_common.sh
 nvidia-smi -L
 M=/tmp/l8b-dsv.gguf
 ($V gguf synth --preset llama3-8b --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf --type Q4_K_M -o $M > $O/synth.log 2>&1) &
@@ -20,10 +18,6 @@ for shape in "1 102400" "64 102400" "256 102400" "1 151936"; do timeout 60 $C --
 T=$(mktemp -d)
 $V gguf convert-llama2c $D/fixtures/stories260K.bin $D/fixtures/tok512.bin $T/s.gguf > /dev/null
 printf '%s\n' "Once upon a time" "The little dog" "Lily and Tom went to the park" "One day, a big bird" "The sun was" "Mom said" "Tim had a red ball" "In the forest" > $T/p.txt
-proof() {  # LABEL MODEL ARGS...
-  local L=$1 MM=$2; shift 2
-  timeout 200 $V proof -m $MM --device cuda --prompts $T/p.txt --ignore-eos "$@" > $O/proof-$L.txt 2>&1; echo "proof $L (exit $?): $(grep -iE 'identical|differ|match' $O/proof-$L.txt | tail -2 | tr '\n' ' ')"
-}
 CUT="--temp 1 --top-k 0 --top-p 0.9 --min-p 0.05"
 proof stories-cut $T/s.gguf -n 200 $CUT --a "" --b "--whole-logits"
 proof stories-topp07 $T/s.gguf -n 200 --temp 0.7 --top-k 0 --top-p 0.7 --min-p 0 -s 99 --a "" --b "--whole-logits"
@@ -32,11 +26,6 @@ timeout 200 $C --early $T/s.gguf --early $M 2>$O/early.log > $O/early.txt; echo 
 proof l8b-cut $M -n 64 $CUT --a "" --b "--whole-logits"
 proof l8b-minp $M -n 64 --temp 1 --top-k 0 --top-p 1 --min-p 0.05 --a "" --b "--whole-logits"
 proof l8b-cut-seq1 $M -n 32 $CUT --a "--max-num-seqs 1" --b "--whole-logits"
-e2e() {  # LABEL ARGS...
-  local L=$1; shift
-  timeout 300 $V bench -m $M --device cuda -r 1 --max-num-seqs 256 --step-profile "$@" > $O/e2e-$L.txt 2> $O/e2e-$L.log || tail -2 $O/e2e-$L.log
-  echo "== $L: $*"; sed -n '/^| batch/,$p' $O/e2e-$L.txt | grep -v -- '| ---' | cut -c1-200
-}
 e2e cut-device -p 128 -n 256 -b 1,64,256 --temp 1 --top-k 0 --top-p 0.95 --min-p 0.05
 e2e cut-host -p 128 -n 256 -b 1,64 --temp 1 --top-k 0 --top-p 0.95 --min-p 0.05 --whole-logits
 e2e openai -p 128 -n 256 -b 1,64,256 --temp 1 --top-k 0 --top-p 1 --min-p 0

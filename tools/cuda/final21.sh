@@ -18,10 +18,6 @@ V=$D/vellum; M=/tmp/l8b-dsv.gguf
 T=$(mktemp -d)
 $V gguf convert-llama2c $D/fixtures/stories260K.bin $D/fixtures/tok512.bin $T/s.gguf > /dev/null
 printf '%s\n' "Once upon a time" "The little dog" "Lily and Tom went to the park" "One day, a big bird" "The sun was" "Mom said" "Tim had a red ball" "In the forest" > $T/p.txt
-proof() {  # LABEL MODEL ARGS...
-  local L=$1 MM=$2; shift 2
-  timeout 200 $V proof -m $MM --device cuda --prompts $T/p.txt --ignore-eos "$@" > $O/proof-$L.txt 2>&1; echo "proof $L (exit $?): $(grep -iE 'identical|differ|match' $O/proof-$L.txt | tail -2 | tr '\n' ' ')"
-}
 if [ "${1:-checks}" = checks ]; then
 SYNTH_TYPES="Q4_K_M Q8_0" final_checks
 wait
@@ -39,11 +35,6 @@ exit 0
 fi
 for TT in Q4_K_M Q8_0; do [ -f /tmp/l8b-$TT.gguf ] || $V gguf synth --preset llama3-8b --type $TT -o /tmp/l8b-$TT.gguf > /dev/null 2>&1 & done
 wait
-e2e() {  # LABEL ARGS...
-  local L=$1; shift
-  timeout 300 $V bench -m $M --device cuda -r 1 --max-num-seqs 256 --step-profile "$@" > $O/e2e-$L.txt 2> $O/e2e-$L.log || tail -2 $O/e2e-$L.log
-  echo "== $L: $*"; sed -n '/^| batch/,$p' $O/e2e-$L.txt | grep -v -- '| ---' | cut -c1-200
-}
 CUT="--temp 1 --top-k 0 --top-p 0.95 --min-p 0.05 --repeat-penalty 1.1 --presence-penalty 0.3 --frequency-penalty 0.3"
 e2e pen-device -p 128 -n 256 -b 1,64,256 $CUT
 e2e pen-host -p 128 -n 256 -b 1,64 $CUT --whole-logits
