@@ -207,24 +207,30 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       be.top_k_rows(out, top_k, result.top_values, result.top_ids);
     }
     if (stats) {  // logprobs of reduced rows: their normalizers, and the logits of tokens chosen here
-      result.log_z.assign(static_cast<size_t>(m), std::numeric_limits<double>::quiet_NaN());
-      std::vector<double> z(static_cast<size_t>(m));
-      be.log_normalizers(out, z);
-      std::vector<int32_t> picks(static_cast<size_t>(m), 0);
-      bool pick = false;
-      for (size_t i = 0; i < static_cast<size_t>(m); ++i) {
-        if (logprobs[i] < 0 || keep[i] == 0) continue;
-        result.log_z[i] = z[i];
-        if (keep[i] == 1) picks[i] = result.argmax[i], pick = true;
-        if (keep[i] == kDraw) picks[i] = result.drawn[i], pick = true;
+      // Only the rows asking: gathered first when others share the step.
+      std::vector<int32_t> asking, picks;
+      for (int64_t i = 0; i < m; ++i) {
+        const auto u = static_cast<size_t>(i);
+        if (logprobs[u] < 0 || keep[u] == 0) continue;
+        asking.push_back(static_cast<int32_t>(i));
+        picks.push_back(keep[u] == 1 ? result.argmax[u] : keep[u] == kDraw ? result.drawn[u] : 0);  // top-k: unused
       }
+      const auto n = static_cast<int64_t>(asking.size());
+      Tensor rows = out;
+      if (n < m) {
+        rows = be.scratch(n, hp_.vocab);
+        be.gather_rows(out, asking, rows);
+      }
+      std::vector<double> z(asking.size());
+      std::vector<float> v(asking.size());
+      be.log_normalizers(rows, z);
+      be.pick_values(rows, picks, v);
+      result.log_z.assign(static_cast<size_t>(m), std::numeric_limits<double>::quiet_NaN());
       result.token_logit.assign(static_cast<size_t>(m), std::numeric_limits<float>::quiet_NaN());
-      if (pick) {
-        std::vector<float> v(static_cast<size_t>(m));
-        be.pick_values(out, picks, v);
-        for (size_t i = 0; i < static_cast<size_t>(m); ++i) {
-          if (logprobs[i] >= 0 && (keep[i] == 1 || keep[i] == kDraw)) result.token_logit[i] = v[i];
-        }
+      for (size_t j = 0; j < asking.size(); ++j) {
+        const auto i = static_cast<size_t>(asking[j]);
+        result.log_z[i] = z[j];
+        if (keep[i] == 1 || keep[i] == kDraw) result.token_logit[i] = v[j];
       }
     }
     const size_t floats = full.size() * hp_.vocab;
