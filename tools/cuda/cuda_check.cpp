@@ -266,7 +266,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
 void check_batch_invariance(Pair& p, TensorType type, int64_t k, int64_t n) {
   const HostWeight hw = make_weight(type, n, k);
   auto w = p.weight("w", type, k, n, hw.bytes);
-  const std::vector<int64_t> counts = {2, 5, 8, 13, 40};
+  const std::vector<int64_t> counts = {2, 5, 8, 13, 24, 40, 77, 300};
   const int64_t max_m = counts.back();
   const std::vector<float> xv = randn(size_t(max_m * k));
   // Each row alone, in the default mode (the deterministic mode takes the same kernel at one row).
@@ -296,8 +296,43 @@ void check_batch_invariance(Pair& p, TensorType type, int64_t k, int64_t n) {
     }
   }
   p.gpu.set_deterministic(false);
-  record(fmt::format("deterministic {} {}x{}: every row of 2/5/8/13/40 vs alone", tensor_type_name(type), n, k),
+  record(fmt::format("deterministic {} {}x{}: every row of 2/5/8/13/24/40/77/300 vs alone", tensor_type_name(type), n, k),
          std::max(diff[1], det_one), 0, fmt::format("bit for bit [max |diff| in default mode: {:.3g}]", diff[0]));
+}
+
+// The deterministic mode's tensor-core rows (rows_mma, round 22) against its int8 rows GEMV, which
+// gives each row its batch-1 bits: every output bit for bit (memcmp), with a bias, on widths that end
+// in a short group (Q4_K/Q6_K 1 280) or leave GEMV lanes idle (Q8_0 1 088: 17 chunks), on weight
+// heights that are not a multiple of a tile, at every tile shape's row counts. Outputs start as NaN.
+void check_rows_mma(Pair& p, TensorType type, int64_t k, int64_t n) {
+  const HostWeight hw = make_weight(type, n, k);
+  auto w = p.weight("w", type, k, n, hw.bytes);
+  const std::vector<float> bias_v = randn(size_t(n));
+  std::vector<uint8_t> bb(bias_v.size() * 4);
+  std::memcpy(bb.data(), bias_v.data(), bb.size());
+  auto bias = p.weight("b", TensorType::F32, n, 1, bb);
+  size_t differ = 0, total = 0;
+  std::string counts;
+  p.gpu.set_deterministic(true);
+  for (const int64_t m : {9, 16, 17, 32, 33, 100, 300}) {
+    auto x = p.tensor(randn(size_t(m * k)), m, k);
+    std::vector<float> got[2];
+    for (int mma = 0; mma < 2; ++mma) {
+      cuda::set_rows_mma_min_rows(mma == 1 ? 9 : 0);
+      auto out = p.output(m, n);
+      p.gpu.matmul(w.g, x.g, out.g, &bias.g);
+      got[mma] = p.get_gpu(out.g);
+    }
+    for (size_t i = 0; i < got[0].size(); ++i) {
+      differ += std::memcmp(&got[0][i], &got[1][i], 4) != 0 || !std::isfinite(got[1][i]);
+    }
+    total += got[0].size();
+    counts += fmt::format("{}{}", counts.empty() ? "" : "/", m);
+  }
+  cuda::set_rows_mma_min_rows(-1);
+  p.gpu.set_deterministic(false);
+  record(fmt::format("deterministic {} {}x{} + bias: tensor-core rows vs rows GEMV, {} rows", tensor_type_name(type), n, k, counts),
+         double(differ), 0, fmt::format("bit for bit ({} outputs)", total));
 }
 
 void check_embed(Pair& p, TensorType type, int64_t vocab, int64_t dim) {
@@ -1729,6 +1764,48 @@ double graph_ms(const std::function<cudaError_t(cudaStream_t, int)>& launch, int
   return double(ms) / (replays * reps);
 }
 
+// The deterministic mode's many-row int8 matmul alone (round 22): rows_mma against the rows GEMV
+// it replaces (groups of 8) at llama3-8b's shapes, µs a launch and the weight's bytes a second.
+void bench_rows_mma() {
+  CudaBackend be(0);
+  const std::vector<std::tuple<TensorType, int64_t, int64_t>> shapes = {
+      {TensorType::Q4_K, 14336, 4096}, {TensorType::Q4_K, 4096, 14336}, {TensorType::Q4_K, 4096, 4096},
+      {TensorType::Q6_K, 4096, 14336}, {TensorType::Q8_0, 14336, 4096}};
+  for (const auto& [t, n, k] : shapes) {
+    const HostWeight hw = make_weight(t, std::min<int64_t>(n, 64), k);
+    std::vector<uint8_t> bytes(row_bytes(t, uint64_t(k)) * size_t(n));
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = hw.bytes[i % hw.bytes.size()];
+    const Weight w = be.upload_weight("w", t, k, n, bytes);
+    const int max_m = 512;
+    const std::vector<float> xv = randn(size_t(max_m * k));
+    float* x = nullptr;
+    void* q8 = nullptr;
+    float* out = nullptr;
+    cuda::check(cudaMalloc(&x, xv.size() * 4), "x");
+    cuda::check(cudaMalloc(&q8, size_t(max_m) * cuda::q8_bytes(k)), "q8");
+    cuda::check(cudaMalloc(&out, size_t(max_m * n) * 4), "out");
+    cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
+    cuda::check(cuda::launch_quantize_q8_rows(x, k, max_m, k, q8, nullptr), "quantize");
+    for (const int m : {16, 32, 64, 128, 256, 512}) {
+      double ms[2] = {0, 0};
+      const bool ref = std::getenv("VELLUM_ROWS_BENCH_NO_REF") == nullptr;  // the rows GEMV too
+      for (int mma = ref ? 0 : 1; mma < 2; ++mma) {
+        cuda::set_rows_mma_min_rows(mma == 1 ? 9 : 0);
+        ms[mma] = graph_ms([&](cudaStream_t st, int) { return cuda::launch_gemv_i8_rows(t, w.data, n, k, q8, m, out, n, nullptr, st); },
+                           mma == 1 ? 20 : 5);
+      }
+      const double gb = double(bytes.size()) / 1e9;
+      bench_line(fmt::format("rows_mma {} {}x{} at {} rows: {:.1f} us ({:.0f} GB/s of weights, {:.1f} TOP/s) vs rows GEMV {:.1f} us ({:.1f}x)",
+                             tensor_type_name(t), n, k, m, ms[1] * 1e3, gb / (ms[1] * 1e-3), 2.0 * n * k * m / (ms[1] * 1e-3) / 1e12,
+                             ms[0] * 1e3, ms[0] / ms[1]));
+    }
+    cuda::set_rows_mma_min_rows(-1);
+    cudaFree(x);
+    cudaFree(q8);
+    cudaFree(out);
+  }
+}
+
 // Batch-1 matmul (the decode GEMV) alone: weight bytes / time. Each case rotates over enough
 // copies of the weight (>= 256 MiB in all) that the 50-60 MB L2 cannot serve a repeated run.
 // Int8 cases also give the kernel time alone (graph_ms) of each int8 kernel variant
@@ -2813,6 +2890,18 @@ int run(int argc, char** argv) {
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);
+    } else if (a == "--det-only") {  // the deterministic mode's matmul checks only (round 22)
+      Pair p;
+      for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) check_batch_invariance(p, t, 4096, 1024);
+      for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+        check_rows_mma(p, t, 1280, 1000);
+        check_rows_mma(p, t, 14336, 200);
+      }
+      check_rows_mma(p, TensorType::Q8_0, 1088, 1000);
+      check_rows_mma(p, TensorType::Q8_0, 4096, 1000);
+    } else if (a == "--rows-mma-bench") {
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      bench_rows_mma();
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
@@ -2823,7 +2912,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--det-only] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -2871,6 +2960,12 @@ int run(int argc, char** argv) {
                          TensorType::Q5_K, TensorType::Q4_0, TensorType::F32}) {
       check_batch_invariance(p, t, 4096, 1024);
     }
+    for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+      check_rows_mma(p, t, 1280, 1000);
+      check_rows_mma(p, t, 14336, 200);
+    }
+    check_rows_mma(p, TensorType::Q8_0, 1088, 1000);
+    check_rows_mma(p, TensorType::Q8_0, 4096, 1000);
     check_dequant_ahead(p);
     check_attention_q8_copy(TensorType::F16, 600);
     check_attention_q8_copy(TensorType::BF16, 600);

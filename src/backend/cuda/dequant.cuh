@@ -383,7 +383,12 @@ struct I8Q8_0 {  // DecQ8_0R's layout; rows of a multiple of 64 elements
   __device__ static float dot(const Raw& r, const I8X<kChunk>& x) {
     const int s0 = dp4a16(r.q[1], x.q[1], dp4a16(r.q[0], x.q[0], 0));
     const int s1 = dp4a16(r.q[3], x.q[3], dp4a16(r.q[2], x.q[2], 0));
-    return x.s[0].x * (f16_lo(r.d) * float(s0)) + x.s[1].x * (f16_hi(r.d) * float(s1));
+    return combine(s0, s1, x.s[0].x, x.s[1].x, r.d);
+  }
+  // A chunk's term from its two blocks' exact integer sums, x scales and f16 scale pair. Explicit
+  // roundings: the deterministic mode's tensor-core rows (rows_mma.cu) give the same bits.
+  __device__ static float combine(int s0, int s1, float x0, float x1, uint32_t d) {
+    return __fmaf_rn(x0, __fmul_rn(f16_lo(d), __int2float_rn(s0)), __fmul_rn(x1, __fmul_rn(f16_hi(d), __int2float_rn(s1))));
   }
 };
 

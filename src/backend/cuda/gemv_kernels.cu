@@ -22,6 +22,7 @@
 #include "backend/cuda/gemv_kq.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
+#include "backend/cuda/rows_mma.h"
 
 namespace vellum::cuda {
 namespace {
@@ -765,6 +766,19 @@ int g_i8_rows_r = [] {
   return e != nullptr ? std::atoi(e) : 0;
 }();
 
+// set_rows_mma_min_rows; VELLUM_CUDA_ROWS_MMA sets the initial value (0: never, -1: by type).
+int g_rows_mma_min = [] {
+  const char* e = std::getenv("VELLUM_CUDA_ROWS_MMA");
+  return e != nullptr ? std::atoi(e) : -1;
+}();
+// By type, where rows_mma won against the rows GEMV on every llama3-8b shape (H100, round 22, kernel
+// alone): Q8_0 from 16 rows (1.2x; 2.0-2.3x from 32), Q4_K from 64 (1.1-1.4x; 1.7x from 256),
+// Q6_K from 128 (1.0x; 1.2x from 256).
+int rows_mma_min(TensorType type) {
+  if (g_rows_mma_min >= 0) return g_rows_mma_min;
+  return type == TensorType::Q8_0 ? 16 : type == TensorType::Q4_K ? 64 : 128;
+}
+
 // set_gemv16_variant; VELLUM_CUDA_GEMV16 sets the initial value (experiments).
 int g_gemv16_variant = [] {
   const char* e = std::getenv("VELLUM_CUDA_GEMV16");
@@ -801,6 +815,7 @@ cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const 
 }  // namespace
 
 void set_gemv16_variant(int v) { g_gemv16_variant = v; }
+void set_rows_mma_min_rows(int rows) { g_rows_mma_min = rows; }
 
 cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const float* x, cudaStream_t stream) {
   if (!segs_ok(segs)) return cudaErrorInvalidValue;
@@ -889,6 +904,12 @@ cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
                                 int64_t ldo, const float* bias, cudaStream_t stream) {
   if (n <= 0 || rows < 2 || rows > 65535 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  // More than kMaxI8Rows rows (deterministic mode): the same bits on int8 tensor cores (round 22).
+  const int mma_min = rows_mma_min(type);
+  if (rows > kMaxI8Rows && mma_min > 0 && rows >= mma_min && rows_mma_supports(type, k)) {
+    const cudaError_t rc = launch_rows_mma(type, w, n, k, q8, rows, out, ldo, bias, stream);
+    if (rc != cudaErrorNotSupported) return rc;  // else k too wide for its stages: the GEMV below
+  }
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* xq = static_cast<const int8_t*>(q8);
   const size_t xstride = q8_bytes(k);

@@ -52,8 +52,13 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
 // 2..kMaxI8Rows token rows (round 8): x rows quantized into q8 rows q8_bytes(k) apart, then one
 // launch that reads each weight row once for all of them; row b of out (leading dimension ldo) gets
 // exactly the bits a batch-1 launch gives that row. More rows (deterministic mode) run in groups
-// of kMaxI8Rows, each reading the weights again (from L2 when the groups' blocks run together).
+// of kMaxI8Rows, each reading the weights again (from L2 when the groups' blocks run together),
+// or, from a row count where it wins (by type), on int8 tensor cores with the same bits (rows_mma.h,
+// round 22).
 inline constexpr int kMaxI8Rows = 8;
+// Token rows (more than kMaxI8Rows) from which launch_gemv_i8_rows takes rows_mma: 0 = never, -1 =
+// the measured default by type (Q8_0 16, Q4_K 64, Q6_K 128). The checks compare both paths.
+void set_rows_mma_min_rows(int rows);
 cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream);
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
                                 int64_t ldo, const float* bias, cudaStream_t stream);

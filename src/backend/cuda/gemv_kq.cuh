@@ -80,12 +80,22 @@ struct GemvQ4K {
     hi = dp4a_us(r.q.y & kHi, x1.y, hi);
     hi = dp4a_us(r.q.z & kHi, x1.z, hi);
     hi = dp4a_us(r.q.w & kHi, x1.w, hi);
-    const int sum = lo + (hi >> 4);
-    const uint32_t t1 = r.h.y >> L.shift, t2 = r.h.z >> L.shift, t3 = r.h.w >> L.shift;
+    float dsc, dm;
+    scales(r.h, L, dsc, dm);
+    return combine(lo + (hi >> 4), xs, dsc, dm);
+  }
+  // The sub-block's scale d·sc and minimum dmin·m from its super-block's header.
+  __device__ static void scales(const uint4& h, const Lane& L, float& dsc, float& dm) {
+    const uint32_t t1 = h.y >> L.shift, t2 = h.z >> L.shift, t3 = h.w >> L.shift;
     const uint32_t sc = (t3 & L.lo_mask) | ((t1 >> L.hi_shift) & L.hi_mask);
     const uint32_t m = ((t3 >> 4) & L.lo_mask) | ((t2 >> L.hi_shift) & L.hi_mask);
-    const float dsc = mul(f16_lo(r.h.x), u2f(sc)), dm = mul(f16_hi(r.h.x), u2f(m));
-    // Explicit roundings: the same operations in every instantiation (bit-identical fused launches).
+    dsc = mul(f16_lo(h.x), u2f(sc));
+    dm = mul(f16_hi(h.x), u2f(m));
+  }
+  // A sub-block's term from its exact integer sum Σ q·x (however it was summed: dp4a or mma).
+  // Explicit roundings: the same operations in every kernel (bit-identical fused launches, and the
+  // deterministic mode's tensor-core rows, rows_mma.cu).
+  __device__ static float combine(int sum, const float2& xs, float dsc, float dm) {
     return __fmaf_rn(__fmul_rn(xs.x, dsc), i2f_small(sum), -__fmul_rn(dm, xs.y));
   }
 };
@@ -136,9 +146,10 @@ struct GemvQ6K {
     const int s0 = half(r.ql.x, r.ql.y, r.ql.z, r.ql.w, r.qh.x, 0, x0);
     const int s1 = half(r.ql.x, r.ql.y, r.ql.z, r.ql.w, r.qh.y, 4, x1);
     const int sc0 = int(int8_t(r.sd & 0xFFu)), sc1 = int(int8_t((r.sd >> 8) & 0xFFu));
-    const int sum = sc0 * s0 + sc1 * s1;  // |sum| < 2·128·63·127·16: exact
-    return __fmul_rn(__fmul_rn(xs.x, f16_hi(r.sd)), __int2float_rn(sum));
+    return combine(sc0 * s0 + sc1 * s1, xs.x, f16_hi(r.sd));  // |sum| < 2·128·63·127·16: exact
   }
+  // A sub-block's term from its exact integer sum sc0·Σ(q − 32)·x (first 16) + sc1·(last 16).
+  __device__ static float combine(int sum, float xd, float d) { return __fmul_rn(__fmul_rn(xd, d), __int2float_rn(sum)); }
 };
 
 }  // namespace vellum::cuda
