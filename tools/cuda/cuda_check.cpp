@@ -1786,7 +1786,9 @@ void bench_rows_mma() {
     cuda::check(cudaMalloc(&out, size_t(max_m * n) * 4), "out");
     cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
     cuda::check(cuda::launch_quantize_q8_rows(x, k, max_m, k, q8, nullptr), "quantize");
+    const char* only = std::getenv("VELLUM_ROWS_BENCH_ROWS");  // one row count (a profiler's run)
     for (const int m : {16, 32, 64, 128, 256, 512}) {
+      if (only != nullptr && m != std::atoi(only)) continue;
       double ms[2] = {0, 0};
       const bool ref = std::getenv("VELLUM_ROWS_BENCH_NO_REF") == nullptr;  // the rows GEMV too
       for (int mma = ref ? 0 : 1; mma < 2; ++mma) {

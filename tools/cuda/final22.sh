@@ -18,7 +18,7 @@ for T in Q4_K_M Q8_0; do
 done
 wait
 for T in ${DET_TYPES:-Q4_K_M Q8_0}; do
-  for R in 0 -1; do
+  for R in ${RS:-0 -1}; do
     G=$O/detbench-$T-$R.log
     VELLUM_CUDA_ROWS_MMA=$R VELLUM_BENCH_QUICK=1 timeout 250 $C --only-bench --skip-op-bench --deterministic --model /tmp/l8b-$T.gguf > $G 2>&1
     echo "$T det rows_mma=$R (exit $?): b1 $(grep 'decode batch 1' $G | sed -E 's/.*\]: ([0-9.]+) tok.*/\1/' | sort -u | tr '\n' ' ')| $(grep -E '^decode [0-9]+ seqs' $G | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\3/' | sort -un | tr '\n' ' ') | $(grep -E 'prefill (512|2048) tokens' $G | sed -E 's/.*: ([0-9]+) tok\/s.* = ([0-9.]+)% .*/\1 (\2%)/' | sort -u | tr '\n' ' ')"

@@ -93,59 +93,81 @@ struct Stage {
   }
 };
 
-// Every thread of the block copies its share of lane position j's stage (cp.async, not awaited).
-// Rows and tokens past the end re-read the last one (dropped at the store); pieces of sub-blocks
-// that do not exist are not copied (nor read).
+// Every thread's share of a stage's copies, fixed for the whole kernel: slot s is copy unit
+// s·NTH + threadIdx.x of a pass (weight units: piece-major over the RT rows, the aux piece last; x
+// units: piece-major over the BT tokens, the scales last). Rows and tokens past the end re-read the
+// last one (dropped at the store). A pass p and position j only add offsets.
 template <Fmt F, int RT, int BT, int NTH>
-__device__ __forceinline__ void issue_stage(const Stage<F, RT, BT>& st, int j, int passes, int64_t k, const uint8_t* w, size_t rb,
-                                            int64_t o0, int64_t n, const int8_t* xq, size_t xstride, size_t xs_off, int b0, int nb) {
+struct Copier {
   using L = Layout<F>;
-  constexpr int kWU = (L::kWq + 1) * RT, kXU = (L::kXq + 1) * BT;  // copies a pass: weight, x
-  for (int p = 0; p < passes; ++p) {
-    if (!has_work<F>(p, j, k)) continue;  // block-uniform
+  static constexpr int kWU = (L::kWq + 1) * RT, kXU = (L::kXq + 1) * BT;  // copy units a pass
+  static constexpr int kWS = (kWU + NTH - 1) / NTH, kXS = (kXU + NTH - 1) / NTH;
+  const uint8_t* wsrc[kWS];
+  const int8_t* xsrc[kXS];
+  uint32_t wdst[kWS], xdst[kXS];  // shared-memory address in pass 0 of the stage at offset 0
+  int wpiece[kWS], xpiece[kXS];   // -1: no unit
+  __device__ Copier(int passes, const uint8_t* w, size_t rb, int64_t o0, int64_t n, const int8_t* xq, size_t xstride, size_t xs_off,
+                    int b0, int nb, uint32_t smem) {
+    const uint32_t wa = smem + uint32_t(passes * L::kWq * RT * 16), xqb = wa + uint32_t(passes * RT * 16);
+    const uint32_t xsb = xqb + uint32_t(passes * L::kXq * BT * 16);
 #pragma unroll
-    for (int u0 = 0; u0 < kWU; u0 += NTH) {
-      const int u = u0 + int(threadIdx.x), piece = u / RT, r = u % RT;
-      if (kWU % NTH != 0 && u >= kWU) break;
-      const uint8_t* row = w + min(o0 + r, n - 1) * rb;
-      if constexpr (F == Fmt::Q4_K) {
-        const uint8_t* g = row + size_t(p) * GemvQ4K::kGroupBytes;
-        if (piece == 0) cp_async16(&st.wq[p * RT + r], g + DecQ4_KR::kQuantOff + 16 * j);
-        else cp_async16(&st.wa[p * RT + r], g + 16 * (j / 8));
-      } else if constexpr (F == Fmt::Q6_K) {
-        const uint8_t* g = row + size_t(p) * GemvQ6K::kGroupBytes;
-        if (piece == 0) {
-          cp_async16(&st.wq[p * RT + r], g + 16 * j);
-        } else {
-          uint8_t* a = reinterpret_cast<uint8_t*>(&st.wa[p * RT + r]);
-          cp_async8(a, g + DecQ6_KR::kQhOff + 8 * j);
-          cp_async4(a + 8, g + DecQ6_KR::kScOff + 4 * (j / 2));
-          cp_async4(a + 12, g + DecQ6_KR::kDOff + 4 * (j / 16));
-        }
-      } else {
-        const int64_t c = int64_t(p) * 32 + j;
-        const uint8_t* g = row + size_t(c / 4) * DecQ8_0R::kGroupBytes;
-        const int jj = int(c % 4) * 2;
-        if (piece < 4) cp_async16(&st.wq[(p * 4 + piece) * RT + r], g + 16 + 32 * jj + 16 * piece);
-        else cp_async4(&st.wa[p * RT + r], g + 2 * jj);
-      }
+    for (int s = 0; s < kWS; ++s) {
+      const int u = s * NTH + int(threadIdx.x), piece = u / RT, r = u % RT;
+      wpiece[s] = u < kWU ? piece : -1;
+      wsrc[s] = w + min(o0 + r, n - 1) * rb;
+      wdst[s] = piece < L::kWq ? smem + uint32_t((piece * RT + r) * 16) : wa + uint32_t(r * 16);
     }
-    const int64_t e = F == Fmt::Q8_0 ? (int64_t(p) * 32 + j) * 64 : int64_t(p) * 1024 + 32 * j;
 #pragma unroll
-    for (int u0 = 0; u0 < kXU; u0 += NTH) {
-      const int u = u0 + int(threadIdx.x), piece = u / BT, b = u % BT;
-      if (kXU % NTH != 0 && u >= kXU) break;
+    for (int s = 0; s < kXS; ++s) {
+      const int u = s * NTH + int(threadIdx.x), piece = u / BT, b = u % BT;
+      xpiece[s] = u < kXU ? piece : -1;
       const int8_t* xr = xq + size_t(min(b0 + b, nb - 1)) * xstride;
-      if (piece < L::kXq) {
-        cp_async16(&st.xq[(p * L::kXq + piece) * BT + b], xr + e + 16 * piece);
-      } else if constexpr (F == Fmt::Q8_0) {
-        cp_async16(st.xs + (p * BT + b) * L::kXs, xr + xs_off + (e / 32) * 8);
-      } else {
-        cp_async8(st.xs + (p * BT + b) * L::kXs, xr + xs_off + (e / 32) * 8);
+      xsrc[s] = piece < L::kXq ? xr : xr + xs_off;
+      xdst[s] = piece < L::kXq ? xqb + uint32_t((piece * BT + b) * 16) : xsb + uint32_t(b * L::kXs);
+    }
+  }
+  // Lane position j's pieces of every pass into the stage at byte offset `stage` (cp.async, not
+  // awaited); pieces of sub-blocks that do not exist are not copied (nor read).
+  __device__ void issue(int j, int passes, int64_t k, uint32_t stage) const {
+    for (int p = 0; p < passes; ++p) {
+      if (!has_work<F>(p, j, k)) continue;  // block-uniform
+#pragma unroll
+      for (int s = 0; s < kWS; ++s) {
+        const int piece = wpiece[s];
+        if (piece < 0) continue;
+        if constexpr (F == Fmt::Q4_K) {
+          const uint8_t* g = wsrc[s] + size_t(p) * GemvQ4K::kGroupBytes;
+          if (piece == 0) cp_async16_s(stage + wdst[s] + uint32_t(p * RT * 16), g + DecQ4_KR::kQuantOff + 16 * j);
+          else cp_async16_s(stage + wdst[s] + uint32_t(p * RT * 16), g + 16 * (j / 8));
+        } else if constexpr (F == Fmt::Q6_K) {
+          const uint8_t* g = wsrc[s] + size_t(p) * GemvQ6K::kGroupBytes;
+          const uint32_t d = stage + wdst[s] + uint32_t(p * RT * 16);
+          if (piece == 0) {
+            cp_async16_s(d, g + 16 * j);
+          } else {
+            cp_async8_s(d, g + DecQ6_KR::kQhOff + 8 * j);
+            cp_async4_s(d + 8, g + DecQ6_KR::kScOff + 4 * (j / 2));
+            cp_async4_s(d + 12, g + DecQ6_KR::kDOff + 4 * (j / 16));
+          }
+        } else {  // chunk c = 32p + j: group 8p + j / 4, blocks 2 (j % 4) and 2 (j % 4) + 1 of it
+          const uint8_t* g = wsrc[s] + (size_t(p) * 8 + j / 4) * DecQ8_0R::kGroupBytes;
+          const int jj = (j % 4) * 2;
+          if (piece < 4) cp_async16_s(stage + wdst[s] + uint32_t(p * 4 * RT * 16), g + 16 + 32 * jj + 16 * piece);
+          else cp_async4_s(stage + wdst[s] + uint32_t(p * RT * 16), g + 2 * jj);
+        }
+      }
+      const int64_t e = F == Fmt::Q8_0 ? (int64_t(p) * 32 + j) * 64 : int64_t(p) * 1024 + 32 * j;
+#pragma unroll
+      for (int s = 0; s < kXS; ++s) {
+        const int piece = xpiece[s];
+        if (piece < 0) continue;
+        if (piece < L::kXq) cp_async16_s(stage + xdst[s] + uint32_t(p * L::kXq * BT * 16), xsrc[s] + e + 16 * piece);
+        else if constexpr (F == Fmt::Q8_0) cp_async16_s(stage + xdst[s] + uint32_t(p * BT * L::kXs), xsrc[s] + (e / 32) * 8);
+        else cp_async8_s(stage + xdst[s] + uint32_t(p * BT * L::kXs), xsrc[s] + (e / 32) * 8);
       }
     }
   }
-}
+};
 
 // Weight rows r0 = 16·wm + g and r0 + 8's terms for lane position j in pass p against NT tiles of 8
 // token rows from column c0: part[nt][e] += the GEMV's term of C element e (rows r0, r0, r0 + 8,
@@ -167,11 +189,12 @@ __device__ __forceinline__ void pass_terms(const Stage<F, RT, BT>& st, int p, in
       const int b = c0 + nt * 8;
       int c[4];
       mma_k32(q0 & kLo, q1 & kLo, (q0 >> 4) & kLo, (q1 >> 4) & kLo, st.xword(p, 0, b + g, t), st.xword(p, 1, b + g, t), c);
-      const float2 sa = xs[b + 2 * t], sb = xs[b + 2 * t + 1];
-      part[nt][0] += GemvQ4K::combine(c[0], sa, dsc0, dm0);
-      part[nt][1] += GemvQ4K::combine(c[1], sb, dsc0, dm0);
-      part[nt][2] += GemvQ4K::combine(c[2], sa, dsc1, dm1);
-      part[nt][3] += GemvQ4K::combine(c[3], sb, dsc1, dm1);
+      const float4 s2 = *reinterpret_cast<const float4*>(&xs[b + 2 * t]);  // tokens 2t and 2t + 1
+      const float2 sa = make_float2(s2.x, s2.y), sb = make_float2(s2.z, s2.w);
+      part[nt][0] += GemvQ4K::combine(__int2float_rn(c[0]), sa, dsc0, dm0);
+      part[nt][1] += GemvQ4K::combine(__int2float_rn(c[1]), sb, dsc0, dm0);
+      part[nt][2] += GemvQ4K::combine(__int2float_rn(c[2]), sa, dsc1, dm1);
+      part[nt][3] += GemvQ4K::combine(__int2float_rn(c[3]), sb, dsc1, dm1);
     }
   } else if constexpr (F == Fmt::Q6_K) {
     constexpr uint32_t kLo = 0x0F0F0F0Fu, k32 = 0x20202020u;
@@ -198,7 +221,8 @@ __device__ __forceinline__ void pass_terms(const Stage<F, RT, BT>& st, int p, in
       int s0[4], s1[4];
       mma_k16(lo[0], lo[1], st.xword(p, 0, b + g, t), s0);
       mma_k16(hi[0], hi[1], st.xword(p, 1, b + g, t), s1);
-      const float sa = xs[b + 2 * t].x, sb = xs[b + 2 * t + 1].x;
+      const float4 s2 = *reinterpret_cast<const float4*>(&xs[b + 2 * t]);  // tokens 2t and 2t + 1
+      const float sa = s2.x, sb = s2.z;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int r = i / 2;
@@ -268,9 +292,9 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
   const auto stage = [&](int i) {  // position i's buffer
     return Stage<F, RT, BT>(reinterpret_cast<uint8_t*>(smem) + (i & 1) * stage_bytes, passes);
   };
-  const auto issue = [&](int i) {
-    issue_stage<F, RT, BT, NTH>(stage(i), int(__brev(unsigned(i)) >> 27), passes, k, w, rb, o0, n, xq, xstride, xs_off, b0, nb);
-  };
+  const uint32_t smem0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const Copier<F, RT, BT, NTH> copier(passes, w, rb, o0, n, xq, xstride, xs_off, b0, nb, smem0);
+  const auto issue = [&](int i) { copier.issue(int(__brev(unsigned(i)) >> 27), passes, k, uint32_t((i & 1) * stage_bytes)); };
   issue(0);
   cp_async_commit();
   float part[NT][4], pend[5][NT][4];
