@@ -4,22 +4,22 @@
 // sub-block j of each 1 024-element group, or Q8_0 chunk j of each 32 chunks) it walks the passes
 // p in order: the weights' integers of rows g and g + 8 (word t of the sub-block, lane = 4g + t) and
 // x's of its token column go through `mma.sync` (s8, exact), and each C element (row, token) adds the
-// GEMV's float term for that sub-block to its lane sum. A finished lane sum joins the butterfly tree:
-// positions come in bit-reversed order (0, 16, 8, 24, ...), in which warp_sum's tree pairs
-// neighbours, so a binary counter of five pending sums adds them exactly as the butterfly does
-// (float addition is commutative, so which operand comes first does not matter).
+// GEMV's float term for that sub-block to its lane sum. A finished lane sum joins warp_sum's tree
+// (butterfly_tree.h: positions in bit-reversed order, five pending sums).
 //
 // The block copies position j's pieces of every pass (its weight rows' and token rows') into shared
 // memory with cp.async while it computes the previous position: two stages, one block barrier
 // after each copy lands and one after it is read. Kernel alone on an H100 (llama3-8b shapes, 512
 // rows): Q4_K 58–62 TOP/s, Q8_0 79 TOP/s, 1.8–2.7x the rows GEMV. It is bound by issue, not memory:
 // every (weight row, token row, sub-block) costs the GEMV's ~6 float operations beside 32 MACs, and
-// the five pending sums of 16 outputs a thread hold it at ~240 registers (8 warps an SM).
+// the five pending sums of 16 outputs a thread hold it at ~240 registers (8 warps an SM); the same
+// sums in local memory (~72-98 registers, up to 5 blocks an SM) were 0-25% slower (call 9).
 
 #include "backend/cuda/rows_mma.h"
 
 #include <cuda_fp16.h>
 
+#include "backend/cuda/butterfly_tree.h"
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kernels.h"
@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
   };
   const uint32_t smem0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const Copier<F, RT, BT, NTH> copier(passes, w, rb, o0, n, xq, xstride, xs_off, b0, nb, smem0);
-  const auto issue = [&](int i) { copier.issue(int(__brev(unsigned(i)) >> 27), passes, k, uint32_t((i & 1) * stage_bytes)); };
+  const auto issue = [&](int i) { copier.issue(butterfly_leaf(i), passes, k, uint32_t((i & 1) * stage_bytes)); };
   issue(0);
   cp_async_commit();
   float part[NT][4], pend[5][NT][4];
@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
     cp_async_commit();
     cp_async_wait<1>();  // position i's stage has landed (this thread's copies) ...
     __syncthreads();     // ... and every thread's
-    const int j = int(__brev(unsigned(i)) >> 27);  // bit-reversed: the butterfly's leaf order
+    const int j = butterfly_leaf(i);
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
@@ -319,17 +319,8 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
       if (has_work<F>(passes - 1, j, k)) pass_terms<F, RT, BT, NT>(cur, passes - 1, j, r0, c0, g, t, part);  // warp-uniform
     }
     __syncthreads();  // the stage is read before position i + 2 refills it
-    // Binary counter over the leaves: a pair of level-l sums is added as soon as both exist.
-    if (!(i & 1)) { take(pend[0], part); continue; }
-    add_into(part, pend[0]);
-    if (!(i & 2)) { take(pend[1], part); continue; }
-    add_into(part, pend[1]);
-    if (!(i & 4)) { take(pend[2], part); continue; }
-    add_into(part, pend[2]);
-    if (!(i & 8)) { take(pend[3], part); continue; }
-    add_into(part, pend[3]);
-    if (!(i & 16)) { take(pend[4], part); continue; }
-    add_into(part, pend[4]);  // i == 31: the whole row, in part
+    // After leaf 31, part holds the whole row.
+    butterfly_push(i, [&](auto l) { take(pend[l()], part); }, [&](auto l) { add_into(part, pend[l()]); });
   }
   if (!active) return;
 #pragma unroll
