@@ -37,6 +37,7 @@
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
 #include "backend/cuda/row_draw.h"
+#include "backend/cuda/rows_mma.h"
 #include "backend/cuda/topk.h"
 #include "backend/cuda/argmax.h"
 #include "core/error.h"
@@ -333,6 +334,18 @@ void check_rows_mma(Pair& p, TensorType type, int64_t k, int64_t n) {
   p.gpu.set_deterministic(false);
   record(fmt::format("deterministic {} {}x{} + bias: tensor-core rows vs rows GEMV, {} rows", tensor_type_name(type), n, k, counts),
          double(differ), 0, fmt::format("bit for bit ({} outputs)", total));
+}
+
+// Every shape class of rows_mma: splits of 8 / 4 (few blocks: 200 and 1 000 weight rows), 2 (4 096
+// rows at 64 token rows) and none (many blocks).
+void check_rows_mma_all(Pair& p) {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+    check_rows_mma(p, t, 1280, 1000);
+    check_rows_mma(p, t, 14336, 200);
+  }
+  check_rows_mma(p, TensorType::Q4_K, 1280, 4096);
+  check_rows_mma(p, TensorType::Q8_0, 1088, 1000);
+  check_rows_mma(p, TensorType::Q8_0, 4096, 1000);
 }
 
 void check_embed(Pair& p, TensorType type, int64_t vocab, int64_t dim) {
@@ -1768,6 +1781,8 @@ double graph_ms(const std::function<cudaError_t(cudaStream_t, int)>& launch, int
 // it replaces (groups of 8) at llama3-8b's shapes, µs a launch and the weight's bytes a second.
 void bench_rows_mma() {
   CudaBackend be(0);
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   const std::vector<std::tuple<TensorType, int64_t, int64_t>> shapes = {
       {TensorType::Q4_K, 14336, 4096}, {TensorType::Q4_K, 4096, 14336}, {TensorType::Q4_K, 4096, 4096},
       {TensorType::Q6_K, 4096, 14336}, {TensorType::Q8_0, 14336, 4096}};
@@ -1786,6 +1801,8 @@ void bench_rows_mma() {
     cuda::check(cudaMalloc(&out, size_t(max_m * n) * 4), "out");
     cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
     cuda::check(cuda::launch_quantize_q8_rows(x, k, max_m, k, q8, nullptr), "quantize");
+    float* ws = nullptr;  // the split launches' partial sums: 8 planes of the largest
+    cuda::check(cudaMalloc(&ws, size_t(8) * size_t(max_m) * size_t(n) * 4), "ws");
     const char* only = std::getenv("VELLUM_ROWS_BENCH_ROWS");  // one row count (a profiler's run)
     for (const int m : {16, 32, 64, 128, 256, 512}) {
       if (only != nullptr && m != std::atoi(only)) continue;
@@ -1793,18 +1810,20 @@ void bench_rows_mma() {
       const bool ref = std::getenv("VELLUM_ROWS_BENCH_NO_REF") == nullptr;  // the rows GEMV too
       for (int mma = ref ? 0 : 1; mma < 2; ++mma) {
         cuda::set_rows_mma_min_rows(mma == 1 ? 9 : 0);
-        ms[mma] = graph_ms([&](cudaStream_t st, int) { return cuda::launch_gemv_i8_rows(t, w.data, n, k, q8, m, out, n, nullptr, st); },
+        ms[mma] = graph_ms([&](cudaStream_t st, int) { return cuda::launch_gemv_i8_rows(t, w.data, n, k, q8, m, out, n, nullptr, ws, sms, st); },
                            mma == 1 ? 20 : 5);
       }
       const double gb = double(bytes.size()) / 1e9;
-      bench_line(fmt::format("rows_mma {} {}x{} at {} rows: {:.1f} us ({:.0f} GB/s of weights, {:.1f} TOP/s) vs rows GEMV {:.1f} us ({:.1f}x)",
-                             tensor_type_name(t), n, k, m, ms[1] * 1e3, gb / (ms[1] * 1e-3), 2.0 * n * k * m / (ms[1] * 1e-3) / 1e12,
+      const int splits = cuda::rows_mma_splits(t, n, m, sms);
+      bench_line(fmt::format("rows_mma {} {}x{} at {} rows ({} split): {:.1f} us ({:.0f} GB/s of weights, {:.1f} TOP/s) vs rows GEMV {:.1f} us ({:.1f}x)",
+                             tensor_type_name(t), n, k, m, splits, ms[1] * 1e3, gb / (ms[1] * 1e-3), 2.0 * n * k * m / (ms[1] * 1e-3) / 1e12,
                              ms[0] * 1e3, ms[0] / ms[1]));
     }
     cuda::set_rows_mma_min_rows(-1);
     cudaFree(x);
     cudaFree(q8);
     cudaFree(out);
+    cudaFree(ws);
   }
 }
 
@@ -2895,12 +2914,7 @@ int run(int argc, char** argv) {
     } else if (a == "--det-only") {  // the deterministic mode's matmul checks only (round 22)
       Pair p;
       for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) check_batch_invariance(p, t, 4096, 1024);
-      for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
-        check_rows_mma(p, t, 1280, 1000);
-        check_rows_mma(p, t, 14336, 200);
-      }
-      check_rows_mma(p, TensorType::Q8_0, 1088, 1000);
-      check_rows_mma(p, TensorType::Q8_0, 4096, 1000);
+      check_rows_mma_all(p);
     } else if (a == "--rows-mma-bench") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_rows_mma();
@@ -2962,12 +2976,7 @@ int run(int argc, char** argv) {
                          TensorType::Q5_K, TensorType::Q4_0, TensorType::F32}) {
       check_batch_invariance(p, t, 4096, 1024);
     }
-    for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
-      check_rows_mma(p, t, 1280, 1000);
-      check_rows_mma(p, t, 14336, 200);
-    }
-    check_rows_mma(p, TensorType::Q8_0, 1088, 1000);
-    check_rows_mma(p, TensorType::Q8_0, 4096, 1000);
+    check_rows_mma_all(p);
     check_dequant_ahead(p);
     check_attention_q8_copy(TensorType::F16, 600);
     check_attention_q8_copy(TensorType::BF16, 600);

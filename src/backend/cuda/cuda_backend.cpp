@@ -192,6 +192,7 @@ struct CudaBackend::Impl {
   int dq_rs = 2;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
+  cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h)
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
@@ -1213,10 +1214,13 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     void* q8 = quantize ? m.grow(m.x_q8_rows, size_t(M) * cuda::q8_bytes(K), "matmul activations (int8 rows)") : m.x_q8_rows.get();
     float* od = out.data;
     const int64_t ldo = out.cols;
-    m.graphs.mix(45, type, wd, N, K, M, xd, q8, quantize, od, ldo, b);
+    const size_t wsf = cuda::gemv_i8_rows_ws_floats(type, N, K, int(M), m.sms);
+    float* ws = wsf == 0 ? nullptr : static_cast<float*>(m.grow(m.rows_ws, wsf * sizeof(float), "matmul partial sums (rows)"));
+    const int sms = m.sms;
+    m.graphs.mix(45, type, wd, N, K, M, xd, q8, quantize, od, ldo, b, ws);
     m.graphs.run([=, &m] {
       if (quantize) m.launched(cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream), "quantize_q8_rows kernel");
-      m.launched(cuda::launch_gemv_i8_rows(type, wd, N, K, q8, int(M), od, ldo, b, m.stream), "int8 gemv rows kernel");
+      m.launched(cuda::launch_gemv_i8_rows(type, wd, N, K, q8, int(M), od, ldo, b, ws, sms, m.stream), "int8 gemv rows kernel");
     });
     const bool overlap = od < xd + M * K && xd < od + M * ldo;
     m.q8r_of = overlap ? nullptr : xd;

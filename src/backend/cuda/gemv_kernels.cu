@@ -771,12 +771,12 @@ int g_rows_mma_min = [] {
   const char* e = std::getenv("VELLUM_CUDA_ROWS_MMA");
   return e != nullptr ? std::atoi(e) : -1;
 }();
-// By type, where rows_mma won against the rows GEMV on every llama3-8b shape (H100, round 22, kernel
-// alone): Q8_0 from 16 rows (1.2x; 2.0-2.3x from 32), Q4_K from 64 (1.1-1.4x; 1.7x from 256),
-// Q6_K from 128 (1.0x; 1.2x from 256).
+// By type, where rows_mma (split over lane positions when a launch has few blocks) won against the
+// rows GEMV on every llama3-8b shape (H100, round 22, kernel alone): Q8_0 from 16 rows (1.2x; 2.0-2.5x
+// from 32), Q4_K from 16 (1.1-1.8x; 1.6-2.1x at 32), Q6_K from 32 (1.0-1.1x; 1.2x from 256).
 int rows_mma_min(TensorType type) {
   if (g_rows_mma_min >= 0) return g_rows_mma_min;
-  return type == TensorType::Q8_0 ? 16 : type == TensorType::Q4_K ? 64 : 128;
+  return type == TensorType::Q6_K ? 32 : 16;
 }
 
 // set_gemv16_variant; VELLUM_CUDA_GEMV16 sets the initial value (experiments).
@@ -901,13 +901,25 @@ cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64
   return cudaGetLastError();
 }
 
-cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
-                                int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (n <= 0 || rows < 2 || rows > 65535 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  // More than kMaxI8Rows rows (deterministic mode): the same bits on int8 tensor cores (round 22).
+namespace {
+bool takes_rows_mma(TensorType type, int64_t k, int rows) {
   const int mma_min = rows_mma_min(type);
-  if (rows > kMaxI8Rows && mma_min > 0 && rows >= mma_min && rows_mma_supports(type, k)) {
-    const cudaError_t rc = launch_rows_mma(type, w, n, k, q8, rows, out, ldo, bias, stream);
+  return rows > kMaxI8Rows && mma_min > 0 && rows >= mma_min && rows_mma_supports(type, k);
+}
+}  // namespace
+
+size_t gemv_i8_rows_ws_floats(TensorType type, int64_t n, int64_t k, int rows, int sms) {
+  return takes_rows_mma(type, k, rows) ? rows_mma_ws_floats(rows_mma_splits(type, n, rows, sms), n, rows) : 0;
+}
+
+cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
+                                int64_t ldo, const float* bias, float* ws, int sms, cudaStream_t stream) {
+  if (n <= 0 || rows < 2 || rows > 65535 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  // More than kMaxI8Rows rows (deterministic mode): the same bits on int8 tensor cores (round 22),
+  // split over lane positions where the workspace allows it.
+  if (takes_rows_mma(type, k, rows)) {
+    const int splits = ws != nullptr ? rows_mma_splits(type, n, rows, sms) : 1;
+    const cudaError_t rc = launch_rows_mma(type, w, n, k, q8, rows, out, ldo, bias, splits, ws, stream);
     if (rc != cudaErrorNotSupported) return rc;  // else k too wide for its stages: the GEMV below
   }
   const auto* wb = static_cast<const uint8_t*>(w);

@@ -57,11 +57,14 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
 // round 22).
 inline constexpr int kMaxI8Rows = 8;
 // Token rows (more than kMaxI8Rows) from which launch_gemv_i8_rows takes rows_mma: 0 = never, -1 =
-// the measured default by type (Q8_0 16, Q4_K 64, Q6_K 128). The checks compare both paths.
+// the measured default by type (Q8_0 16, Q4_K 16, Q6_K 32). The checks compare both paths.
 void set_rows_mma_min_rows(int rows);
 cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream);
+// ws: gemv_i8_rows_ws_floats(type, n, k, rows, sms) floats of partial sums when that is not 0 (the
+// deterministic rows split over lane positions on `sms` multiprocessors), else may be null.
+size_t gemv_i8_rows_ws_floats(TensorType type, int64_t n, int64_t k, int rows, int sms);
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
-                                int64_t ldo, const float* bias, cudaStream_t stream);
+                                int64_t ldo, const float* bias, float* ws, int sms, cudaStream_t stream);
 // Bench knob (vellum_cuda_check's GEMV timings, not thread-safe): 0 = the default int8 kernel
 // choice (Q8_0: the one-shot kernel since round 12). Q8_0: 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
 // 11 / 12 / 14 = the same with x staged in shared memory (an experiment), -1 = round 5's one-shot

@@ -279,7 +279,8 @@ __device__ __forceinline__ void add_into(float (&v)[NT][4], const float (&s)[NT]
 template <Fmt F, int WM, int WN, int NT>
 __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
                                                                const int8_t* xq, size_t xstride, size_t xs_off, int nb,
-                                                               float* out, int64_t ldo, const float* bias, size_t stage_bytes) {
+                                                               float* out, int64_t ldo, const float* bias, size_t stage_bytes,
+                                                               float* ws) {
   constexpr int RT = WM * 16, BT = WN * NT * 8, NTH = WM * WN * 32;
   extern __shared__ uint4 smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
@@ -296,12 +297,14 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
   const uint32_t smem0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const Copier<F, RT, BT, NTH> copier(passes, w, rb, o0, n, xq, xstride, xs_off, b0, nb, smem0);
   const auto issue = [&](int i) { copier.issue(butterfly_leaf(i), passes, k, uint32_t((i & 1) * stage_bytes)); };
-  issue(0);
+  // Block z of a split takes leaves i0 .. i0 + span - 1: one subtree of the tree (span a power of 2).
+  const int span = 32 / int(gridDim.z), i0 = int(blockIdx.z) * span;
+  issue(i0);
   cp_async_commit();
   float part[NT][4], pend[5][NT][4];
 #pragma unroll 1
-  for (int i = 0; i < 32; ++i) {
-    if (i + 1 < 32) issue(i + 1);
+  for (int i = i0; i < i0 + span; ++i) {
+    if (i + 1 < i0 + span) issue(i + 1);
     cp_async_commit();
     cp_async_wait<1>();  // position i's stage has landed (this thread's copies) ...
     __syncthreads();     // ... and every thread's
@@ -320,10 +323,23 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
       if (has_work<F>(passes - 1, j, k)) pass_terms<F, RT, BT, NT>(cur, passes - 1, j, r0, c0, g, t, part);  // warp-uniform
     }
     __syncthreads();  // the stage is read before position i + 2 refills it
-    // After leaf 31, part holds the whole row.
-    butterfly_push(i, [&](auto l) { take(pend[l()], part); }, [&](auto l) { add_into(part, pend[l()]); });
+    // After the block's last leaf, part holds its subtree's sum (the whole row when unsplit).
+    butterfly_push(i - i0, [&](auto l) { take(pend[l()], part); }, [&](auto l) { add_into(part, pend[l()]); });
   }
   if (!active) return;
+  if (gridDim.z > 1) {  // the subtree's sums, for rows_mma_merge_kernel
+    float* wz = ws + size_t(blockIdx.z) * size_t(nb) * size_t(n);
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t o = o0 + r0 + (e / 2) * 8;
+        const int b = b0 + c0 + nt * 8 + 2 * t + e % 2;
+        if (o < n && b < nb) wz[int64_t(b) * n + o] = part[nt][e];
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
@@ -335,11 +351,26 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
   }
 }
 
+// A split launch's subtrees added as warp_sum's tree adds them (neighbours first), then the bias.
+__global__ void rows_mma_merge_kernel(const float* ws, int splits, int64_t n, int nb, float* out, int64_t ldo,
+                                      const float* bias) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, plane = int64_t(nb) * n;
+  if (i >= plane) return;
+  float v[8];
+  for (int z = 0; z < splits; ++z) v[z] = ws[z * plane + i];
+  for (int w = 1; w < splits; w *= 2) {
+    for (int z = 0; z < splits; z += 2 * w) v[z] = v[z] + v[z + w];
+  }
+  const int64_t b = i / n, o = i % n;
+  out[b * ldo + o] = bias != nullptr ? v[0] + bias[o] : v[0];
+}
+
 constexpr size_t kMaxSmem = 227 * 1024;
 
 template <Fmt F, int WM, int WN, int NT>
 cudaError_t go(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, int rows, float* out, int64_t ldo,
-               const float* bias, cudaStream_t stream) {
+               const float* bias, int splits, float* ws, cudaStream_t stream) {
   constexpr int RT = WM * 16, BT = WN * NT * 8;
   auto* kernel = rows_mma_kernel<F, WM, WN, NT>;
   static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem));
@@ -349,11 +380,18 @@ cudaError_t go(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, i
   const unsigned tiles_b = unsigned((rows + BT - 1) / BT);
   const int64_t tiles_o = (n + RT - 1) / RT;
   if (tiles_o > 65535) return cudaErrorInvalidValue;
-  kernel<<<dim3(tiles_b, unsigned(tiles_o)), WM * WN * 32, 2 * stage, stream>>>(
+  kernel<<<dim3(tiles_b, unsigned(tiles_o), unsigned(splits)), WM * WN * 32, 2 * stage, stream>>>(
       static_cast<const uint8_t*>(w), rb, n, k, static_cast<const int8_t*>(q8), q8_bytes(k), size_t((k + 15) / 16 * 16), rows,
-      out, ldo, bias, stage);
+      out, ldo, bias, stage, ws);
+  if (splits == 1) return cudaGetLastError();
+  const int64_t plane = int64_t(rows) * n;
+  rows_mma_merge_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, splits, n, rows, out, ldo, bias);
   return cudaGetLastError();
 }
+
+// The tile shape by_rows takes: weight rows a block.
+int rows_tile(int rows) { return rows <= 32 ? 64 : 32; }
+int tokens_tile(int rows) { return rows <= 16 ? 16 : rows <= 32 ? 32 : 64; }
 
 // Tile by token rows: up to 16 (4 warps of 16 weight rows × 16 tokens), 32 (× 32), then 2 × 2 warps
 // of 16 × 32 (32 weight rows × 64 tokens a block). Measured against the other shapes on an H100
@@ -361,10 +399,10 @@ cudaError_t go(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, i
 // 16 × 32 held to 168 registers (3 blocks an SM, spilling) were 5–30% slower on every shape.
 template <Fmt F>
 cudaError_t by_rows(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, int rows, float* out, int64_t ldo,
-                    const float* bias, cudaStream_t stream) {
-  if (rows <= 16) return go<F, 4, 1, 2>(w, rb, n, k, q8, rows, out, ldo, bias, stream);
-  if (rows <= 32) return go<F, 4, 1, 4>(w, rb, n, k, q8, rows, out, ldo, bias, stream);
-  return go<F, 2, 2, 4>(w, rb, n, k, q8, rows, out, ldo, bias, stream);
+                    const float* bias, int splits, float* ws, cudaStream_t stream) {
+  if (rows <= 16) return go<F, 4, 1, 2>(w, rb, n, k, q8, rows, out, ldo, bias, splits, ws, stream);
+  if (rows <= 32) return go<F, 4, 1, 4>(w, rb, n, k, q8, rows, out, ldo, bias, splits, ws, stream);
+  return go<F, 2, 2, 4>(w, rb, n, k, q8, rows, out, ldo, bias, splits, ws, stream);
 }
 
 }  // namespace
@@ -378,16 +416,27 @@ bool rows_mma_supports(TensorType type, int64_t k) {
   }
 }
 
+// Blocks of two stages at most two a multiprocessor: a split fills at most two waves.
+int rows_mma_splits(TensorType type, int64_t n, int rows, int sms) {
+  if (!rows_mma_supports(type, 256) || n <= 0 || rows < 1 || sms < 1) return 1;
+  const int64_t blocks = (n + rows_tile(rows) - 1) / rows_tile(rows) * ((rows + tokens_tile(rows) - 1) / tokens_tile(rows));
+  int s = 1;
+  while (s < 8 && blocks * s * 2 <= 2 * int64_t(sms)) s *= 2;
+  return s;
+}
+size_t rows_mma_ws_floats(int splits, int64_t n, int rows) { return splits > 1 ? size_t(splits) * size_t(n) * size_t(rows) : 0; }
+
 cudaError_t launch_rows_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
-                            int64_t ldo, const float* bias, cudaStream_t stream) {
+                            int64_t ldo, const float* bias, int splits, float* ws, cudaStream_t stream) {
   if (n <= 0 || rows < 1 || !rows_mma_supports(type, k)) return cudaErrorInvalidValue;
+  if ((splits != 1 && splits != 2 && splits != 4 && splits != 8) || (splits > 1 && ws == nullptr)) return cudaErrorInvalidValue;
   switch (type) {
     case TensorType::Q4_K:
-      return by_rows<Fmt::Q4_K>(w, DecQ4_KR::repacked_row_bytes(k), n, k, q8, rows, out, ldo, bias, stream);
+      return by_rows<Fmt::Q4_K>(w, DecQ4_KR::repacked_row_bytes(k), n, k, q8, rows, out, ldo, bias, splits, ws, stream);
     case TensorType::Q6_K:
-      return by_rows<Fmt::Q6_K>(w, DecQ6_KR::repacked_row_bytes(k), n, k, q8, rows, out, ldo, bias, stream);
+      return by_rows<Fmt::Q6_K>(w, DecQ6_KR::repacked_row_bytes(k), n, k, q8, rows, out, ldo, bias, splits, ws, stream);
     case TensorType::Q8_0:
-      return by_rows<Fmt::Q8_0>(w, DecQ8_0R::repacked_row_bytes(k), n, k, q8, rows, out, ldo, bias, stream);
+      return by_rows<Fmt::Q8_0>(w, DecQ8_0R::repacked_row_bytes(k), n, k, q8, rows, out, ldo, bias, splits, ws, stream);
     default: return cudaErrorInvalidValue;
   }
 }

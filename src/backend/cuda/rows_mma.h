@@ -24,9 +24,17 @@ namespace vellum::cuda {
 // int8 GEMV (int8_gemv_supports).
 bool rows_mma_supports(TensorType type, int64_t k);
 
+// Launches with few blocks (few weight rows and token rows) split the 32 lane positions over 2, 4 or
+// 8 blocks: each sums a subtree of warp_sum's tree (a run of leaves in its bit-reversed order), and
+// a second kernel adds the subtrees as the tree does. The split for `sms` multiprocessors (1: none),
+// and the partial sums it needs (floats).
+int rows_mma_splits(TensorType type, int64_t n, int rows, int sms);
+size_t rows_mma_ws_floats(int splits, int64_t n, int rows);
+
 // out[b·ldo + o] (+ bias[o]) for token rows b < rows, weight rows o < n: q8 holds the rows quantized
-// by launch_quantize_q8_rows (q8_bytes(k) apart). Same contract as launch_gemv_i8_rows.
+// by launch_quantize_q8_rows (q8_bytes(k) apart). Same contract as launch_gemv_i8_rows; with
+// splits > 1, ws holds rows_mma_ws_floats(splits, n, rows) floats.
 cudaError_t launch_rows_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
-                            int64_t ldo, const float* bias, cudaStream_t stream);
+                            int64_t ldo, const float* bias, int splits, float* ws, cudaStream_t stream);
 
 }  // namespace vellum::cuda
