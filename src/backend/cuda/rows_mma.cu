@@ -327,26 +327,19 @@ __global__ void __launch_bounds__(WM * WN * 32) rows_mma_kernel(const uint8_t* w
     butterfly_push(i - i0, [&](auto l) { take(pend[l()], part); }, [&](auto l) { add_into(part, pend[l()]); });
   }
   if (!active) return;
-  if (gridDim.z > 1) {  // the subtree's sums, for rows_mma_merge_kernel
-    float* wz = ws + size_t(blockIdx.z) * size_t(nb) * size_t(n);
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t o = o0 + r0 + (e / 2) * 8;
-        const int b = b0 + c0 + nt * 8 + 2 * t + e % 2;
-        if (o < n && b < nb) wz[int64_t(b) * n + o] = part[nt][e];
-      }
-    }
-    return;
-  }
+  // Unsplit: the row, plus the bias, into out. Split: the subtree's sums into plane z of ws, for
+  // rows_mma_merge_kernel.
+  const bool split = gridDim.z > 1;
+  float* dst = split ? ws + size_t(blockIdx.z) * size_t(nb) * size_t(n) : out;
+  const int64_t ld = split ? n : ldo;
+  const float* add = split ? nullptr : bias;
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int64_t o = o0 + r0 + (e / 2) * 8;
       const int b = b0 + c0 + nt * 8 + 2 * t + e % 2;
-      if (o < n && b < nb) out[int64_t(b) * ldo + o] = bias != nullptr ? part[nt][e] + bias[o] : part[nt][e];
+      if (o < n && b < nb) dst[int64_t(b) * ld + o] = add != nullptr ? part[nt][e] + add[o] : part[nt][e];
     }
   }
 }
