@@ -10,7 +10,7 @@
 // The block copies position j's pieces of every pass (its weight rows' and token rows') into shared
 // memory with cp.async while it computes the previous position: two stages, one block barrier
 // after each copy lands and one after it is read. Kernel alone on an H100 (llama3-8b shapes, 512
-// rows): Q4_K 59–66 TOP/s, Q8_0 75–80 TOP/s, 1.8–2.7x the rows GEMV. It is bound by issue, not memory:
+// rows): Q4_K 59–66 TOP/s (1.8–1.9x the rows GEMV), Q8_0 75–80 TOP/s (2.5–2.7x), Q6_K 46–49 (1.2x). It is bound by issue, not memory:
 // every (weight row, token row, sub-block) costs the GEMV's ~6 float operations beside 32 MACs, and
 // the five pending sums of 16 outputs a thread hold it at ~240 registers (8 warps an SM); the same
 // sums in local memory (~72-98 registers, up to 5 blocks an SM) were 0-25% slower (docs/cuda.md,
