@@ -34,6 +34,7 @@
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/det_mma16.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/mmq.h"
 #include "backend/cuda/row_draw.h"
@@ -262,24 +263,28 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
 }
 
 // Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
-// alone (which takes the default batch-1 kernel), for M from 2 to 40 (past 8 rows the int8 and f32
-// rows kernels run in groups). The default mode's difference is printed beside it.
+// alone in that mode, for M from 2 to 300 (past 8 rows the int8 and f32 rows kernels run in groups;
+// F16/BF16 change schedule at 17 rows). Where the mode's one row is the default batch-1 kernel (all
+// but F16/BF16, round 23), it must also equal the default's row. The default mode's difference is
+// printed beside it.
 void check_batch_invariance(Pair& p, TensorType type, int64_t k, int64_t n) {
   const HostWeight hw = make_weight(type, n, k);
   auto w = p.weight("w", type, k, n, hw.bytes);
-  const std::vector<int64_t> counts = {2, 5, 8, 13, 24, 40, 77, 300};
+  const std::vector<int64_t> counts = {2, 5, 8, 13, 16, 17, 24, 40, 77, 300};
   const int64_t max_m = counts.back();
   const std::vector<float> xv = randn(size_t(max_m * k));
-  // Each row alone, in the default mode (the deterministic mode takes the same kernel at one row).
-  std::vector<std::vector<float>> alone(static_cast<size_t>(max_m));
-  for (int64_t r = 0; r < max_m; ++r) {
-    auto x1 = p.tensor(std::vector<float>(xv.begin() + r * k, xv.begin() + (r + 1) * k), 1, k);
-    auto out1 = p.output(1, n);
-    p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
-    alone[size_t(r)] = p.get_gpu(out1.g);
+  // Each row alone, in the default mode [0] and the deterministic mode [1].
+  std::vector<std::vector<float>> alone[2];
+  for (int det = 0; det < 2; ++det) {
+    p.gpu.set_deterministic(det == 1);
+    for (int64_t r = 0; r < max_m; ++r) {
+      auto x1 = p.tensor(std::vector<float>(xv.begin() + r * k, xv.begin() + (r + 1) * k), 1, k);
+      auto out1 = p.output(1, n);
+      p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
+      alone[det].push_back(p.get_gpu(out1.g));
+    }
   }
   double diff[2] = {0, 0};
-  double det_one = 0;  // the deterministic mode's one-row result vs the default's
   for (int det = 0; det < 2; ++det) {
     p.gpu.set_deterministic(det == 1);
     for (const int64_t m : counts) {
@@ -287,18 +292,121 @@ void check_batch_invariance(Pair& p, TensorType type, int64_t k, int64_t n) {
       auto out = p.output(m, n);
       p.gpu.matmul(w.g, x.g, out.g, nullptr);
       const std::vector<float> a = p.get_gpu(out.g);
-      for (int64_t r = 0; r < m; ++r) diff[det] = std::max(diff[det], max_abs_diff(std::vector<float>(a.begin() + r * n, a.begin() + (r + 1) * n), alone[size_t(r)]));
-    }
-    if (det == 1) {
-      auto x1 = p.tensor(std::vector<float>(xv.begin(), xv.begin() + k), 1, k);
-      auto out1 = p.output(1, n);
-      p.gpu.matmul(w.g, x1.g, out1.g, nullptr);
-      det_one = max_abs_diff(p.get_gpu(out1.g), alone[0]);
+      for (int64_t r = 0; r < m; ++r) {
+        diff[det] = std::max(diff[det], max_abs_diff(std::vector<float>(a.begin() + r * n, a.begin() + (r + 1) * n), alone[det][size_t(r)]));
+      }
     }
   }
   p.gpu.set_deterministic(false);
-  record(fmt::format("deterministic {} {}x{}: every row of 2/5/8/13/24/40/77/300 vs alone", tensor_type_name(type), n, k),
-         std::max(diff[1], det_one), 0, fmt::format("bit for bit [max |diff| in default mode: {:.3g}]", diff[0]));
+  double det_one = 0;  // the deterministic mode's one-row results vs the default's
+  for (int64_t r = 0; r < max_m; ++r) det_one = std::max(det_one, max_abs_diff(alone[1][size_t(r)], alone[0][size_t(r)]));
+  const bool own_batch1 = cuda::det16_supports(type, k);
+  record(fmt::format("deterministic {} {}x{}: every row of 2/5/8/13/16/17/24/40/77/300 vs alone", tensor_type_name(type), n, k),
+         own_batch1 ? diff[1] : std::max(diff[1], det_one), 0,
+         fmt::format("bit for bit [max |diff| in default mode: {:.3g}; deterministic vs default at one row: {:.3g}{}]", diff[0],
+                     det_one, own_batch1 ? ", its own tensor-core kernel" : ""));
+}
+
+std::vector<double> ref_matmul(const std::vector<float>& x, const HostWeight& w, int64_t n, int64_t k,
+                               const std::vector<float>* bias);
+
+// The deterministic mode's F16/BF16 kernels (det_mma16.h, round 23). Every row of an M-row matmul
+// (+ bias) against the same row alone (the batch-1 launch), memcmp on every output (outputs start
+// as NaN), through both schedules where both take the row count (2-16 rows: the K-part warps and the
+// tile ring); widths that end in a short window (1 000), 14 parts (14 336) and more than 32 windows
+// a part (40 000: 16 parts of 80 windows); heights that are not a multiple of a tile. The alone rows
+// against f64 within the bound of x rounded to the weight's type (F16 1e-3, BF16 1e-2, the bounds of
+// the default mode's GEMMs).
+void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
+  const HostWeight hw = make_weight(type, n, k);
+  auto w = p.weight("w", type, k, n, hw.bytes);
+  std::vector<float> bias_v = randn(size_t(n));
+  std::vector<uint8_t> bb(bias_v.size() * 4);
+  std::memcpy(bb.data(), bias_v.data(), bb.size());
+  auto bias = p.weight("b", TensorType::F32, n, 1, bb);
+  const std::vector<int64_t> counts = {2, 9, 16, 17, 40, 300};
+  const int64_t max_m = counts.back();
+  const std::vector<float> xv = randn(size_t(max_m * k));
+  p.gpu.set_deterministic(true);
+  std::vector<std::vector<float>> alone;
+  double err = 0;
+  for (int64_t r = 0; r < max_m; ++r) {
+    const std::vector<float> xr(xv.begin() + r * k, xv.begin() + (r + 1) * k);
+    auto x1 = p.tensor(xr, 1, k);
+    auto out1 = p.output(1, n);
+    p.gpu.matmul(w.g, x1.g, out1.g, &bias.g);
+    alone.push_back(p.get_gpu(out1.g));
+    if (r < 8) err = std::max(err, rel_err(alone.back(), ref_matmul(xr, hw, n, k, &bias_v)));
+  }
+  size_t differ = 0, total = 0;
+  for (const int64_t m : counts) {
+    for (const int min_rows : {17, 2}) {
+      if (min_rows == 17 && m > 16) continue;
+      cuda::set_det16_gemm_min_rows(min_rows);
+      auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
+      auto out = p.output(m, n);
+      p.gpu.matmul(w.g, x.g, out.g, &bias.g);
+      const std::vector<float> a = p.get_gpu(out.g);
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t o = 0; o < n; ++o) {
+          const float v = a[size_t(r * n + o)];
+          differ += std::memcmp(&v, &alone[size_t(r)][size_t(o)], 4) != 0 || !std::isfinite(v);
+        }
+      }
+      total += a.size();
+    }
+  }
+  cuda::set_det16_gemm_min_rows(17);
+  p.gpu.set_deterministic(false);
+  const std::string name = fmt::format("deterministic {} {}x{} + bias (tensor cores)", tensor_type_name(type), n, k);
+  record(name + ": rows of 2/9/16 (both schedules), 17/40/300 vs alone", double(differ), 0, fmt::format("bit for bit ({} outputs)", total));
+  record(name + ": one row vs f64", err, type == TensorType::F16 ? 1e-3 : 1e-2, "x rounded to the weight's type");
+}
+
+// The deterministic mode's batch-1 Q/K/V launch (three segments, one with a bias) against one matmul
+// each, F16/BF16.
+void check_det16_multi(Pair& p, TensorType type) {
+  const int64_t k = 2048;
+  const std::vector<int64_t> ns = {2048, 512, 520};
+  const std::vector<float> xv = randn(size_t(k));
+  auto x = p.tensor(xv, 1, k);
+  std::vector<HostWeight> hw;
+  std::vector<Pair::W2> w;
+  std::vector<Pair::T2> fused, single;
+  for (const int64_t n : ns) {
+    hw.push_back(make_weight(type, n, k));
+    w.push_back(p.weight("w", type, k, n, hw.back().bytes));
+    fused.push_back(p.output(1, n));
+    single.push_back(p.output(1, n));
+  }
+  const std::vector<float> bias_v = randn(size_t(ns[2]));
+  std::vector<uint8_t> bb(bias_v.size() * 4);
+  std::memcpy(bb.data(), bias_v.data(), bb.size());
+  auto bias = p.weight("b", TensorType::F32, ns[2], 1, bb);
+  p.gpu.set_deterministic(true);
+  std::vector<backend::Backend::MatmulOut> og;
+  for (size_t i = 0; i < ns.size(); ++i) og.push_back({&w[i].g, fused[i].g, i == 2 ? &bias.g : nullptr});
+  p.gpu.matmul_multi(x.g, og);
+  for (size_t i = 0; i < ns.size(); ++i) p.gpu.matmul(w[i].g, x.g, single[i].g, i == 2 ? &bias.g : nullptr);
+  p.gpu.set_deterministic(false);
+  size_t differ = 0, total = 0;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const auto a = p.get_gpu(fused[i].g), b = p.get_gpu(single[i].g);
+    for (size_t j = 0; j < a.size(); ++j) differ += std::memcmp(&a[j], &b[j], 4) != 0 || !std::isfinite(a[j]);
+    total += a.size();
+  }
+  record(fmt::format("deterministic matmul_multi {} 2048/512/520x2048 (+bias): one launch vs one matmul each", tensor_type_name(type)),
+         double(differ), 0, fmt::format("bit for bit ({} outputs)", total));
+}
+
+void check_det16_all(Pair& p) {
+  check_det16(p, TensorType::BF16, 4096, 1000);
+  check_det16(p, TensorType::F16, 1000, 77);
+  check_det16(p, TensorType::BF16, 14336, 64);
+  check_det16(p, TensorType::F16, 40000, 40);
+  check_det16(p, TensorType::BF16, 8, 33);
+  check_det16_multi(p, TensorType::BF16);
+  check_det16_multi(p, TensorType::F16);
 }
 
 // The deterministic mode's tensor-core rows (rows_mma, round 22) against its int8 rows GEMV, which
@@ -1827,6 +1935,76 @@ void bench_rows_mma() {
   }
 }
 
+// The deterministic mode's F16/BF16 matmul alone (det_mma16.h, round 23) at llama3-8b's BF16
+// shapes, against what it replaces (round 9's f32 rows GEMV) and the default mode's kernels (the
+// batch-1 GEMV; cuBLAS on bf16 x for many rows, x's conversion not counted). Launches rotate over
+// weight copies (>= 256 MiB in all) so that L2 cannot serve a repeated one-row run.
+void bench_det16() {
+  CudaBackend be(0);
+  cublasHandle_t h;
+  cuda::check(cublasCreate(&h), "cublasCreate");
+  void* cws = nullptr;
+  cuda::check(cudaMalloc(&cws, size_t(32) << 20), "cublas workspace");
+  cuda::check(cublasSetWorkspace(h, cws, size_t(32) << 20), "cublasSetWorkspace");
+  const TensorType t = TensorType::BF16;
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {14336, 4096}, {4096, 14336}, {1024, 4096}}) {
+    const size_t bytes = size_t(n * k) * 2;
+    std::vector<uint8_t> wv(bytes);
+    for (size_t i = 0; i < bytes; ++i) wv[i] = i % 2 ? 0x3c : uint8_t(i * 2654435761u >> 13);
+    const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 16);
+    std::vector<Weight> ws;
+    for (size_t c = 0; c < copies; ++c) ws.push_back(be.upload_weight("w", t, k, n, wv));
+    const int max_m = 2048;
+    const std::vector<float> xv = randn(size_t(max_m) * size_t(k));
+    float* x = nullptr;
+    void* x16 = nullptr;
+    float* out = nullptr;
+    cuda::check(cudaMalloc(&x, xv.size() * 4), "x");
+    cuda::check(cudaMalloc(&x16, xv.size() * 2), "x16");
+    cuda::check(cudaMalloc(&out, size_t(max_m) * size_t(n) * 4), "out");
+    cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
+    cuda::check(cuda::launch_f32_to_bf16(x, x16, int64_t(xv.size()), nullptr), "x16");
+    cuda::check(cudaDeviceSynchronize(), "sync");
+    for (const int m : {1, 8, 16, 64, 256, 2048}) {
+      const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
+      const double det = graph_ms([&](cudaStream_t st, int i) {
+        if (m < cuda::det16_gemm_min_rows()) {
+          cuda::GemvSegs segs;
+          segs.add(w_of(i), n, out, nullptr);
+          return cuda::launch_det16_gemv(t, segs, k, x, k, m, n, st);
+        }
+        return cuda::launch_det16_gemm(t, w_of(i), n, k, x16, m, out, n, nullptr, st);
+      }, 20);
+      const double old = m > 256 ? 0.0 : graph_ms([&](cudaStream_t st, int i) {
+        return cuda::launch_gemv1_rows(t, w_of(i), n, k, x, m, out, n, nullptr, st);
+      }, 5);
+      const double def = graph_ms([&](cudaStream_t st, int i) {
+        if (m == 1) {
+          cuda::GemvSegs segs;
+          segs.add(w_of(i), n, out, nullptr);
+          return cuda::launch_gemv1(t, segs, k, x, st);
+        }
+        const float one = 1.0f, zero = 0.0f;
+        cublasSetStream(h, st);
+        const cublasStatus_t rc = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), m, int(k), &one, w_of(i), CUDA_R_16BF, int(k), x16,
+                                               CUDA_R_16BF, int(k), &zero, out, CUDA_R_32F, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        return rc == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+      }, 20);
+      const double flops = 2.0 * double(n) * double(k) * m;
+      bench_line(fmt::format("det16 BF16 {}x{} at {} rows: {:.1f} us ({:.0f} GB/s of weights, {:.1f} TFLOP/s); round 9's rows GEMV {}; "
+                             "default ({}) {:.1f} us ({:.2f}x)",
+                             n, k, m, det * 1e3, bytes / (det * 1e-3) / 1e9, flops / (det * 1e-3) / 1e12,
+                             old > 0 ? fmt::format("{:.1f} us", old * 1e3) : std::string("-"), m == 1 ? "gemv" : "cuBLAS",
+                             def * 1e3, det / def));
+    }
+    cudaFree(x);
+    cudaFree(x16);
+    cudaFree(out);
+  }
+  cublasDestroy(h);
+  cudaFree(cws);
+}
+
 // Batch-1 matmul (the decode GEMV) alone: weight bytes / time. Each case rotates over enough
 // copies of the weight (>= 256 MiB in all) that the 50-60 MB L2 cannot serve a repeated run.
 // Int8 cases also give the kernel time alone (graph_ms) of each int8 kernel variant
@@ -2913,8 +3091,14 @@ int run(int argc, char** argv) {
       check_dense_copies(p);
     } else if (a == "--det-only") {  // the deterministic mode's matmul checks only (round 22)
       Pair p;
-      for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) check_batch_invariance(p, t, 4096, 1024);
+      for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::BF16, TensorType::F16}) {
+        check_batch_invariance(p, t, 4096, 1024);
+      }
       check_rows_mma_all(p);
+      check_det16_all(p);
+    } else if (a == "--det16-bench") {
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      bench_det16();
     } else if (a == "--rows-mma-bench") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_rows_mma();
@@ -2928,7 +3112,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--det-only] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--det-only] [--det16-bench] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -2977,6 +3161,7 @@ int run(int argc, char** argv) {
       check_batch_invariance(p, t, 4096, 1024);
     }
     check_rows_mma_all(p);
+    check_det16_all(p);
     check_dequant_ahead(p);
     check_attention_q8_copy(TensorType::F16, 600);
     check_attention_q8_copy(TensorType::BF16, 600);

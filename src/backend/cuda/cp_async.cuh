@@ -25,6 +25,10 @@ __device__ __forceinline__ void cp_async8_s(unsigned s, const void* gmem) {
 __device__ __forceinline__ void cp_async4_s(unsigned s, const void* gmem) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
 }
+// 16 bytes, or 16 zero bytes when !valid (nothing is read then; gmem must still be a valid address).
+__device__ __forceinline__ void cp_async16_z(unsigned s, const void* gmem, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>

@@ -21,6 +21,7 @@
 #include "backend/cuda/attention.h"
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/dequant_ahead.h"
+#include "backend/cuda/det_mma16.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -167,6 +168,8 @@ struct CudaBackend::Impl {
   bool mmq = true;             // 2+ rows of Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K on int8 tensor cores (set_mmq)
   int64_t mmq_max_rows = cuda::kMmqMaxRows;  // more rows: dequantize + cuBLAS (set_mmq_max_rows)
   bool deterministic = false;  // every row through the same GEMV kernel (set_deterministic)
+  bool det16 = true;  // the deterministic mode's F16/BF16 matmuls on tensor cores (det_mma16.h; VELLUM_CUDA_DET16=0: round 9's f32 GEMV)
+  bool det16_for(TensorType type, int64_t K) const { return deterministic && det16 && cuda::det16_supports(type, K); }
   bool layer_kernel = [] {     // set_layer_kernel (off until it beats the ops: docs/cuda.md round 19)
     const char* e = std::getenv("VELLUM_CUDA_LAYER_KERNEL");
     return e != nullptr && std::atoi(e) != 0;
@@ -501,6 +504,15 @@ struct CudaBackend::Impl {
     touch({x});
     const int64_t K = x.cols;
     const float* xd = x.data;
+    if (det16_for(type, K)) {  // the deterministic mode's tensor-core arithmetic, which its many rows share
+      for (int i = 0; i < segs.count; ++i) wrote(Tensor{segs.out[i], 1, segs.rows[i]});
+      graphs.mix(51, type, K, xd, segs.count);
+      for (int i = 0; i < segs.count; ++i) graphs.mix(segs.w[i], segs.rows[i], segs.out[i], segs.bias[i]);
+      graphs.run([=, this] {
+        if (!skip(16)) launched(cuda::launch_det16_gemv(type, segs, K, xd, K, 1, 0, stream), "det16 gemv kernel");
+      });
+      return;
+    }
     const bool i8 = int8_for(type, K);
     bool quantize = false;
     void* q8 = i8 ? q8_input(x, quantize) : nullptr;
@@ -580,6 +592,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   }
   if (const char* r = std::getenv("VELLUM_CUDA_MMQ_MAX_ROWS"); r != nullptr) m.mmq_max_rows = std::max(0, std::atoi(r));
   if (const char* a = std::getenv("VELLUM_CUDA_DEQUANT_AHEAD"); a != nullptr) m.dequant_ahead_on = std::string(a) != "0";
+  if (const char* a = std::getenv("VELLUM_CUDA_DET16"); a != nullptr) m.det16 = std::string(a) != "0";
   // Measurement knob (the checks' and benches' backends have no engine flags): dense copies, MiB.
   if (const char* a = std::getenv("VELLUM_CUDA_DENSE_CACHE_MIB"); a != nullptr) m.dense_budget = uint64_t(std::atoll(a)) << 20;
   if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
@@ -1194,8 +1207,9 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const bool plain = w.type == TensorType::F32 || w.type == TensorType::F16 || w.type == TensorType::BF16;
   const TensorType type = w.type;
   const void* wd = w.data;
-  // One row: gemv_kernels.h, int8 x for Q8_0/Q4_K/Q6_K, f32 x otherwise. The deterministic mode's
-  // many-row kernels below reproduce these kernels' bits for every row.
+  // One row: gemv_kernels.h, int8 x for Q8_0/Q4_K/Q6_K, f32 x otherwise (the deterministic mode's
+  // F16/BF16: det_mma16.h). The deterministic mode's many-row kernels below reproduce these
+  // kernels' bits for every row.
   if (M == 1) {
     cuda::GemvSegs segs;
     segs.add(wd, N, out.data, b);
@@ -1263,6 +1277,29 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     m.graphs.run([=, &m] {
       m.launched(cuda::launch_mmq(type, wd, N, K, x.data, M, scratch, out.data, out.cols, b, m.stream), "mmq kernel");
     });
+    return;
+  }
+  // Deterministic mode, F16/BF16 (round 23): tensor cores, the batch-1 launch's chains (det_mma16.h).
+  if (m.det16_for(type, K)) {
+    float* od = out.data;
+    const int64_t ldo = out.cols;
+    if (M < cuda::det16_gemm_min_rows()) {
+      m.touch({x});
+      cuda::GemvSegs segs;
+      segs.add(wd, N, od, b);
+      const float* xd = x.data;
+      m.graphs.mix(52, type, wd, N, K, M, xd, od, ldo, b);
+      m.graphs.run([=, &m] {
+        m.launched(cuda::launch_det16_gemv(type, segs, K, xd, K, int(M), ldo, m.stream), "det16 gemv kernel");
+      });
+      return;
+    }
+    const void* x16 = type == TensorType::BF16 ? m.bf16_input(x) : m.f16_input(x);
+    m.graphs.mix(53, type, wd, N, K, M, x16, od, ldo, b);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_det16_gemm(type, wd, N, K, x16, int(M), od, ldo, b, m.stream), "det16 gemm kernel");
+    });
+    if (type == TensorType::F16 && od < x.data + M * x.cols && x.data < od + M * ldo) m.f16_of = nullptr;
     return;
   }
   // Deterministic mode, other types (round 9): every row through launch_gemv1's arithmetic, the
@@ -1630,7 +1667,8 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
     matmul_swiglu_rows_f16(gate, up, x, out);
     return;
   }
-  if (x.rows != 1 || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols) {
+  // The deterministic mode's F16/BF16 batch 1 takes the ops one by one, as its many rows do.
+  if (x.rows != 1 || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols || m.det16_for(gate.type, gate.cols)) {
     Backend::matmul_swiglu(gate, up, x, out, up_out);
     return;
   }

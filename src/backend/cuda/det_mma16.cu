@@ -1,0 +1,353 @@
+// The deterministic mode's F16/BF16 matmul on tensor cores (det_mma16.h, round 23).
+
+#include "backend/cuda/det_mma16.h"
+
+#include <algorithm>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "backend/cuda/cp_async.cuh"
+#include "backend/cuda/gemv_kq.cuh"
+#include "backend/cuda/pdl.cuh"
+
+namespace vellum::cuda {
+namespace {
+
+int g_gemm_min_rows = 17;
+
+// D = A·B + D, A 16×16 (row), B 16×8 (col), 16-bit inputs, f32 accumulation.
+template <bool kBf16>
+__device__ __forceinline__ void mma_k16(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1,
+                                        float (&c)[4]) {
+  if constexpr (kBf16) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+}
+
+// One 32-element window: pa / pb hold elements 8t..8t+7 of weight rows g / g + 8, xb those of the
+// token column g. Elements 0-1 and 2-3 feed the first k16 mma, 4-5 and 6-7 the second (see the header).
+template <bool kBf16>
+__device__ __forceinline__ void window(const uint4& pa, const uint4& pb, const uint4& xb, float (&c)[4]) {
+  mma_k16<kBf16>(pa.x, pb.x, pa.y, pb.y, xb.x, xb.y, c);
+  mma_k16<kBf16>(pa.z, pb.z, pa.w, pb.w, xb.z, xb.w, c);
+}
+
+// Two f32 values rounded to nearest into one 16-bit pair (low half first), as f32_to_16 rounds them.
+template <bool kBf16>
+__device__ __forceinline__ uint32_t pack_rn(float lo, float hi) {
+  if constexpr (kBf16) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
+// Windows per K part: 32 (1 024 elements) until k needs more than 16 parts (k > 16 384), then the
+// fewest that keep 16 (even, so that the many-row kernel's 2-window stages end where parts do).
+// Depends on k only.
+__host__ __device__ inline int windows_of(int64_t k) { return int((k + 31) / 32); }
+__host__ __device__ inline int part_windows(int64_t k) {
+  const int need = (windows_of(k) + 15) / 16;
+  return need <= 32 ? 32 : need + (need & 1);
+}
+inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
+
+// Lane (g, t)'s pieces of windows w0 .. w0 + U - 1 (those before `we`) of weight rows g (pa) and
+// g + 8 (pb); zero past k or past the weight's rows (ra / rb false).
+template <int U>
+__device__ __forceinline__ void load_weight_windows(uint4 (&d)[U][2], const uint8_t* pa, const uint8_t* pb, bool ra, bool rb,
+                                                    int64_t k, int t, int w0, int we) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
+    const bool in = w0 + u < we && kk < k;
+    d[u][0] = in && ra ? ld_stream(pa + kk * 2) : make_uint4(0, 0, 0, 0);
+    d[u][1] = in && rb ? ld_stream(pb + kk * 2) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// ---- few token rows: a warp per K part --------------------------------------------------------------
+
+struct SegTiles {
+  int begin[kMaxGemvSegs + 1];  // first 16-row tile of each segment; begin[count] = all tiles
+};
+
+// Block = one 16-row tile of one segment; warp p computes K part p of its 16 rows × NT·8 token
+// rows (tokens past `rows` are zero), the block folds the parts in order. Each warp streams its
+// weight windows U at a time, one group in flight while the previous one is multiplied; the first
+// group's weights are requested before the dependency wait (weights are no kernel's output).
+template <bool kBf16, int NT>
+__global__ void __launch_bounds__(512) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
+                                                          const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
+  constexpr int U = NT == 1 ? 4 : 2;
+  extern __shared__ float red[];  // [part][lane][4·NT]
+  // The tile's segment, selected with constant indices (a parameter array indexed at run time would
+  // be copied to local memory).
+  const int tile = int(blockIdx.x);
+  const void* wseg = segs.w[0];
+  float* out = segs.out[0];
+  const float* bias = segs.bias[0];
+  int64_t n = segs.rows[0];
+  int first = 0;
+#pragma unroll
+  for (int i = 1; i < kMaxGemvSegs; ++i) {
+    if (i < segs.count && tile >= tiles.begin[i]) wseg = segs.w[i], out = segs.out[i], bias = segs.bias[i], n = segs.rows[i], first = tiles.begin[i];
+  }
+  const int64_t row0 = int64_t(tile - first) * 16;
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2, t = lane & 3;
+  const int nwin = windows_of(k);
+  const int wb = warp * wpp, we = min(wb + wpp, nwin);
+  const bool ra = row0 + g < n, rb = row0 + g + 8 < n;
+  const uint8_t* wbase = static_cast<const uint8_t*>(wseg);
+  const uint8_t* pa = wbase + (ra ? (row0 + g) * k * 2 : 0);
+  const uint8_t* pb = wbase + (rb ? (row0 + g + 8) * k * 2 : 0);
+
+  uint4 wA[U][2], wB[U][2];
+  const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U>(d, pa, pb, ra, rb, k, t, w0, we); };
+  float acc[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  // x of two windows at a time (loads issued first; x stays in L1/L2), then their mma in order.
+  const auto compute = [&](const uint4(&wv)[U][2], int w0) {
+#pragma unroll
+    for (int h = 0; h < U; h += 2) {
+      float4 xv[2][NT][2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int64_t kk = int64_t(w0 + h + u) * 32 + 8 * t;
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const int b = j * 8 + g;
+          const bool in = w0 + h + u < we && kk < k && b < rows;
+          const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
+          xv[u][j][0] = in ? p[0] : make_float4(0, 0, 0, 0);
+          xv[u][j][1] = in ? p[1] : make_float4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        if (w0 + h + u >= we) break;
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const float4 lo = xv[u][j][0], hi = xv[u][j][1];
+          const uint4 xb = make_uint4(pack_rn<kBf16>(lo.x, lo.y), pack_rn<kBf16>(lo.z, lo.w), pack_rn<kBf16>(hi.x, hi.y),
+                                      pack_rn<kBf16>(hi.z, hi.w));
+          window<kBf16>(wv[h + u][0], wv[h + u][1], xb, acc[j]);
+        }
+      }
+    }
+  };
+
+  load_w(wA, wb);
+  pdl_wait();
+  for (int w0 = wb; w0 < we; w0 += 2 * U) {
+    load_w(wB, w0 + U);
+    compute(wA, w0);
+    load_w(wA, w0 + 2 * U);
+    compute(wB, w0 + U);
+  }
+
+  float* mine = red + (size_t(warp) * 32 + lane) * (4 * NT);
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) mine[4 * j + c] = acc[j][c];
+  }
+  __syncthreads();
+  // Value i of every lane, folded over the parts in order by warp i (mod the warps).
+  const int parts = int(blockDim.x >> 5);
+  for (int i = warp; i < 4 * NT; i += parts) {
+    float total = 0.0f;
+    for (int p = 0; p < parts; ++p) total += red[(size_t(p) * 32 + lane) * (4 * NT) + i];
+    const int j = i >> 2, c = i & 3;
+    const int64_t row = row0 + g + (c >= 2 ? 8 : 0);
+    const int b = j * 8 + 2 * t + (c & 1);
+    if (row < n && b < rows) out[int64_t(b) * ldo + row] = bias != nullptr ? total + bias[row] : total;
+  }
+}
+
+// ---- many token rows: tiles through a cp.async ring -------------------------------------------------
+
+constexpr int kStages = 3;
+constexpr int kBT = 64;        // token rows a block
+constexpr int kRowBytes = 192;  // a row's 2 windows (128 bytes) + 64: lanes g, g + 1 hit different banks
+
+// Block = WM·32 weight rows × 64 token rows, 2·WM warps (WM over the weight rows × 2 over the
+// tokens), each 32 × 32: 2 × 4 mma tiles. Stage = 2 windows of every row; every element's chain
+// is the GEMV's: windows in order, a fresh part sum every wpp windows, folded into the total.
+template <bool kBf16, int WM>
+__global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
+                                                           const uint8_t* __restrict__ x16, int rows, float* out,
+                                                           int64_t ldo, const float* bias, int wpp) {
+  constexpr int BR = WM * 32, kThreads = WM * 64;
+  constexpr int kStageBytes = (BR + kBT) * kRowBytes;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int64_t r0 = int64_t(blockIdx.y) * BR;
+  const int b0 = int(blockIdx.x) * kBT;
+  const int nwin = windows_of(k), nst = (nwin + 1) / 2;
+  const int tid = int(threadIdx.x), warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int wm = warp % WM, wn = warp / WM;
+  const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+
+  // Stage st's pieces into slot: weight rows, then token rows; 16 bytes a piece, zero past n, rows, k.
+  const auto load = [&](int slot, int st) {
+    const unsigned base = sbase + unsigned(slot * kStageBytes);
+#pragma unroll
+    for (int i = 0; i < (BR + kBT) * 8 / kThreads; ++i) {
+      const int q = tid + i * kThreads, r = q >> 3, pc = q & 7;
+      const int64_t kk = int64_t(st) * 64 + pc * 8;
+      const uint8_t* src;
+      bool in;
+      if (r < BR) {
+        in = r0 + r < n && kk < k;
+        src = w + (in ? ((r0 + r) * k + kk) * 2 : 0);
+      } else {
+        in = b0 + (r - BR) < rows && kk < k;
+        src = x16 + (in ? (int64_t(b0 + r - BR) * k + kk) * 2 : 0);
+      }
+      cp_async16_z(base + unsigned(r * kRowBytes + pc * 16), src, in);
+    }
+  };
+
+  float total[2][4][4];  // the folded parts
+  float part[2][4][4];   // the part in progress
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) total[mi][nj][c] = part[mi][nj][c] = 0.0f;
+    }
+  }
+
+  pdl_wait();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < nst) load(s, s);
+    cp_async_commit();
+  }
+  for (int st = 0; st < nst; ++st) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (st + kStages - 1 < nst) load((st + kStages - 1) % kStages, st + kStages - 1);
+    cp_async_commit();
+    const uint8_t* sw = smem + (st % kStages) * kStageBytes;
+    const uint8_t* sx = sw + BR * kRowBytes;
+#pragma unroll
+    for (int win = 0; win < 2; ++win) {
+      if (st * 2 + win >= nwin) break;
+      uint4 a[2][2], b[4];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        const int r = wm * 32 + mi * 16 + g;
+        a[mi][0] = *reinterpret_cast<const uint4*>(sw + r * kRowBytes + win * 64 + t * 16);
+        a[mi][1] = *reinterpret_cast<const uint4*>(sw + (r + 8) * kRowBytes + win * 64 + t * 16);
+      }
+#pragma unroll
+      for (int nj = 0; nj < 4; ++nj) {
+        b[nj] = *reinterpret_cast<const uint4*>(sx + (wn * 32 + nj * 8 + g) * kRowBytes + win * 64 + t * 16);
+      }
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int nj = 0; nj < 4; ++nj) window<kBf16>(a[mi][0], a[mi][1], b[nj], part[mi][nj]);
+      }
+    }
+    const int done = min(st * 2 + 2, nwin);
+    if (done % wpp == 0 || done == nwin) {
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int nj = 0; nj < 4; ++nj) {
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            total[mi][nj][c] += part[mi][nj][c];
+            part[mi][nj][c] = 0.0f;
+          }
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int64_t row = r0 + wm * 32 + mi * 16 + g + (c >= 2 ? 8 : 0);
+        const int b = b0 + wn * 32 + nj * 8 + 2 * t + (c & 1);
+        if (row < n && b < rows) out[int64_t(b) * ldo + row] = bias != nullptr ? total[mi][nj][c] + bias[row] : total[mi][nj][c];
+      }
+    }
+  }
+}
+
+template <bool kBf16, int NT>
+cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
+                    int64_t ldo, cudaStream_t stream) {
+  const int parts = parts_of(k);
+  const size_t smem = size_t(parts) * 32 * 4 * NT * sizeof(float);
+  det16_gemv_kernel<kBf16, NT><<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
+      segs, tiles, k, part_windows(k), x, ldx, rows, ldo);
+  return cudaGetLastError();
+}
+
+template <bool kBf16, int WM>
+cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out, int64_t ldo,
+                    const float* bias, cudaStream_t stream) {
+  constexpr int kSmem = kStages * (WM * 32 + kBT) * kRowBytes;
+  const auto kernel = det16_gemm_kernel<kBf16, WM>;
+  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  if (attr != cudaSuccess) return attr;
+  const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + WM * 32 - 1) / (WM * 32)));
+  kernel<<<grid, WM * 64, kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(x16), rows,
+                                           out, ldo, bias, part_windows(k));
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool det16_supports(TensorType type, int64_t k) {
+  return (type == TensorType::F16 || type == TensorType::BF16) && k > 0 && k % 8 == 0;
+}
+
+int det16_gemm_min_rows() { return g_gemm_min_rows; }
+void set_det16_gemm_min_rows(int rows) { g_gemm_min_rows = std::clamp(rows, 2, 17); }
+
+cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
+                              int64_t ldo, cudaStream_t stream) {
+  if (!det16_supports(type, k) || rows < 1 || rows > 16 || segs.count < 1 || ldx % 4 != 0 ||
+      reinterpret_cast<uintptr_t>(x) % 16 != 0) {
+    return cudaErrorInvalidValue;
+  }
+  SegTiles tiles{};
+  for (int s = 0; s < segs.count; ++s) tiles.begin[s + 1] = tiles.begin[s] + int((segs.rows[s] + 15) / 16);
+  const bool bf16 = type == TensorType::BF16;
+  if (rows <= 8) return bf16 ? gemv_as<true, 1>(segs, tiles, k, x, ldx, rows, ldo, stream) : gemv_as<false, 1>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  return bf16 ? gemv_as<true, 2>(segs, tiles, k, x, ldx, rows, ldo, stream) : gemv_as<false, 2>(segs, tiles, k, x, ldx, rows, ldo, stream);
+}
+
+cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out,
+                              int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (!det16_supports(type, k) || rows < 1 || n < 1) return cudaErrorInvalidValue;
+  // 128-row blocks where they still make two waves' worth on a 132-multiprocessor H100, else 64.
+  const int64_t big = ((n + 127) / 128) * ((rows + kBT - 1) / kBT);
+  const bool bf16 = type == TensorType::BF16;
+  if (big >= 264) {
+    return bf16 ? gemm_as<true, 4>(w, n, k, x16, rows, out, ldo, bias, stream) : gemm_as<false, 4>(w, n, k, x16, rows, out, ldo, bias, stream);
+  }
+  return bf16 ? gemm_as<true, 2>(w, n, k, x16, rows, out, ldo, bias, stream) : gemm_as<false, 2>(w, n, k, x16, rows, out, ldo, bias, stream);
+}
+
+}  // namespace vellum::cuda

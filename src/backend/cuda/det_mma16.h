@@ -1,0 +1,52 @@
+#pragma once
+// The deterministic mode's F16/BF16 matmul on tensor cores (round 23), for every row count,
+// batch 1 included. Round 9's mode sent these types through an f32 GEMV at every row count (the
+// batch-1 kernel's arithmetic, so that a row's bits do not depend on its batch): ~12 TFLOP/s, so
+// BF16 llama3-8b stayed at ~790 tok/s from 32 sequences on and prefilled 40x slower than the default.
+//
+// Here both ends take one arithmetic on bf16/f16 `mma.sync` (m16n8k16, f32 accumulation): x is
+// rounded to the weight's 16-bit type (round to nearest), and every output (weight row o, token
+// row b) is, for K parts p of a length fixed by k alone, part_p = a chain of mma over p's 32-element
+// windows in order (the window's two k16 halves in a fixed order, from +0), then
+// total = ((0 + part_0) + part_1) + ..., then + bias[o]. An mma's C element depends only on its own
+// A row, B column and C input, so the chain gives the same bits whatever the other token rows of
+// the tile hold; the batch-1 launch (one token row, the others zero) and the many-row launch differ
+// only in how they schedule the chains. Window layout: lane (g, t) reads 8 consecutive elements
+// at 8t of rows g and g + 8 and of token column g; elements 0-1 and 2-3 go to the first k16 mma
+// (slots 2t, 2t+1 and 2t+8, 2t+9), 4-5 and 6-7 to the second, in A and B alike.
+//
+// Two schedules:
+// - rows <= det16_gemm_min_rows() - 1 (default 16): one block per 16 weight rows, one warp per K
+//   part, x read as f32 and rounded in the kernel; the parts are folded in shared memory. Takes
+//   up to kMaxGemvSegs weights that read the same x (Q, K and V) in one launch.
+// - more rows: 128 (or 64) weight rows x 64 token rows a block, x in 16 bits (the caller's copy,
+//   rounded the same way), both operands through a 3-stage cp.async ring; each warp runs its
+//   outputs' parts one after the other and folds them as it goes.
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "backend/cuda/gemv_kernels.h"
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+// F16 and BF16 with k a multiple of 8 (16-byte rows).
+bool det16_supports(TensorType type, int64_t k);
+
+// Row counts from which the many-row schedule is taken (a measurement and check knob; >= 2).
+int det16_gemm_min_rows();
+void set_det16_gemm_min_rows(int rows);
+
+// out_s[b·ldo + o] (+ bias_s[o]) for token rows b < rows (1..16) and every segment's rows o; x is f32
+// (token rows ldx floats apart, 16-byte aligned).
+cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
+                              int64_t ldo, cudaStream_t stream);
+
+// The same outputs for any row count, one weight: x16 holds the token rows rounded to the weight's
+// type (k elements apart).
+cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out,
+                              int64_t ldo, const float* bias, cudaStream_t stream);
+
+}  // namespace vellum::cuda
