@@ -1947,7 +1947,11 @@ void bench_det16() {
   cuda::check(cudaMalloc(&cws, size_t(32) << 20), "cublas workspace");
   cuda::check(cublasSetWorkspace(h, cws, size_t(32) << 20), "cublasSetWorkspace");
   const TensorType t = TensorType::BF16;
+  // VELLUM_DET16_BENCH_N / _ROWS: one weight height / row count (a profiler's run).
+  const char* only_n = std::getenv("VELLUM_DET16_BENCH_N");
+  const char* only_m = std::getenv("VELLUM_DET16_BENCH_ROWS");
   for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {14336, 4096}, {4096, 14336}, {1024, 4096}}) {
+    if (only_n != nullptr && n != std::atoll(only_n)) continue;
     const size_t bytes = size_t(n * k) * 2;
     std::vector<uint8_t> wv(bytes);
     for (size_t i = 0; i < bytes; ++i) wv[i] = i % 2 ? 0x3c : uint8_t(i * 2654435761u >> 13);
@@ -1962,10 +1966,13 @@ void bench_det16() {
     cuda::check(cudaMalloc(&x, xv.size() * 4), "x");
     cuda::check(cudaMalloc(&x16, xv.size() * 2), "x16");
     cuda::check(cudaMalloc(&out, size_t(max_m) * size_t(n) * 4), "out");
+    float* dws = nullptr;  // the split launches' part sums
+    cuda::check(cudaMalloc(&dws, size_t(16) * 256 * size_t(n) * 4), "ws");
     cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
     cuda::check(cuda::launch_f32_to_bf16(x, x16, int64_t(xv.size()), nullptr), "x16");
     cuda::check(cudaDeviceSynchronize(), "sync");
     for (const int m : {1, 8, 16, 64, 256, 2048}) {
+      if (only_m != nullptr && m != std::atoi(only_m)) continue;
       const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
       const double det = graph_ms([&](cudaStream_t st, int i) {
         if (m < cuda::det16_gemm_min_rows()) {
@@ -1973,7 +1980,7 @@ void bench_det16() {
           segs.add(w_of(i), n, out, nullptr);
           return cuda::launch_det16_gemv(t, segs, k, x, k, m, n, st);
         }
-        return cuda::launch_det16_gemm(t, w_of(i), n, k, x16, m, out, n, nullptr, st);
+        return cuda::launch_det16_gemm(t, w_of(i), n, k, x16, m, out, n, nullptr, dws, st);
       }, 20);
       const double old = m > 256 ? 0.0 : graph_ms([&](cudaStream_t st, int i) {
         return cuda::launch_gemv1_rows(t, w_of(i), n, k, x, m, out, n, nullptr, st);
@@ -1991,15 +1998,17 @@ void bench_det16() {
         return rc == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
       }, 20);
       const double flops = 2.0 * double(n) * double(k) * m;
-      bench_line(fmt::format("det16 BF16 {}x{} at {} rows: {:.1f} us ({:.0f} GB/s of weights, {:.1f} TFLOP/s); round 9's rows GEMV {}; "
+      bench_line(fmt::format("det16 BF16 {}x{} at {} rows{}: {:.1f} us ({:.0f} GB/s of weights, {:.1f} TFLOP/s); round 9's rows GEMV {}; "
                              "default ({}) {:.1f} us ({:.2f}x)",
-                             n, k, m, det * 1e3, bytes / (det * 1e-3) / 1e9, flops / (det * 1e-3) / 1e12,
+                             n, k, m, cuda::det16_gemm_ws_floats(n, k, m) > 0 && m >= cuda::det16_gemm_min_rows() ? " (split)" : "",
+                             det * 1e3, bytes / (det * 1e-3) / 1e9, flops / (det * 1e-3) / 1e12,
                              old > 0 ? fmt::format("{:.1f} us", old * 1e3) : std::string("-"), m == 1 ? "gemv" : "cuBLAS",
                              def * 1e3, det / def));
     }
     cudaFree(x);
     cudaFree(x16);
     cudaFree(out);
+    cudaFree(dws);
   }
   cublasDestroy(h);
   cudaFree(cws);

@@ -195,7 +195,7 @@ struct CudaBackend::Impl {
   int dq_rs = 2;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
-  cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h)
+  cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
@@ -1294,10 +1294,12 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
       });
       return;
     }
+    const size_t wsf = cuda::det16_gemm_ws_floats(N, K, int(M));
+    float* ws = wsf == 0 ? nullptr : static_cast<float*>(m.grow(m.rows_ws, wsf * sizeof(float), "matmul partial sums (det16)"));
     const void* x16 = type == TensorType::BF16 ? m.bf16_input(x) : m.f16_input(x);
-    m.graphs.mix(53, type, wd, N, K, M, x16, od, ldo, b);
+    m.graphs.mix(53, type, wd, N, K, M, x16, od, ldo, b, ws);
     m.graphs.run([=, &m] {
-      m.launched(cuda::launch_det16_gemm(type, wd, N, K, x16, int(M), od, ldo, b, m.stream), "det16 gemm kernel");
+      m.launched(cuda::launch_det16_gemm(type, wd, N, K, x16, int(M), od, ldo, b, ws, m.stream), "det16 gemm kernel");
     });
     if (type == TensorType::F16 && od < x.data + M * x.cols && x.data < od + M * ldo) m.f16_of = nullptr;
     return;

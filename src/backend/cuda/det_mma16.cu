@@ -178,43 +178,68 @@ __global__ void __launch_bounds__(512) det16_gemv_kernel(GemvSegs segs, SegTiles
 // ---- many token rows: tiles through a cp.async ring -------------------------------------------------
 
 constexpr int kStages = 3;
-constexpr int kBT = 64;        // token rows a block
+constexpr int kBT = 64;         // token rows a block
 constexpr int kRowBytes = 192;  // a row's 2 windows (128 bytes) + 64: lanes g, g + 1 hit different banks
+
+int multiprocessors() {
+  static const int sms = [] {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 132;
+    return v;
+  }();
+  return sms;
+}
 
 // Block = WM·32 weight rows × 64 token rows, 2·WM warps (WM over the weight rows × 2 over the
 // tokens), each 32 × 32: 2 × 4 mma tiles. Stage = 2 windows of every row; every element's chain
 // is the GEMV's: windows in order, a fresh part sum every wpp windows, folded into the total.
+// Split launches (ws != nullptr): block z computes part z only and stores that part's sums to
+// ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
 template <bool kBf16, int WM>
 __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
                                                            const uint8_t* __restrict__ x16, int rows, float* out,
-                                                           int64_t ldo, const float* bias, int wpp) {
+                                                           int64_t ldo, const float* bias, int wpp, float* ws) {
   constexpr int BR = WM * 32, kThreads = WM * 64;
   constexpr int kStageBytes = (BR + kBT) * kRowBytes;
+  constexpr int kPieces = (BR + kBT) * 8 / kThreads;  // 16-byte copies a thread a stage
   extern __shared__ __align__(16) uint8_t smem[];
   const int64_t r0 = int64_t(blockIdx.y) * BR;
   const int b0 = int(blockIdx.x) * kBT;
-  const int nwin = windows_of(k), nst = (nwin + 1) / 2;
+  const int nwin = windows_of(k);
   const int tid = int(threadIdx.x), warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp % WM, wn = warp / WM;
   const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  // The windows this block walks: all, or part blockIdx.z's.
+  const int wfirst = ws != nullptr ? int(blockIdx.z) * wpp : 0;
+  const int wend = ws != nullptr ? min(wfirst + wpp, nwin) : nwin;
+  const int st0 = wfirst / 2, nst = (wend + 1) / 2;
 
-  // Stage st's pieces into slot: weight rows, then token rows; 16 bytes a piece, zero past n, rows, k.
-  const auto load = [&](int slot, int st) {
-    const unsigned base = sbase + unsigned(slot * kStageBytes);
+  // Each thread copies 16-byte column pc = tid % 8 of weight rows tid / 8 + i·WM·8 (i < 4) and of token
+  // rows tid / 8 + j·WM·8 (j < 8 / WM); rows past n or `rows` (and columns past k) are zero-filled.
+  constexpr int kWp = BR * 8 / kThreads, kXp = kBT * 8 / kThreads, kStep = kThreads / 8;
+  const int pr = tid >> 3, pc = tid & 7;
+  const uint8_t* wsrc = w + (r0 + pr) * k * 2 + pc * 16;
+  const uint8_t* xsrc = x16 + (int64_t(b0) + pr) * k * 2 + pc * 16;
+  const int64_t wstep = int64_t(kStep) * k * 2;
+  const unsigned dst0 = unsigned(pr * kRowBytes + pc * 16);
+  unsigned w_in = 0, x_in = 0;  // bit i: weight row / token row of piece i exists
 #pragma unroll
-    for (int i = 0; i < (BR + kBT) * 8 / kThreads; ++i) {
-      const int q = tid + i * kThreads, r = q >> 3, pc = q & 7;
-      const int64_t kk = int64_t(st) * 64 + pc * 8;
-      const uint8_t* src;
-      bool in;
-      if (r < BR) {
-        in = r0 + r < n && kk < k;
-        src = w + (in ? ((r0 + r) * k + kk) * 2 : 0);
-      } else {
-        in = b0 + (r - BR) < rows && kk < k;
-        src = x16 + (in ? (int64_t(b0 + r - BR) * k + kk) * 2 : 0);
-      }
-      cp_async16_z(base + unsigned(r * kRowBytes + pc * 16), src, in);
+  for (int i = 0; i < kWp; ++i) w_in |= unsigned(r0 + pr + i * kStep < n) << i;
+#pragma unroll
+  for (int j = 0; j < kXp; ++j) x_in |= unsigned(b0 + pr + j * kStep < rows) << j;
+  const auto load = [&](int slot, int st) {
+    const unsigned base = sbase + unsigned(slot * kStageBytes) + dst0;
+    const int64_t kk = int64_t(st) * 64;
+    const bool col_in = kk + pc * 8 < k;
+#pragma unroll
+    for (int i = 0; i < kWp; ++i) {
+      const bool in = col_in && (w_in >> i & 1);
+      cp_async16_z(base + unsigned(i * kStep * kRowBytes), in ? wsrc + i * wstep + kk * 2 : w, in);
+    }
+#pragma unroll
+    for (int j = 0; j < kXp; ++j) {
+      const bool in = col_in && (x_in >> j & 1);
+      cp_async16_z(base + unsigned((BR + j * kStep) * kRowBytes), in ? xsrc + j * wstep + kk * 2 : x16, in);
     }
   };
 
@@ -228,42 +253,44 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
       for (int c = 0; c < 4; ++c) total[mi][nj][c] = part[mi][nj][c] = 0.0f;
     }
   }
+  // Fragment offsets within a stage: weight rows wm·32 + mi·16 + g (+ 8), token rows wn·32 + nj·8 + g.
+  const int a_off = (wm * 32 + g) * kRowBytes + t * 16;
+  const int b_off = (BR + wn * 32 + g) * kRowBytes + t * 16;
 
   pdl_wait();
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < nst) load(s, s);
+    if (st0 + s < nst) load(s, st0 + s);
     cp_async_commit();
   }
-  for (int st = 0; st < nst; ++st) {
+  int left = wpp - wfirst % wpp;  // windows before the current part ends
+  for (int st = st0; st < nst; ++st) {
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (st + kStages - 1 < nst) load((st + kStages - 1) % kStages, st + kStages - 1);
+    const int next = st + kStages - 1;
+    if (next < nst) load((next - st0) % kStages, next);
     cp_async_commit();
-    const uint8_t* sw = smem + (st % kStages) * kStageBytes;
-    const uint8_t* sx = sw + BR * kRowBytes;
+    const uint8_t* stage = smem + ((st - st0) % kStages) * kStageBytes;
 #pragma unroll
     for (int win = 0; win < 2; ++win) {
-      if (st * 2 + win >= nwin) break;
+      if (st * 2 + win >= wend) break;
       uint4 a[2][2], b[4];
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
-        const int r = wm * 32 + mi * 16 + g;
-        a[mi][0] = *reinterpret_cast<const uint4*>(sw + r * kRowBytes + win * 64 + t * 16);
-        a[mi][1] = *reinterpret_cast<const uint4*>(sw + (r + 8) * kRowBytes + win * 64 + t * 16);
+        a[mi][0] = *reinterpret_cast<const uint4*>(stage + a_off + mi * 16 * kRowBytes + win * 64);
+        a[mi][1] = *reinterpret_cast<const uint4*>(stage + a_off + (mi * 16 + 8) * kRowBytes + win * 64);
       }
 #pragma unroll
-      for (int nj = 0; nj < 4; ++nj) {
-        b[nj] = *reinterpret_cast<const uint4*>(sx + (wn * 32 + nj * 8 + g) * kRowBytes + win * 64 + t * 16);
-      }
+      for (int nj = 0; nj < 4; ++nj) b[nj] = *reinterpret_cast<const uint4*>(stage + b_off + nj * 8 * kRowBytes + win * 64);
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
         for (int nj = 0; nj < 4; ++nj) window<kBf16>(a[mi][0], a[mi][1], b[nj], part[mi][nj]);
       }
     }
-    const int done = min(st * 2 + 2, nwin);
-    if (done % wpp == 0 || done == nwin) {
+    left -= 2;
+    if (left == 0 || st + 1 == nst) {
+      left = wpp;
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
@@ -279,6 +306,8 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
   }
   cp_async_wait<0>();
 
+  float* dest = ws != nullptr ? ws + int64_t(blockIdx.z) * rows * n : out;
+  const int64_t ld = ws != nullptr ? n : ldo;
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
@@ -287,11 +316,30 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
       for (int c = 0; c < 4; ++c) {
         const int64_t row = r0 + wm * 32 + mi * 16 + g + (c >= 2 ? 8 : 0);
         const int b = b0 + wn * 32 + nj * 8 + 2 * t + (c & 1);
-        if (row < n && b < rows) out[int64_t(b) * ldo + row] = bias != nullptr ? total[mi][nj][c] + bias[row] : total[mi][nj][c];
+        if (row >= n || b >= rows) continue;
+        const float v = total[mi][nj][c];
+        dest[int64_t(b) * ld + row] = ws == nullptr && bias != nullptr ? v + bias[row] : v;
       }
     }
   }
 }
+
+// out[b·ldo + o] = ((0 + part_0) + part_1) + ... (+ bias[o]): the split launch's parts, in order.
+__global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64_t n, int rows, float* out, int64_t ldo,
+                                  const float* bias) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, plane = int64_t(rows) * n;
+  if (i >= plane) return;
+  float total = 0.0f;
+  for (int p = 0; p < parts; ++p) total += ws[p * plane + i];
+  const int64_t b = i / n, o = i % n;
+  out[b * ldo + o] = bias != nullptr ? total + bias[o] : total;
+}
+
+// Blocks of the 64-row-tile launch (WM = 2) and whether it splits its parts over blocks: when the
+// tiles alone would not fill the multiprocessors twice (17-64 token rows on 4 096-row weights).
+int64_t gemm_tiles(int64_t n, int rows, int br) { return ((n + br - 1) / br) * ((rows + kBT - 1) / kBT); }
+bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows, 64) < 2 * multiprocessors(); }
 
 template <bool kBf16, int NT>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
@@ -305,14 +353,18 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 
 template <bool kBf16, int WM>
 cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out, int64_t ldo,
-                    const float* bias, cudaStream_t stream) {
+                    const float* bias, float* ws, cudaStream_t stream) {
   constexpr int kSmem = kStages * (WM * 32 + kBT) * kRowBytes;
   const auto kernel = det16_gemm_kernel<kBf16, WM>;
   static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (attr != cudaSuccess) return attr;
-  const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + WM * 32 - 1) / (WM * 32)));
+  const int parts = ws != nullptr ? parts_of(k) : 1;
+  const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + WM * 32 - 1) / (WM * 32)), unsigned(parts));
   kernel<<<grid, WM * 64, kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(x16), rows,
-                                           out, ldo, bias, part_windows(k));
+                                           out, ldo, bias, part_windows(k), ws);
+  if (ws == nullptr) return cudaGetLastError();
+  const int64_t plane = int64_t(rows) * n;
+  det16_fold_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, parts, n, rows, out, ldo, bias);
   return cudaGetLastError();
 }
 
@@ -338,16 +390,24 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
   return bf16 ? gemv_as<true, 2>(segs, tiles, k, x, ldx, rows, ldo, stream) : gemv_as<false, 2>(segs, tiles, k, x, ldx, rows, ldo, stream);
 }
 
+size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows) {
+  return gemm_split(n, k, rows) ? size_t(parts_of(k)) * size_t(rows) * size_t(n) : 0;
+}
+
 cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out,
-                              int64_t ldo, const float* bias, cudaStream_t stream) {
+                              int64_t ldo, const float* bias, float* ws, cudaStream_t stream) {
   if (!det16_supports(type, k) || rows < 1 || n < 1) return cudaErrorInvalidValue;
-  // 128-row blocks where they still make two waves' worth on a 132-multiprocessor H100, else 64.
-  const int64_t big = ((n + 127) / 128) * ((rows + kBT - 1) / kBT);
   const bool bf16 = type == TensorType::BF16;
-  if (big >= 264) {
-    return bf16 ? gemm_as<true, 4>(w, n, k, x16, rows, out, ldo, bias, stream) : gemm_as<false, 4>(w, n, k, x16, rows, out, ldo, bias, stream);
+  if (gemm_split(n, k, rows)) {
+    if (ws == nullptr) return cudaErrorInvalidValue;
+    return bf16 ? gemm_as<true, 2>(w, n, k, x16, rows, out, ldo, bias, ws, stream) : gemm_as<false, 2>(w, n, k, x16, rows, out, ldo, bias, ws, stream);
   }
-  return bf16 ? gemm_as<true, 2>(w, n, k, x16, rows, out, ldo, bias, stream) : gemm_as<false, 2>(w, n, k, x16, rows, out, ldo, bias, stream);
+  // 128-row blocks where they still make two waves, else 64.
+  if (gemm_tiles(n, rows, 128) >= 2 * multiprocessors()) {
+    return bf16 ? gemm_as<true, 4>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream)
+                : gemm_as<false, 4>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream);
+  }
+  return bf16 ? gemm_as<true, 2>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream) : gemm_as<false, 2>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream);
 }
 
 }  // namespace vellum::cuda

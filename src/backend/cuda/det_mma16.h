@@ -21,7 +21,8 @@
 //   up to kMaxGemvSegs weights that read the same x (Q, K and V) in one launch.
 // - more rows: 128 (or 64) weight rows x 64 token rows a block, x in 16 bits (the caller's copy,
 //   rounded the same way), both operands through a 3-stage cp.async ring; each warp runs its
-//   outputs' parts one after the other and folds them as it goes.
+//   outputs' parts one after the other and folds them as it goes, or, when the tiles are too few
+//   to fill the GPU, one block per part stores its sums and a second kernel folds them in order.
 
 #include <cstdint>
 
@@ -45,8 +46,10 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
                               int64_t ldo, cudaStream_t stream);
 
 // The same outputs for any row count, one weight: x16 holds the token rows rounded to the weight's
-// type (k elements apart).
+// type (k elements apart). Launches of few tiles split the K parts over blocks and fold them in a
+// second kernel: ws then holds det16_gemm_ws_floats(n, k, rows) floats (0: no split).
+size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows);
 cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out,
-                              int64_t ldo, const float* bias, cudaStream_t stream);
+                              int64_t ldo, const float* bias, float* ws, cudaStream_t stream);
 
 }  // namespace vellum::cuda
