@@ -313,8 +313,8 @@ std::vector<double> ref_matmul(const std::vector<float>& x, const HostWeight& w,
 // The deterministic mode's F16/BF16 kernels (det_mma16.h, round 23). Every row of an M-row matmul
 // (+ bias) against the same row alone (the batch-1 launch), memcmp on every output (outputs start
 // as NaN), through both schedules where both take the row count (2-16 rows: the K-part warps and the
-// tile ring); widths that end in a short window (1 000), 14 parts (14 336) and more than 32 windows
-// a part (40 000: 16 parts of 80 windows); heights that are not a multiple of a tile. The alone rows
+// tile ring); widths that end in a short window (1 000), parts of 56 windows (14 336) and of 158
+// (40 000: 8 parts, the last shorter); heights that are not a multiple of a tile. The alone rows
 // against f64 within the bound of x rounded to the weight's type (F16 1e-3, BF16 1e-2, the bounds of
 // the default mode's GEMMs).
 void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
@@ -1974,6 +1974,19 @@ void bench_det16() {
     for (const int m : {1, 8, 16, 64, 256, 2048}) {
       if (only_m != nullptr && m != std::atoi(only_m)) continue;
       const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
+      std::string variants;  // the few-row kernel's other schedules (same arithmetic)
+      if (m < cuda::det16_gemm_min_rows() && m <= 8) {
+        for (const int v : {1, 2}) {
+          cuda::set_det16_gemv_variant(v);
+          const double ms = graph_ms([&](cudaStream_t st, int i) {
+            cuda::GemvSegs segs;
+            segs.add(w_of(i), n, out, nullptr);
+            return cuda::launch_det16_gemv(t, segs, k, x, k, m, n, st);
+          }, 20);
+          variants += fmt::format(" v{} {:.1f} us", v, ms * 1e3);
+        }
+        cuda::set_det16_gemv_variant(0);
+      }
       const double det = graph_ms([&](cudaStream_t st, int i) {
         if (m < cuda::det16_gemm_min_rows()) {
           cuda::GemvSegs segs;
@@ -1998,10 +2011,10 @@ void bench_det16() {
         return rc == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
       }, 20);
       const double flops = 2.0 * double(n) * double(k) * m;
-      bench_line(fmt::format("det16 BF16 {}x{} at {} rows{}: {:.1f} us ({:.0f} GB/s of weights, {:.1f} TFLOP/s); round 9's rows GEMV {}; "
+      bench_line(fmt::format("det16 BF16 {}x{} at {} rows{}: {:.1f} us{} ({:.0f} GB/s of weights, {:.1f} TFLOP/s); round 9's rows GEMV {}; "
                              "default ({}) {:.1f} us ({:.2f}x)",
                              n, k, m, cuda::det16_gemm_ws_floats(n, k, m) > 0 && m >= cuda::det16_gemm_min_rows() ? " (split)" : "",
-                             det * 1e3, bytes / (det * 1e-3) / 1e9, flops / (det * 1e-3) / 1e12,
+                             det * 1e3, variants.empty() ? "" : " [" + variants.substr(1) + "]", bytes / (det * 1e-3) / 1e9, flops / (det * 1e-3) / 1e12,
                              old > 0 ? fmt::format("{:.1f} us", old * 1e3) : std::string("-"), m == 1 ? "gemv" : "cuBLAS",
                              def * 1e3, det / def));
     }

@@ -4,13 +4,14 @@ D=$(cd "$(dirname "$0")" && pwd); export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 C=$D/vellum_cuda_check
 for c in ${CASES:-4096:64 14336:2048}; do
+  cn=${c/:/x}
   export VELLUM_DET16_BENCH_N=${c%%:*} VELLUM_DET16_BENCH_ROWS=${c##*:}
   echo "== $c"
   timeout 200 ncu --kernel-name regex:det16_gemm --launch-count 1 --section SpeedOfLight --section WarpStateStats \
-    --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats --page details \
-    $C --det16-bench > $O/ncu-$c.txt 2>&1; echo "ncu exit $?"
-  grep -E "Duration|Throughput|Registers|Achieved Occupancy|Warp Cycles Per Issued|Issue Slots Busy|Eligible Warps|Active Warps Per|Executed Ipc A|Block Limit|Bank" $O/ncu-$c.txt | cut -c1-140 | head -30
+    --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats --page details \
+    $C --det16-bench > $O/ncu-$cn.txt 2>&1; echo "ncu exit $?"
+  grep -E "Duration|Throughput|Registers|Achieved Occupancy|Warp Cycles Per Issued|Issue Slots Busy|Eligible Warps|Active Warps Per|Executed Ipc A|Block Limit|Bank|Executed Instructions  " $O/ncu-$cn.txt | cut -c1-140 | head -30
   timeout 200 ncu --kernel-name regex:det16_gemm --launch-count 1 --section WarpStateStats --page raw \
-    $C --det16-bench > $O/ncu-raw-$c.txt 2>&1
-  grep -E "smsp__average_warp(s_issue_stalled|_latency_issue_stalled)_[a-z_]+_per_warp_active.ratio|smsp__pcsamp_warps_issue_stalled_[a-z_]+ " $O/ncu-raw-$c.txt | awk '{v=$NF; if (v+0 > 0.05) print}' | cut -c1-130 | head -20
+    $C --det16-bench > $O/ncu-raw-$cn.txt 2>&1
+  grep -E "issue_stalled_[a-z_]+_per_warp_active.ratio" $O/ncu-raw-$cn.txt | awk '{v=$NF; if (v+0 > 0.3) print $1, v}' | head -20
 done

@@ -51,12 +51,13 @@ __device__ __forceinline__ uint32_t pack_rn(float lo, float hi) {
   }
 }
 
-// Windows per K part: 32 (1 024 elements) until k needs more than 16 parts (k > 16 384), then the
-// fewest that keep 16 (even, so that the many-row kernel's 2-window stages end where parts do).
-// Depends on k only.
+// Windows per K part: 32 (1 024 elements) until k needs more than 8 parts (k > 8 192), then the
+// fewest that keep 8 (even, so that the many-row kernel's 2-window stages end where parts do): the
+// few-row kernel's blocks are one warp a part, and blocks of more than 8 warps at its ~128
+// registers would not fit two to a multiprocessor. Depends on k only.
 __host__ __device__ inline int windows_of(int64_t k) { return int((k + 31) / 32); }
 __host__ __device__ inline int part_windows(int64_t k) {
-  const int need = (windows_of(k) + 15) / 16;
+  const int need = (windows_of(k) + 7) / 8;
   return need <= 32 ? 32 : need + (need & 1);
 }
 inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
@@ -85,10 +86,13 @@ struct SegTiles {
 // rows (tokens past `rows` are zero), the block folds the parts in order. Each warp streams its
 // weight windows U at a time, one group in flight while the previous one is multiplied; the first
 // group's weights are requested before the dependency wait (weights are no kernel's output).
-template <bool kBf16, int NT>
-__global__ void __launch_bounds__(512) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
-                                                          const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
-  constexpr int U = NT == 1 ? 4 : 2;
+// kXAhead: x's values of a group are requested with its weights (registers: the next group's f32
+// x); otherwise two windows' x at a time, just before their mma.
+template <bool kBf16, int NT, int U, bool kXAhead>
+__global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
+                                                         const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
+  constexpr int XU = kXAhead ? U : 2;  // windows of x in registers at once
+  static_assert(U % XU == 0);
   extern __shared__ float red[];  // [part][lane][4·NT]
   // The tile's segment, selected with constant indices (a parameter array indexed at run time would
   // be copied to local memory).
@@ -112,48 +116,62 @@ __global__ void __launch_bounds__(512) det16_gemv_kernel(GemvSegs segs, SegTiles
   const uint8_t* pb = wbase + (rb ? (row0 + g + 8) * k * 2 : 0);
 
   uint4 wA[U][2], wB[U][2];
+  float4 xA[XU][NT][2], xB[XU][NT][2];
   const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U>(d, pa, pb, ra, rb, k, t, w0, we); };
+  // x of windows w0 .. w0 + XU - 1 (zero past k, `we` or `rows`).
+  const auto load_x = [&](float4(&d)[XU][NT][2], int w0) {
+#pragma unroll
+    for (int u = 0; u < XU; ++u) {
+      const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const int b = j * 8 + g;
+        const bool in = w0 + u < we && kk < k && b < rows;
+        const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
+        d[u][j][0] = in ? p[0] : make_float4(0, 0, 0, 0);
+        d[u][j][1] = in ? p[1] : make_float4(0, 0, 0, 0);
+      }
+    }
+  };
   float acc[NT][4];
 #pragma unroll
   for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  // x of two windows at a time (loads issued first; x stays in L1/L2), then their mma in order.
-  const auto compute = [&](const uint4(&wv)[U][2], int w0) {
+  const auto mma_x = [&](const uint4(&wv)[U][2], const float4(&xv)[XU][NT][2], int w0, int h) {
 #pragma unroll
-    for (int h = 0; h < U; h += 2) {
-      float4 xv[2][NT][2];
+    for (int u = 0; u < XU; ++u) {
+      if (w0 + h + u >= we) break;
 #pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int64_t kk = int64_t(w0 + h + u) * 32 + 8 * t;
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          const int b = j * 8 + g;
-          const bool in = w0 + h + u < we && kk < k && b < rows;
-          const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
-          xv[u][j][0] = in ? p[0] : make_float4(0, 0, 0, 0);
-          xv[u][j][1] = in ? p[1] : make_float4(0, 0, 0, 0);
-        }
+      for (int j = 0; j < NT; ++j) {
+        const float4 lo = xv[u][j][0], hi = xv[u][j][1];
+        const uint4 xb = make_uint4(pack_rn<kBf16>(lo.x, lo.y), pack_rn<kBf16>(lo.z, lo.w), pack_rn<kBf16>(hi.x, hi.y),
+                                    pack_rn<kBf16>(hi.z, hi.w));
+        window<kBf16>(wv[h + u][0], wv[h + u][1], xb, acc[j]);
       }
+    }
+  };
+  // The group at w0: its x from xv (kXAhead) or loaded now, XU windows at a time.
+  const auto compute = [&](const uint4(&wv)[U][2], float4(&xv)[XU][NT][2], int w0) {
+    if constexpr (kXAhead) {
+      mma_x(wv, xv, w0, 0);
+    } else {
 #pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        if (w0 + h + u >= we) break;
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          const float4 lo = xv[u][j][0], hi = xv[u][j][1];
-          const uint4 xb = make_uint4(pack_rn<kBf16>(lo.x, lo.y), pack_rn<kBf16>(lo.z, lo.w), pack_rn<kBf16>(hi.x, hi.y),
-                                      pack_rn<kBf16>(hi.z, hi.w));
-          window<kBf16>(wv[h + u][0], wv[h + u][1], xb, acc[j]);
-        }
+      for (int h = 0; h < U; h += XU) {
+        load_x(xv, w0 + h);
+        mma_x(wv, xv, w0, h);
       }
     }
   };
 
   load_w(wA, wb);
   pdl_wait();
+  if constexpr (kXAhead) load_x(xA, wb);
   for (int w0 = wb; w0 < we; w0 += 2 * U) {
     load_w(wB, w0 + U);
-    compute(wA, w0);
+    if constexpr (kXAhead) load_x(xB, w0 + U);
+    compute(wA, xA, w0);
     load_w(wA, w0 + 2 * U);
-    compute(wB, w0 + U);
+    if constexpr (kXAhead) load_x(xA, w0 + 2 * U);
+    compute(wB, xB, w0 + U);
   }
 
   float* mine = red + (size_t(warp) * 32 + lane) * (4 * NT);
@@ -341,14 +359,29 @@ __global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64
 int64_t gemm_tiles(int64_t n, int rows, int br) { return ((n + br - 1) / br) * ((rows + kBT - 1) / kBT); }
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows, 64) < 2 * multiprocessors(); }
 
-template <bool kBf16, int NT>
+template <bool kBf16, int NT, int U, bool kXAhead>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
   const int parts = parts_of(k);
   const size_t smem = size_t(parts) * 32 * 4 * NT * sizeof(float);
-  det16_gemv_kernel<kBf16, NT><<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
+  det16_gemv_kernel<kBf16, NT, U, kXAhead><<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
       segs, tiles, k, part_windows(k), x, ldx, rows, ldo);
   return cudaGetLastError();
+}
+
+// The schedules of the few-row kernel (the same arithmetic): 0 U = 4 with x loaded two windows at a
+// time; 1 U = 2, x with the weights; 2 U = 4, x with the weights.
+int g_gemv_variant = 0;
+
+template <bool kBf16>
+cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
+                         int64_t ldo, cudaStream_t stream) {
+  if (rows > 8) return gemv_as<kBf16, 2, 2, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  switch (g_gemv_variant) {
+    case 1: return gemv_as<kBf16, 1, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 2: return gemv_as<kBf16, 1, 4, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    default: return gemv_as<kBf16, 1, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  }
 }
 
 template <bool kBf16, int WM>
@@ -375,6 +408,7 @@ bool det16_supports(TensorType type, int64_t k) {
 }
 
 int det16_gemm_min_rows() { return g_gemm_min_rows; }
+void set_det16_gemv_variant(int v) { g_gemv_variant = v; }
 void set_det16_gemm_min_rows(int rows) { g_gemm_min_rows = std::clamp(rows, 2, 17); }
 
 cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
@@ -385,9 +419,8 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
   }
   SegTiles tiles{};
   for (int s = 0; s < segs.count; ++s) tiles.begin[s + 1] = tiles.begin[s] + int((segs.rows[s] + 15) / 16);
-  const bool bf16 = type == TensorType::BF16;
-  if (rows <= 8) return bf16 ? gemv_as<true, 1>(segs, tiles, k, x, ldx, rows, ldo, stream) : gemv_as<false, 1>(segs, tiles, k, x, ldx, rows, ldo, stream);
-  return bf16 ? gemv_as<true, 2>(segs, tiles, k, x, ldx, rows, ldo, stream) : gemv_as<false, 2>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  return type == TensorType::BF16 ? gemv_by_rows<true>(segs, tiles, k, x, ldx, rows, ldo, stream)
+                                  : gemv_by_rows<false>(segs, tiles, k, x, ldx, rows, ldo, stream);
 }
 
 size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows) {
