@@ -76,6 +76,24 @@ __device__ __forceinline__ void load_weight_windows(uint4 (&d)[U][2], const uint
   }
 }
 
+// Lane (g, t)'s f32 x of windows w0 .. w0 + XU - 1 for token rows j·8 + g (zero past k, `we` or `rows`).
+template <int XU, int NT>
+__device__ __forceinline__ void load_x_windows(float4 (&d)[XU][NT][2], const float* x, int64_t ldx, int rows, int64_t k, int g,
+                                               int t, int w0, int we) {
+#pragma unroll
+  for (int u = 0; u < XU; ++u) {
+    const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int b = j * 8 + g;
+      const bool in = w0 + u < we && kk < k && b < rows;
+      const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
+      d[u][j][0] = in ? p[0] : make_float4(0, 0, 0, 0);
+      d[u][j][1] = in ? p[1] : make_float4(0, 0, 0, 0);
+    }
+  }
+}
+
 // ---- few token rows: a warp per K part --------------------------------------------------------------
 
 struct SegTiles {
@@ -118,21 +136,7 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
   uint4 wA[U][2], wB[U][2];
   float4 xA[XU][NT][2], xB[XU][NT][2];
   const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U>(d, pa, pb, ra, rb, k, t, w0, we); };
-  // x of windows w0 .. w0 + XU - 1 (zero past k, `we` or `rows`).
-  const auto load_x = [&](float4(&d)[XU][NT][2], int w0) {
-#pragma unroll
-    for (int u = 0; u < XU; ++u) {
-      const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
-#pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const int b = j * 8 + g;
-        const bool in = w0 + u < we && kk < k && b < rows;
-        const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
-        d[u][j][0] = in ? p[0] : make_float4(0, 0, 0, 0);
-        d[u][j][1] = in ? p[1] : make_float4(0, 0, 0, 0);
-      }
-    }
-  };
+  const auto load_x = [&](float4(&d)[XU][NT][2], int w0) { load_x_windows<XU, NT>(d, x, ldx, rows, k, g, t, w0, we); };
   float acc[NT][4];
 #pragma unroll
   for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
