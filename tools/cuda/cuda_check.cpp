@@ -1968,6 +1968,8 @@ void bench_det16() {
     cuda::check(cudaMalloc(&out, size_t(max_m) * size_t(n) * 4), "out");
     float* dws = nullptr;  // the split launches' part sums
     cuda::check(cudaMalloc(&dws, size_t(16) * 256 * size_t(n) * 4), "ws");
+    void* xpair = nullptr;
+    cuda::check(cudaMalloc(&xpair, cuda::det16_gemm_x_bytes(k, max_m)), "xpair");
     cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
     cuda::check(cuda::launch_f32_to_bf16(x, x16, int64_t(xv.size()), nullptr), "x16");
     cuda::check(cudaDeviceSynchronize(), "sync");
@@ -1976,7 +1978,7 @@ void bench_det16() {
       const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
       std::string variants;  // the few-row kernel's other schedules (same arithmetic)
       if (m < cuda::det16_gemm_min_rows() && m <= 8) {
-        for (const int v : {1, 2}) {
+        for (const int v : {1, 2, 3}) {
           cuda::set_det16_gemv_variant(v);
           const double ms = graph_ms([&](cudaStream_t st, int i) {
             cuda::GemvSegs segs;
@@ -1993,7 +1995,7 @@ void bench_det16() {
           segs.add(w_of(i), n, out, nullptr);
           return cuda::launch_det16_gemv(t, segs, k, x, k, m, n, st);
         }
-        return cuda::launch_det16_gemm(t, w_of(i), n, k, x16, m, out, n, nullptr, dws, st);
+        return cuda::launch_det16_gemm(t, w_of(i), n, k, x, k, m, out, n, nullptr, xpair, dws, st);
       }, 20);
       const double old = m > 256 ? 0.0 : graph_ms([&](cudaStream_t st, int i) {
         return cuda::launch_gemv1_rows(t, w_of(i), n, k, x, m, out, n, nullptr, st);
@@ -2022,6 +2024,7 @@ void bench_det16() {
     cudaFree(x16);
     cudaFree(out);
     cudaFree(dws);
+    cudaFree(xpair);
   }
   cublasDestroy(h);
   cudaFree(cws);

@@ -196,6 +196,7 @@ struct CudaBackend::Impl {
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
+  cuda::DeviceBuffer det16_x;  // x rounded into det_mma16's paired layout
 
   std::vector<void*> weights;
   size_t weight_bytes = 0;
@@ -1294,14 +1295,15 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
       });
       return;
     }
+    m.touch({x});
     const size_t wsf = cuda::det16_gemm_ws_floats(N, K, int(M));
     float* ws = wsf == 0 ? nullptr : static_cast<float*>(m.grow(m.rows_ws, wsf * sizeof(float), "matmul partial sums (det16)"));
-    const void* x16 = type == TensorType::BF16 ? m.bf16_input(x) : m.f16_input(x);
-    m.graphs.mix(53, type, wd, N, K, M, x16, od, ldo, b, ws);
+    void* xp = m.grow(m.det16_x, cuda::det16_gemm_x_bytes(K, int(M)), "matmul activations (det16 pairs)");
+    const float* xd = x.data;
+    m.graphs.mix(53, type, wd, N, K, M, xd, od, ldo, b, xp, ws);
     m.graphs.run([=, &m] {
-      m.launched(cuda::launch_det16_gemm(type, wd, N, K, x16, int(M), od, ldo, b, ws, m.stream), "det16 gemm kernel");
+      m.launched(cuda::launch_det16_gemm(type, wd, N, K, xd, K, int(M), od, ldo, b, xp, ws, m.stream), "det16 gemm kernel");
     });
-    if (type == TensorType::F16 && od < x.data + M * x.cols && x.data < od + M * ldo) m.f16_of = nullptr;
     return;
   }
   // Deterministic mode, other types (round 9): every row through launch_gemv1's arithmetic, the

@@ -15,8 +15,9 @@ namespace vellum::cuda {
 namespace {
 
 int g_gemm_min_rows = 17;
+int g_gemv_variant = 0;
 
-// D = A·B + D, A 16×16 (row), B 16×8 (col), 16-bit inputs, f32 accumulation.
+// D = A·B + D, A 16×16 (row: token rows), B 16×8 (col: weight rows), 16-bit inputs, f32 accumulation.
 template <bool kBf16>
 __device__ __forceinline__ void mma_k16(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1,
                                         float (&c)[4]) {
@@ -30,13 +31,10 @@ __device__ __forceinline__ void mma_k16(uint32_t a0, uint32_t a1, uint32_t a2, u
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
   }
 }
-
-// One 32-element window: pa / pb hold elements 8t..8t+7 of weight rows g / g + 8, xb those of the
-// token column g. Elements 0-1 and 2-3 feed the first k16 mma, 4-5 and 6-7 the second (see the header).
+// The k16 half h of a window: A = the token quad (tokens g, g + 8), B = words 2h, 2h + 1 of the weight piece.
 template <bool kBf16>
-__device__ __forceinline__ void window(const uint4& pa, const uint4& pb, const uint4& xb, float (&c)[4]) {
-  mma_k16<kBf16>(pa.x, pb.x, pa.y, pb.y, xb.x, xb.y, c);
-  mma_k16<kBf16>(pa.z, pb.z, pa.w, pb.w, xb.z, xb.w, c);
+__device__ __forceinline__ void mma_half(const uint4& a, uint32_t b0, uint32_t b1, float (&c)[4]) {
+  mma_k16<kBf16>(a.x, a.y, a.z, a.w, b0, b1, c);
 }
 
 // Two f32 values rounded to nearest into one 16-bit pair (low half first), as f32_to_16 rounds them.
@@ -50,6 +48,12 @@ __device__ __forceinline__ uint32_t pack_rn(float lo, float hi) {
     return *reinterpret_cast<const uint32_t*>(&v);
   }
 }
+// The A quads of a window's two halves from f32 elements 8t..8t+7 of tokens g (lo_g, hi_g: 0-3,
+// 4-7) and g + 8: half 0 takes elements 0-1 and 2-3, half 1 4-5 and 6-7 (see the header).
+template <bool kBf16>
+__device__ __forceinline__ uint4 token_quad(const float4& g4, const float4& h4) {
+  return make_uint4(pack_rn<kBf16>(g4.x, g4.y), pack_rn<kBf16>(h4.x, h4.y), pack_rn<kBf16>(g4.z, g4.w), pack_rn<kBf16>(h4.z, h4.w));
+}
 
 // Windows per K part: 32 (1 024 elements) until k needs more than 8 parts (k > 8 192), then the
 // fewest that keep 8 (even, so that the many-row kernel's 2-window stages end where parts do): the
@@ -62,8 +66,8 @@ __host__ __device__ inline int part_windows(int64_t k) {
 }
 inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
 
-// Lane (g, t)'s pieces of windows w0 .. w0 + U - 1 (those before `we`) of weight rows g (pa) and
-// g + 8 (pb); zero past k or past the weight's rows (ra / rb false).
+// Lane (g, t)'s pieces (elements 8t..8t+7) of windows w0 .. w0 + U - 1 (those before `we`) of weight
+// rows row0 + g (pa: n-tile 0) and row0 + 8 + g (pb: n-tile 1); zero past k or past the weight's rows.
 template <int U>
 __device__ __forceinline__ void load_weight_windows(uint4 (&d)[U][2], const uint8_t* pa, const uint8_t* pb, bool ra, bool rb,
                                                     int64_t k, int t, int w0, int we) {
@@ -75,21 +79,21 @@ __device__ __forceinline__ void load_weight_windows(uint4 (&d)[U][2], const uint
     d[u][1] = in && rb ? ld_stream(pb + kk * 2) : make_uint4(0, 0, 0, 0);
   }
 }
-
-// Lane (g, t)'s f32 x of windows w0 .. w0 + XU - 1 for token rows j·8 + g (zero past k, `we` or `rows`).
-template <int XU, int NT>
-__device__ __forceinline__ void load_x_windows(float4 (&d)[XU][NT][2], const float* x, int64_t ldx, int rows, int64_t k, int g,
+// Lane (g, t)'s f32 x (elements 8t..8t+7) of windows w0 .. w0 + XU - 1 for token g and, with kHi,
+// token g + 8 (zero past k, `we` or `rows`; without kHi token g + 8 is zero and not loaded).
+template <int XU, bool kHi>
+__device__ __forceinline__ void load_x_windows(float4 (&d)[XU][2][2], const float* x, int64_t ldx, int rows, int64_t k, int g,
                                                int t, int w0, int we) {
 #pragma unroll
   for (int u = 0; u < XU; ++u) {
     const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
 #pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const int b = j * 8 + g;
-      const bool in = w0 + u < we && kk < k && b < rows;
+    for (int h = 0; h < 2; ++h) {
+      const int b = g + 8 * h;
+      const bool in = (h == 0 || kHi) && w0 + u < we && kk < k && b < rows;
       const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
-      d[u][j][0] = in ? p[0] : make_float4(0, 0, 0, 0);
-      d[u][j][1] = in ? p[1] : make_float4(0, 0, 0, 0);
+      d[u][h][0] = in ? p[0] : make_float4(0, 0, 0, 0);
+      d[u][h][1] = in ? p[1] : make_float4(0, 0, 0, 0);
     }
   }
 }
@@ -100,18 +104,19 @@ struct SegTiles {
   int begin[kMaxGemvSegs + 1];  // first 16-row tile of each segment; begin[count] = all tiles
 };
 
-// Block = one 16-row tile of one segment; warp p computes K part p of its 16 rows × NT·8 token
-// rows (tokens past `rows` are zero), the block folds the parts in order. Each warp streams its
-// weight windows U at a time, one group in flight while the previous one is multiplied; the first
-// group's weights are requested before the dependency wait (weights are no kernel's output).
-// kXAhead: x's values of a group are requested with its weights (registers: the next group's f32
-// x); otherwise two windows' x at a time, just before their mma.
-template <bool kBf16, int NT, int U, bool kXAhead>
+// Block = one 16-row tile of one segment (two n8 tiles of weight rows); warp p computes K part p of
+// those rows × 16 token rows (one m16 tile; tokens past `rows` are zero, and tokens 8-15 are not
+// even loaded without kHi), the block folds the parts in order. Each warp streams its weight
+// windows U at a time, one group in flight while the previous one is multiplied; the first group's
+// weights are requested before the dependency wait (weights are no kernel's output). kXAhead: x's
+// values of a group are requested with its weights; otherwise two windows' x at a time, just before
+// their mma.
+template <bool kBf16, bool kHi, int U, bool kXAhead>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
                                                          const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
   constexpr int XU = kXAhead ? U : 2;  // windows of x in registers at once
   static_assert(U % XU == 0);
-  extern __shared__ float red[];  // [part][lane][4·NT]
+  extern __shared__ float red[];  // [part][lane][8]
   // The tile's segment, selected with constant indices (a parameter array indexed at run time would
   // be copied to local memory).
   const int tile = int(blockIdx.x);
@@ -128,33 +133,31 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2, t = lane & 3;
   const int nwin = windows_of(k);
   const int wb = warp * wpp, we = min(wb + wpp, nwin);
-  const bool ra = row0 + g < n, rb = row0 + g + 8 < n;
+  const bool ra = row0 + g < n, rb = row0 + 8 + g < n;
   const uint8_t* wbase = static_cast<const uint8_t*>(wseg);
   const uint8_t* pa = wbase + (ra ? (row0 + g) * k * 2 : 0);
-  const uint8_t* pb = wbase + (rb ? (row0 + g + 8) * k * 2 : 0);
+  const uint8_t* pb = wbase + (rb ? (row0 + 8 + g) * k * 2 : 0);
 
   uint4 wA[U][2], wB[U][2];
-  float4 xA[XU][NT][2], xB[XU][NT][2];
+  float4 xA[XU][2][2], xB[XU][2][2];
   const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U>(d, pa, pb, ra, rb, k, t, w0, we); };
-  const auto load_x = [&](float4(&d)[XU][NT][2], int w0) { load_x_windows<XU, NT>(d, x, ldx, rows, k, g, t, w0, we); };
-  float acc[NT][4];
+  const auto load_x = [&](float4(&d)[XU][2][2], int w0) { load_x_windows<XU, kHi>(d, x, ldx, rows, k, g, t, w0, we); };
+  float acc[2][4];  // n-tile j: weight rows row0 + 8j + 2t (+1) × tokens g (+8)
 #pragma unroll
-  for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  const auto mma_x = [&](const uint4(&wv)[U][2], const float4(&xv)[XU][NT][2], int w0, int h) {
+  for (int j = 0; j < 2; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  const auto mma_x = [&](const uint4(&wv)[U][2], const float4(&xv)[XU][2][2], int w0, int h) {
 #pragma unroll
     for (int u = 0; u < XU; ++u) {
       if (w0 + h + u >= we) break;
+      const uint4 a0 = token_quad<kBf16>(xv[u][0][0], xv[u][1][0]), a1 = token_quad<kBf16>(xv[u][0][1], xv[u][1][1]);
 #pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const float4 lo = xv[u][j][0], hi = xv[u][j][1];
-        const uint4 xb = make_uint4(pack_rn<kBf16>(lo.x, lo.y), pack_rn<kBf16>(lo.z, lo.w), pack_rn<kBf16>(hi.x, hi.y),
-                                    pack_rn<kBf16>(hi.z, hi.w));
-        window<kBf16>(wv[h + u][0], wv[h + u][1], xb, acc[j]);
-      }
+      for (int j = 0; j < 2; ++j) mma_half<kBf16>(a0, wv[h + u][j].x, wv[h + u][j].y, acc[j]);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) mma_half<kBf16>(a1, wv[h + u][j].z, wv[h + u][j].w, acc[j]);
     }
   };
   // The group at w0: its x from xv (kXAhead) or loaded now, XU windows at a time.
-  const auto compute = [&](const uint4(&wv)[U][2], float4(&xv)[XU][NT][2], int w0) {
+  const auto compute = [&](const uint4(&wv)[U][2], float4(&xv)[XU][2][2], int w0) {
     if constexpr (kXAhead) {
       mma_x(wv, xv, w0, 0);
     } else {
@@ -178,21 +181,21 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
     compute(wB, xB, w0 + U);
   }
 
-  float* mine = red + (size_t(warp) * 32 + lane) * (4 * NT);
+  float* mine = red + (size_t(warp) * 32 + lane) * 8;
 #pragma unroll
-  for (int j = 0; j < NT; ++j) {
+  for (int j = 0; j < 2; ++j) {
 #pragma unroll
     for (int c = 0; c < 4; ++c) mine[4 * j + c] = acc[j][c];
   }
   __syncthreads();
   // Value i of every lane, folded over the parts in order by warp i (mod the warps).
   const int parts = int(blockDim.x >> 5);
-  for (int i = warp; i < 4 * NT; i += parts) {
+  for (int i = warp; i < 8; i += parts) {
     float total = 0.0f;
-    for (int p = 0; p < parts; ++p) total += red[(size_t(p) * 32 + lane) * (4 * NT) + i];
+    for (int p = 0; p < parts; ++p) total += red[(size_t(p) * 32 + lane) * 8 + i];
     const int j = i >> 2, c = i & 3;
-    const int64_t row = row0 + g + (c >= 2 ? 8 : 0);
-    const int b = j * 8 + 2 * t + (c & 1);
+    const int64_t row = row0 + 8 * j + 2 * t + (c & 1);
+    const int b = g + (c >= 2 ? 8 : 0);
     if (row < n && b < rows) out[int64_t(b) * ldo + row] = bias != nullptr ? total + bias[row] : total;
   }
 }
@@ -200,8 +203,9 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
 // ---- many token rows: tiles through a cp.async ring -------------------------------------------------
 
 constexpr int kStages = 3;
-constexpr int kBT = 64;         // token rows a block
-constexpr int kRowBytes = 192;  // a row's 2 windows (128 bytes) + 64: lanes g, g + 1 hit different banks
+constexpr int kBT = 64;         // token rows a block: 4 m16 groups
+constexpr int kRowBytes = 192;  // a weight row's 2 windows (128 bytes) + 64: lanes g, g + 1 hit different banks
+constexpr int kGroupWindowBytes = 1024;  // 16 tokens × one window in the paired layout
 
 int multiprocessors() {
   static const int sms = [] {
@@ -212,22 +216,44 @@ int multiprocessors() {
   return sms;
 }
 
+// x in the paired layout the many-row kernel reads: per 16-token group and window, 1 KB =
+// [half h][lane (g, t)] 16 bytes = lane (g, t)'s A quad of that half, which one 16-byte shared load
+// returns in mma's register order. Tokens past `rows` and elements past k are zero.
+__global__ void det16_pair_x_kernel(const float* __restrict__ x, int64_t ldx, int rows, int64_t k, int nwin, int64_t pieces,
+                                    uint4* __restrict__ out, bool bf16) {
+  pdl_wait();
+  const int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= pieces) return;
+  const int lane = int(p & 31), h = int((p >> 5) & 1);
+  const int64_t gw = p >> 6;  // group · nwin + window
+  const int64_t group = gw / nwin, win = gw % nwin;
+  const int g = lane >> 2, t = lane & 3;
+  const int64_t kk = win * 32 + 8 * t + 4 * h;
+  float4 v[2];
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int64_t b = group * 16 + g + 8 * s;
+    v[s] = b < rows && kk < k ? *reinterpret_cast<const float4*>(x + b * ldx + kk) : make_float4(0, 0, 0, 0);
+  }
+  out[p] = bf16 ? token_quad<true>(v[0], v[1]) : token_quad<false>(v[0], v[1]);
+}
+
 // Block = WM·32 weight rows × 64 token rows, 2·WM warps (WM over the weight rows × 2 over the
-// tokens), each 32 × 32: 2 × 4 mma tiles. Stage = 2 windows of every row; every element's chain
-// is the GEMV's: windows in order, a fresh part sum every wpp windows, folded into the total.
-// Split launches (ws != nullptr): block z computes part z only and stores that part's sums to
-// ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
+// tokens), each 32 weight rows (4 n8 tiles) × 32 tokens (2 m16 tiles). Stage = 2 windows of every
+// row; every element's chain is the GEMV's: windows in order, a fresh part sum every wpp windows,
+// folded into the total. Split launches (ws != nullptr): block z computes part z only and stores
+// that part's sums to ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
 template <bool kBf16, int WM>
 __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
-                                                           const uint8_t* __restrict__ x16, int rows, float* out,
+                                                           const uint8_t* __restrict__ xp, int rows, float* out,
                                                            int64_t ldo, const float* bias, int wpp, float* ws) {
   constexpr int BR = WM * 32, kThreads = WM * 64;
-  constexpr int kStageBytes = (BR + kBT) * kRowBytes;
-  constexpr int kPieces = (BR + kBT) * 8 / kThreads;  // 16-byte copies a thread a stage
+  constexpr int kXBytes = (kBT / 16) * 2 * kGroupWindowBytes;  // a stage's paired x: 4 groups × 2 windows
+  constexpr int kStageBytes = BR * kRowBytes + kXBytes;
   extern __shared__ __align__(16) uint8_t smem[];
   const int64_t r0 = int64_t(blockIdx.y) * BR;
   const int b0 = int(blockIdx.x) * kBT;
-  const int nwin = windows_of(k);
+  const int nwin = windows_of(k), groups = (rows + 15) / 16;
   const int tid = int(threadIdx.x), warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp % WM, wn = warp / WM;
   const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -236,36 +262,37 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
   const int wend = ws != nullptr ? min(wfirst + wpp, nwin) : nwin;
   const int st0 = wfirst / 2, nst = (wend + 1) / 2;
 
-  // Each thread copies 16-byte column pc = tid % 8 of weight rows tid / 8 + i·WM·8 (i < 4) and of token
-  // rows tid / 8 + j·WM·8 (j < 8 / WM); rows past n or `rows` (and columns past k) are zero-filled.
-  constexpr int kWp = BR * 8 / kThreads, kXp = kBT * 8 / kThreads, kStep = kThreads / 8;
+  // Weights: each thread copies 16-byte column pc = tid % 8 of rows tid / 8 + i·WM·8 (i < 4). Paired
+  // x: 16-byte pieces tid + j·kThreads of the stage's 8 KB (group, window, half, lane). Rows past n,
+  // groups past the last and windows past k are zero-filled.
+  constexpr int kWp = BR * 8 / kThreads, kXp = kXBytes / 16 / kThreads, kStep = kThreads / 8;
   const int pr = tid >> 3, pc = tid & 7;
   const uint8_t* wsrc = w + (r0 + pr) * k * 2 + pc * 16;
-  const uint8_t* xsrc = x16 + (int64_t(b0) + pr) * k * 2 + pc * 16;
   const int64_t wstep = int64_t(kStep) * k * 2;
-  const unsigned dst0 = unsigned(pr * kRowBytes + pc * 16);
-  unsigned w_in = 0, x_in = 0;  // bit i: weight row / token row of piece i exists
+  unsigned w_in = 0;  // bit i: weight row of piece i exists
 #pragma unroll
   for (int i = 0; i < kWp; ++i) w_in |= unsigned(r0 + pr + i * kStep < n) << i;
-#pragma unroll
-  for (int j = 0; j < kXp; ++j) x_in |= unsigned(b0 + pr + j * kStep < rows) << j;
   const auto load = [&](int slot, int st) {
-    const unsigned base = sbase + unsigned(slot * kStageBytes) + dst0;
+    const unsigned base = sbase + unsigned(slot * kStageBytes);
     const int64_t kk = int64_t(st) * 64;
     const bool col_in = kk + pc * 8 < k;
 #pragma unroll
     for (int i = 0; i < kWp; ++i) {
       const bool in = col_in && (w_in >> i & 1);
-      cp_async16_z(base + unsigned(i * kStep * kRowBytes), in ? wsrc + i * wstep + kk * 2 : w, in);
+      cp_async16_z(base + unsigned((pr + i * kStep) * kRowBytes + pc * 16), in ? wsrc + i * wstep + kk * 2 : w, in);
     }
 #pragma unroll
     for (int j = 0; j < kXp; ++j) {
-      const bool in = col_in && (x_in >> j & 1);
-      cp_async16_z(base + unsigned((BR + j * kStep) * kRowBytes), in ? xsrc + j * wstep + kk * 2 : x16, in);
+      const int q = tid + j * kThreads;                       // piece of the stage
+      const int grp = q >> 7, win = (q >> 6) & 1, rest = q & 63;  // 64 pieces a (group, window)
+      const int gg = b0 / 16 + grp, wi = st * 2 + win;
+      const bool in = gg < groups && wi < nwin;
+      const uint8_t* src = xp + ((int64_t(gg) * nwin + wi) * kGroupWindowBytes + rest * 16);
+      cp_async16_z(base + unsigned(BR * kRowBytes + q * 16), in ? src : xp, in);
     }
   };
 
-  float total[2][4][4];  // the folded parts
+  float total[2][4][4];  // the folded parts: m-tile mi (tokens) × n-tile nj (weight rows)
   float part[2][4][4];   // the part in progress
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi) {
@@ -275,9 +302,9 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
       for (int c = 0; c < 4; ++c) total[mi][nj][c] = part[mi][nj][c] = 0.0f;
     }
   }
-  // Fragment offsets within a stage: weight rows wm·32 + mi·16 + g (+ 8), token rows wn·32 + nj·8 + g.
-  const int a_off = (wm * 32 + g) * kRowBytes + t * 16;
-  const int b_off = (BR + wn * 32 + g) * kRowBytes + t * 16;
+  // Fragment offsets within a stage: weight rows wm·32 + nj·8 + g; token group (wn·2 + mi)'s quads.
+  const int b_off = (wm * 32 + g) * kRowBytes + t * 16;
+  const int a_off = BR * kRowBytes + (wn * 2) * 2 * kGroupWindowBytes + lane * 16;
 
   pdl_wait();
 #pragma unroll
@@ -299,15 +326,24 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
       uint4 a[2][2], b[4];
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
-        a[mi][0] = *reinterpret_cast<const uint4*>(stage + a_off + mi * 16 * kRowBytes + win * 64);
-        a[mi][1] = *reinterpret_cast<const uint4*>(stage + a_off + (mi * 16 + 8) * kRowBytes + win * 64);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          a[mi][h] = *reinterpret_cast<const uint4*>(stage + a_off + (mi * 2 + win) * kGroupWindowBytes + h * 512);
+        }
       }
 #pragma unroll
       for (int nj = 0; nj < 4; ++nj) b[nj] = *reinterpret_cast<const uint4*>(stage + b_off + nj * 8 * kRowBytes + win * 64);
+      // The window's first k16 half for all 8 tiles, then the second: each tile's two mma stay in
+      // order, and no mma waits on the one just issued.
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
-        for (int nj = 0; nj < 4; ++nj) window<kBf16>(a[mi][0], a[mi][1], b[nj], part[mi][nj]);
+        for (int nj = 0; nj < 4; ++nj) mma_half<kBf16>(a[mi][0], b[nj].x, b[nj].y, part[mi][nj]);
+      }
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int nj = 0; nj < 4; ++nj) mma_half<kBf16>(a[mi][1], b[nj].z, b[nj].w, part[mi][nj]);
       }
     }
     left -= 2;
@@ -336,8 +372,8 @@ __global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __re
     for (int nj = 0; nj < 4; ++nj) {
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const int64_t row = r0 + wm * 32 + mi * 16 + g + (c >= 2 ? 8 : 0);
-        const int b = b0 + wn * 32 + nj * 8 + 2 * t + (c & 1);
+        const int b = b0 + (wn * 2 + mi) * 16 + g + (c >= 2 ? 8 : 0);
+        const int64_t row = r0 + wm * 32 + nj * 8 + 2 * t + (c & 1);
         if (row >= n || b >= rows) continue;
         const float v = total[mi][nj][c];
         dest[int64_t(b) * ld + row] = ws == nullptr && bias != nullptr ? v + bias[row] : v;
@@ -362,42 +398,47 @@ __global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64
 // tiles alone would not fill the multiprocessors twice (17-64 token rows on 4 096-row weights).
 int64_t gemm_tiles(int64_t n, int rows, int br) { return ((n + br - 1) / br) * ((rows + kBT - 1) / kBT); }
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows, 64) < 2 * multiprocessors(); }
+size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
-template <bool kBf16, int NT, int U, bool kXAhead>
+template <bool kBf16, bool kHi, int U, bool kXAhead>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
   const int parts = parts_of(k);
-  const size_t smem = size_t(parts) * 32 * 4 * NT * sizeof(float);
-  det16_gemv_kernel<kBf16, NT, U, kXAhead><<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
+  const size_t smem = size_t(parts) * 32 * 8 * sizeof(float);
+  det16_gemv_kernel<kBf16, kHi, U, kXAhead><<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
       segs, tiles, k, part_windows(k), x, ldx, rows, ldo);
   return cudaGetLastError();
 }
 
-// The schedules of the few-row kernel (the same arithmetic): 0 U = 4 with x loaded two windows at a
-// time; 1 U = 2, x with the weights; 2 U = 4, x with the weights.
-int g_gemv_variant = 0;
-
+// The schedules of the few-row kernel (the same arithmetic): 1 U = 2 with x requested with the
+// weights (~110 registers), 2 U = 4 likewise (~190), 3 U = 4 with x loaded two windows at a time
+// just before use (~150); 0 by shape: 2 on launches of few tiles and blocks of <= 4 warps (two
+// blocks still fit a multiprocessor), else 1 (measured on an H100, docs/cuda.md round 23).
 template <bool kBf16>
 cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                          int64_t ldo, cudaStream_t stream) {
-  if (rows > 8) return gemv_as<kBf16, 2, 2, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
-  switch (g_gemv_variant) {
-    case 1: return gemv_as<kBf16, 1, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    case 2: return gemv_as<kBf16, 1, 4, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    default: return gemv_as<kBf16, 1, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  if (rows > 8) return gemv_as<kBf16, true, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts_of(k) <= 4 ? 2 : 1;
+  switch (v) {
+    case 1: return gemv_as<kBf16, false, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 3: return gemv_as<kBf16, false, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    default: return gemv_as<kBf16, false, 4, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
   }
 }
 
 template <bool kBf16, int WM>
-cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out, int64_t ldo,
-                    const float* bias, float* ws, cudaStream_t stream) {
-  constexpr int kSmem = kStages * (WM * 32 + kBT) * kRowBytes;
+cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows, float* out, int64_t ldo,
+                    const float* bias, void* xpair, float* ws, cudaStream_t stream) {
+  constexpr int kSmem = kStages * (WM * 32 * kRowBytes + (kBT / 16) * 2 * kGroupWindowBytes);
   const auto kernel = det16_gemm_kernel<kBf16, WM>;
   static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (attr != cudaSuccess) return attr;
+  const int64_t pieces = int64_t(pair_bytes(k, rows) / 16);
+  det16_pair_x_kernel<<<unsigned((pieces + 255) / 256), 256, 0, stream>>>(x, ldx, rows, k, windows_of(k), pieces,
+                                                                         static_cast<uint4*>(xpair), kBf16);
   const int parts = ws != nullptr ? parts_of(k) : 1;
   const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + WM * 32 - 1) / (WM * 32)), unsigned(parts));
-  kernel<<<grid, WM * 64, kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(x16), rows,
+  kernel<<<grid, WM * 64, kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows,
                                            out, ldo, bias, part_windows(k), ws);
   if (ws == nullptr) return cudaGetLastError();
   const int64_t plane = int64_t(rows) * n;
@@ -412,8 +453,8 @@ bool det16_supports(TensorType type, int64_t k) {
 }
 
 int det16_gemm_min_rows() { return g_gemm_min_rows; }
-void set_det16_gemv_variant(int v) { g_gemv_variant = v; }
 void set_det16_gemm_min_rows(int rows) { g_gemm_min_rows = std::clamp(rows, 2, 17); }
+void set_det16_gemv_variant(int v) { g_gemv_variant = v; }
 
 cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
                               int64_t ldo, cudaStream_t stream) {
@@ -430,21 +471,27 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
 size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows) {
   return gemm_split(n, k, rows) ? size_t(parts_of(k)) * size_t(rows) * size_t(n) : 0;
 }
+size_t det16_gemm_x_bytes(int64_t k, int rows) { return pair_bytes(k, rows); }
 
-cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out,
-                              int64_t ldo, const float* bias, float* ws, cudaStream_t stream) {
-  if (!det16_supports(type, k) || rows < 1 || n < 1) return cudaErrorInvalidValue;
+cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows,
+                              float* out, int64_t ldo, const float* bias, void* xpair, float* ws, cudaStream_t stream) {
+  if (!det16_supports(type, k) || rows < 1 || n < 1 || xpair == nullptr || ldx % 4 != 0 ||
+      reinterpret_cast<uintptr_t>(x) % 16 != 0) {
+    return cudaErrorInvalidValue;
+  }
   const bool bf16 = type == TensorType::BF16;
   if (gemm_split(n, k, rows)) {
     if (ws == nullptr) return cudaErrorInvalidValue;
-    return bf16 ? gemm_as<true, 2>(w, n, k, x16, rows, out, ldo, bias, ws, stream) : gemm_as<false, 2>(w, n, k, x16, rows, out, ldo, bias, ws, stream);
+    return bf16 ? gemm_as<true, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream)
+                : gemm_as<false, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream);
   }
   // 128-row blocks where they still make two waves, else 64.
   if (gemm_tiles(n, rows, 128) >= 2 * multiprocessors()) {
-    return bf16 ? gemm_as<true, 4>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream)
-                : gemm_as<false, 4>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream);
+    return bf16 ? gemm_as<true, 4>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream)
+                : gemm_as<false, 4>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream);
   }
-  return bf16 ? gemm_as<true, 2>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream) : gemm_as<false, 2>(w, n, k, x16, rows, out, ldo, bias, nullptr, stream);
+  return bf16 ? gemm_as<true, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream)
+              : gemm_as<false, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream);
 }
 
 }  // namespace vellum::cuda

@@ -4,25 +4,27 @@
 // batch-1 kernel's arithmetic, so that a row's bits do not depend on its batch): ~12 TFLOP/s, so
 // BF16 llama3-8b stayed at ~790 tok/s from 32 sequences on and prefilled 40x slower than the default.
 //
-// Here both ends take one arithmetic on bf16/f16 `mma.sync` (m16n8k16, f32 accumulation): x is
-// rounded to the weight's 16-bit type (round to nearest), and every output (weight row o, token
-// row b) is, for K parts p of a length fixed by k alone, part_p = a chain of mma over p's 32-element
-// windows in order (the window's two k16 halves in a fixed order, from +0), then
-// total = ((0 + part_0) + part_1) + ..., then + bias[o]. An mma's C element depends only on its own
-// A row, B column and C input, so the chain gives the same bits whatever the other token rows of
-// the tile hold; the batch-1 launch (one token row, the others zero) and the many-row launch differ
-// only in how they schedule the chains. Window layout: lane (g, t) reads 8 consecutive elements
-// at 8t of rows g and g + 8 and of token column g; elements 0-1 and 2-3 go to the first k16 mma
-// (slots 2t, 2t+1 and 2t+8, 2t+9), 4-5 and 6-7 to the second, in A and B alike.
+// Here both ends take one arithmetic on bf16/f16 `mma.sync` (m16n8k16, f32 accumulation; A = 16
+// token rows, B = 8 weight rows): x is rounded to the weight's 16-bit type (round to nearest), and
+// every output (token row b, weight row o) is, for K parts p of a length fixed by k alone,
+// part_p = a chain of mma over p's 32-element windows in order (the window's two k16 halves in a
+// fixed order, from +0), then total = ((0 + part_0) + part_1) + ..., then + bias[o]. An mma's C
+// element depends only on its own A row, B column and C input, so the chain gives the same bits
+// whatever the other token rows of the tile hold; the batch-1 launch (one token row, the others
+// zero) and the many-row launch differ only in how they schedule the chains. Window layout: lane
+// (g, t) takes elements 8t..8t+7 of weight row g and of token rows g and g + 8; elements 0-1 and 2-3
+// go to the first k16 mma (slots 2t, 2t+1 and 2t+8, 2t+9), 4-5 and 6-7 to the second, in A and B
+// alike, so that a weight row's 16-byte piece is both halves' B registers as loaded.
 //
 // Two schedules:
 // - rows <= det16_gemm_min_rows() - 1 (default 16): one block per 16 weight rows, one warp per K
 //   part, x read as f32 and rounded in the kernel; the parts are folded in shared memory. Takes
 //   up to kMaxGemvSegs weights that read the same x (Q, K and V) in one launch.
-// - more rows: 128 (or 64) weight rows x 64 token rows a block, x in 16 bits (the caller's copy,
-//   rounded the same way), both operands through a 3-stage cp.async ring; each warp runs its
-//   outputs' parts one after the other and folds them as it goes, or, when the tiles are too few
-//   to fill the GPU, one block per part stores its sums and a second kernel folds them in order.
+// - more rows: 128 (or 64) weight rows x 64 token rows a block. x is first rounded into a paired
+//   layout (each lane's A quad is one 16-byte load), then both operands go through a 3-stage
+//   cp.async ring; each warp runs its outputs' parts one after the other and folds them as it goes,
+//   or, when the tiles are too few to fill the GPU, one block per part stores its sums and a third
+//   kernel folds them in order.
 
 #include <cstdint>
 
@@ -47,11 +49,13 @@ void set_det16_gemv_variant(int v);
 cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
                               int64_t ldo, cudaStream_t stream);
 
-// The same outputs for any row count, one weight: x16 holds the token rows rounded to the weight's
-// type (k elements apart). Launches of few tiles split the K parts over blocks and fold them in a
-// second kernel: ws then holds det16_gemm_ws_floats(n, k, rows) floats (0: no split).
+// The same outputs for any row count, one weight, x as in launch_det16_gemv. xpair holds
+// det16_gemm_x_bytes(k, rows) bytes (x rounded into the kernel's layout). Launches of few tiles
+// split the K parts over blocks and fold them in a further kernel: ws then holds
+// det16_gemm_ws_floats(n, k, rows) floats (0: no split).
+size_t det16_gemm_x_bytes(int64_t k, int rows);
 size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows);
-cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const void* x16, int rows, float* out,
-                              int64_t ldo, const float* bias, float* ws, cudaStream_t stream);
+cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows,
+                              float* out, int64_t ldo, const float* bias, void* xpair, float* ws, cudaStream_t stream);
 
 }  // namespace vellum::cuda
