@@ -1671,9 +1671,22 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
     matmul_swiglu_rows_f16(gate, up, x, out);
     return;
   }
-  // The deterministic mode's F16/BF16 batch 1 takes the ops one by one, as its many rows do.
-  if (x.rows != 1 || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols || m.det16_for(gate.type, gate.cols)) {
+  if (x.rows != 1 || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols) {
     Backend::matmul_swiglu(gate, up, x, out, up_out);
+    return;
+  }
+  // The deterministic mode's F16/BF16 batch 1: the ops its many rows take (two matmuls, then
+  // swiglu), the two matmuls as one launch of two segments (the same bits as one launch each).
+  if (m.det16_for(gate.type, gate.cols)) {
+    if (x.cols != gate.cols || out.rows != 1 || out.cols != gate.rows || up_out.rows != 1 || up_out.cols != up.rows) {
+      Backend::matmul_swiglu(gate, up, x, out, up_out);  // matmul's checks name the problem
+      return;
+    }
+    cuda::GemvSegs segs;
+    segs.add(gate.data, gate.rows, out.data, nullptr);
+    segs.add(up.data, up.rows, up_out.data, nullptr);
+    m.gemv_batch1(gate.type, segs, x);
+    swiglu(out, up_out, out);
     return;
   }
   if (x.cols != gate.cols || out.cols != gate.rows || out.rows != 1) {
