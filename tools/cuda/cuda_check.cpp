@@ -49,6 +49,8 @@
 #include "model/transformer.h"
 #include "quant/quant.h"
 
+long wgmma_probe(int blocks);  // wgmma_probe.cu (round 23 experiment)
+
 namespace {
 
 using namespace vellum;
@@ -3121,6 +3123,9 @@ int run(int argc, char** argv) {
       }
       check_rows_mma_all(p);
       check_det16_all(p);
+    } else if (a == "--wgmma-probe") {  // round 23 experiment: wgmma vs mma.sync bits
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      ::wgmma_probe(4096);
     } else if (a == "--det16-bench") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_det16();
@@ -3137,7 +3142,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--det-only] [--det16-bench] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--det-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
