@@ -1969,7 +1969,9 @@ void bench_det16() {
     cuda::check(cudaMalloc(&x16, xv.size() * 2), "x16");
     cuda::check(cudaMalloc(&out, size_t(max_m) * size_t(n) * 4), "out");
     float* dws = nullptr;  // the split launches' part sums
-    cuda::check(cudaMalloc(&dws, size_t(16) * 256 * size_t(n) * 4), "ws");
+    size_t wsf = 1;
+    for (const int m : {1, 8, 16, 64, 256, 2048}) wsf = std::max(wsf, cuda::det16_gemm_ws_floats(n, k, m));
+    cuda::check(cudaMalloc(&dws, wsf * 4), "ws");
     void* xpair = nullptr;
     cuda::check(cudaMalloc(&xpair, cuda::det16_gemm_x_bytes(k, max_m)), "xpair");
     cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "x");
@@ -1990,6 +1992,14 @@ void bench_det16() {
           variants += fmt::format(" v{} {:.1f} us", v, ms * 1e3);
         }
         cuda::set_det16_gemv_variant(0);
+        cuda::set_det16_gemv_strided(true);  // 4-byte weight loads instead of 16-byte ones and a transpose
+        const double ms = graph_ms([&](cudaStream_t st, int i) {
+          cuda::GemvSegs segs;
+          segs.add(w_of(i), n, out, nullptr);
+          return cuda::launch_det16_gemv(t, segs, k, x, k, m, n, st);
+        }, 20);
+        cuda::set_det16_gemv_strided(false);
+        variants += fmt::format(" strided {:.1f} us", ms * 1e3);
       }
       const double det = graph_ms([&](cudaStream_t st, int i) {
         if (m < cuda::det16_gemm_min_rows()) {

@@ -25,8 +25,21 @@ __device__ __forceinline__ void mma_bf16(const uint32_t (&a)[4], uint32_t b0, ui
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// One block = one warpgroup, one 64 x 32 tile: a[64][64], b[32][64] (bf16 bits), c0[64][32].
-__global__ void probe_kernel(const uint16_t* a_all, const uint16_t* b_all, const float* c_all, float* out_sync, float* out_wg) {
+// wgmma m64n32k16 RS with a run-time scale-d (0: d = A·Bᵀ, 1: d += A·Bᵀ).
+__device__ __forceinline__ void wgmma_n32(float (&d)[4][4], const uint32_t (&a)[4], uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+}
+
+// One block = one warpgroup, one 64 x 32 tile: a[64][64], b[32][64] (bf16 bits), c0[64][32]. from_zero:
+// mma.sync starts from +0 and wgmma's first step does not accumulate (c0 unused). reversed: the
+// mma.sync chain takes the k16 steps in reverse order (a control: it must differ).
+__global__ void probe_kernel(const uint16_t* a_all, const uint16_t* b_all, const float* c_all, float* out_sync, float* out_wg,
+                             int from_zero, int reversed) {
   __shared__ __align__(1024) uint8_t sb[kN * 128];
   const int blk = int(blockIdx.x), tid = int(threadIdx.x), warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const uint16_t* a = a_all + size_t(blk) * kM * kK;
@@ -51,20 +64,21 @@ __global__ void probe_kernel(const uint16_t* a_all, const uint16_t* b_all, const
   float c[kN / 8][4], d[kN / 8][4];
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    c[j][0] = d[j][0] = c0[r0 * kN + 8 * j + 2 * t];
-    c[j][1] = d[j][1] = c0[r0 * kN + 8 * j + 2 * t + 1];
-    c[j][2] = d[j][2] = c0[(r0 + 8) * kN + 8 * j + 2 * t];
-    c[j][3] = d[j][3] = c0[(r0 + 8) * kN + 8 * j + 2 * t + 1];
+    c[j][0] = d[j][0] = from_zero ? 0.0f : c0[r0 * kN + 8 * j + 2 * t];
+    c[j][1] = d[j][1] = from_zero ? 0.0f : c0[r0 * kN + 8 * j + 2 * t + 1];
+    c[j][2] = d[j][2] = from_zero ? 0.0f : c0[(r0 + 8) * kN + 8 * j + 2 * t];
+    c[j][3] = d[j][3] = from_zero ? 0.0f : c0[(r0 + 8) * kN + 8 * j + 2 * t + 1];
   }
 #pragma unroll
-  for (int s = 0; s < kSteps; ++s) {
+  for (int i = 0; i < kSteps; ++i) {
+    const int s = reversed ? kSteps - 1 - i : i;
 #pragma unroll
     for (int j = 0; j < kN / 8; ++j) mma_bf16(q[s], bw(8 * j + g, 16 * s + 2 * t), bw(8 * j + g, 16 * s + 2 * t + 8), c[j]);
   }
   vellum::cuda::wgmma_fence_operands(d);
   vellum::cuda::wgmma_fence();
 #pragma unroll
-  for (int s = 0; s < kSteps; ++s) vellum::cuda::wgmma_m64k16_rs<kN>(d, q[s], vellum::cuda::smem_desc_sw128(sb + 32 * s));
+  for (int s = 0; s < kSteps; ++s) wgmma_n32(d, q[s], vellum::cuda::smem_desc_sw128(sb + 32 * s), s == 0 && from_zero ? 0 : 1);
   vellum::cuda::wgmma_commit();
   vellum::cuda::wgmma_wait<0>();
   vellum::cuda::wgmma_fence_operands(d);
@@ -87,7 +101,7 @@ uint16_t bf16_bits(float v) {
 
 }  // namespace
 
-// Returns the number of differing outputs (-1 on a CUDA error); prints a summary line.
+// Returns the most differing outputs of the two real comparisons (-1 on a CUDA error); prints a line a mode.
 long wgmma_probe(int blocks) {
   std::mt19937 rng(23);
   std::normal_distribution<float> nd;
@@ -116,22 +130,27 @@ long wgmma_probe(int blocks) {
   cudaMemcpy(da, a.data(), a.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(db, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(dc, c.data(), c.size() * 4, cudaMemcpyHostToDevice);
-  probe_kernel<<<blocks, 128>>>(da, db, dc, ds, dw);
-  if (cudaDeviceSynchronize() != cudaSuccess) return -1;
-  std::vector<float> s(outs), w(outs);
-  cudaMemcpy(s.data(), ds, outs * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(w.data(), dw, outs * 4, cudaMemcpyDeviceToHost);
-  long differ = 0, nonfinite = 0;
-  double max_rel = 0;
-  for (size_t i = 0; i < outs; ++i) {
-    if (std::memcmp(&s[i], &w[i], 4) != 0) {
-      ++differ;
-      if (std::isfinite(s[i]) && s[i] != 0) max_rel = std::max(max_rel, std::fabs(double(w[i]) - s[i]) / std::fabs(double(s[i])));
+  std::vector<float> sv(outs), wv(outs);
+  long first = -1;
+  for (int mode = 0; mode < 3; ++mode) {  // 0: from random accumulators, 1: from zero, 2: the reversed control
+    probe_kernel<<<blocks, 128>>>(da, db, dc, ds, dw, mode == 1, mode == 2);
+    if (cudaDeviceSynchronize() != cudaSuccess) return -1;
+    cudaMemcpy(sv.data(), ds, outs * 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(wv.data(), dw, outs * 4, cudaMemcpyDeviceToHost);
+    long differ = 0, nonfinite = 0;
+    double max_rel = 0;
+    for (size_t i = 0; i < outs; ++i) {
+      if (std::memcmp(&sv[i], &wv[i], 4) != 0) {
+        ++differ;
+        if (std::isfinite(sv[i]) && sv[i] != 0) max_rel = std::max(max_rel, std::fabs(double(wv[i]) - sv[i]) / std::fabs(double(sv[i])));
+      }
+      nonfinite += !std::isfinite(sv[i]);
     }
-    nonfinite += !std::isfinite(s[i]);
+    std::printf("wgmma probe (%s): %zu outputs of %d-step chains (bf16, f32 accumulators): %ld differ bit for bit (max rel %.3g), %ld non-finite\n",
+                mode == 0 ? "from random accumulators" : mode == 1 ? "from zero, first wgmma without accumulating" : "control: mma.sync steps reversed",
+                outs, kSteps, differ, max_rel, nonfinite);
+    if (mode < 2) first = std::max(first, differ);
   }
-  std::printf("wgmma probe: %zu outputs of %d-step chains (bf16, f32 accumulators): %ld differ bit for bit (max rel %.3g), %ld non-finite\n",
-              outs, kSteps, differ, max_rel, nonfinite);
   cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(ds), cudaFree(dw);
-  return differ;
+  return first;
 }

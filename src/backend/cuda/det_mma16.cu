@@ -12,12 +12,14 @@
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/gemv_kq.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/wgmma.cuh"
 
 namespace vellum::cuda {
 namespace {
 
 int g_gemm_min_rows = 17;
 int g_gemv_variant = 0;
+bool g_gemv_strided = false;  // the few-row kernel's weight loads: 16-byte + transpose (false) or 4-byte
 
 // D = A·B + D, A 16×16 (row: token rows), B 16×8 (col: weight rows), 16-bit inputs, f32 accumulation.
 template <bool kBf16>
@@ -50,11 +52,30 @@ __device__ __forceinline__ uint32_t pack_rn(float lo, float hi) {
     return *reinterpret_cast<const uint32_t*>(&v);
   }
 }
-// The A quads of a window's two halves from f32 elements 8t..8t+7 of tokens g (lo_g, hi_g: 0-3,
-// 4-7) and g + 8: half 0 takes elements 0-1 and 2-3, half 1 4-5 and 6-7 (see the header).
+// An A quad from f32 pairs of tokens g and g + 8: elements (2t, 2t+1) (lo) and (2t+8, 2t+9) (hi) of a
+// k16 half, in mma's register order.
 template <bool kBf16>
-__device__ __forceinline__ uint4 token_quad(const float4& g4, const float4& h4) {
-  return make_uint4(pack_rn<kBf16>(g4.x, g4.y), pack_rn<kBf16>(h4.x, h4.y), pack_rn<kBf16>(g4.z, g4.w), pack_rn<kBf16>(h4.z, h4.w));
+__device__ __forceinline__ uint4 token_quad(const float2& g_lo, const float2& h_lo, const float2& g_hi, const float2& h_hi) {
+  return make_uint4(pack_rn<kBf16>(g_lo.x, g_lo.y), pack_rn<kBf16>(h_lo.x, h_lo.y), pack_rn<kBf16>(g_hi.x, g_hi.y),
+                    pack_rn<kBf16>(h_hi.x, h_hi.y));
+}
+// Lane (g, t) loaded words 4t..4t+3 of a weight row's window (v); afterwards it holds words t, t+4,
+// t+8, t+12: the B registers (b0, b1) of the window's first k16 half, then of its second. A 4 x 4
+// transpose among the four lanes of row g, by two exchanges (lanes t ^ 1, then t ^ 2).
+__device__ __forceinline__ uint4 window_b(uint4 v, int t) {
+  {
+    const bool odd = t & 1;
+    const uint32_t r0 = __shfl_xor_sync(0xffffffffu, odd ? v.x : v.y, 1), r1 = __shfl_xor_sync(0xffffffffu, odd ? v.z : v.w, 1);
+    if (odd) v.x = r0, v.z = r1;
+    else v.y = r0, v.w = r1;
+  }
+  {
+    const bool hi = t & 2;
+    const uint32_t r0 = __shfl_xor_sync(0xffffffffu, hi ? v.x : v.z, 2), r1 = __shfl_xor_sync(0xffffffffu, hi ? v.y : v.w, 2);
+    if (hi) v.x = r0, v.y = r1;
+    else v.z = r0, v.w = r1;
+  }
+  return v;
 }
 
 // Windows per K part: 32 (1 024 elements) until k needs more than 8 parts (k > 8 192), then the
@@ -68,34 +89,62 @@ __host__ __device__ inline int part_windows(int64_t k) {
 }
 inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
 
+// Weights are read once: no L1 allocation (as ld_stream), 4 bytes.
+__device__ __forceinline__ uint32_t ld_stream4(const uint8_t* p) {
+  uint32_t v;
+  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  return v;
+}
+
 // Lane (g, t)'s pieces (elements 8t..8t+7) of windows w0 .. w0 + U - 1 (those before `we`) of weight
 // rows row0 + g (pa: n-tile 0) and row0 + 8 + g (pb: n-tile 1); zero past k or past the weight's rows.
-template <int U>
+// kStrided: words t, t+4, t+8, t+12 of the window instead (the B registers as they are used, four
+// 4-byte loads; zero where past k).
+template <int U, bool kStrided>
 __device__ __forceinline__ void load_weight_windows(uint4 (&d)[U][2], const uint8_t* pa, const uint8_t* pb, bool ra, bool rb,
                                                     int64_t k, int t, int w0, int we) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
-    const bool in = w0 + u < we && kk < k;
-    d[u][0] = in && ra ? ld_stream(pa + kk * 2) : make_uint4(0, 0, 0, 0);
-    d[u][1] = in && rb ? ld_stream(pb + kk * 2) : make_uint4(0, 0, 0, 0);
+    const int64_t kw = int64_t(w0 + u) * 32;
+    if constexpr (kStrided) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const uint8_t* p = r == 0 ? pa : pb;
+        const bool row = r == 0 ? ra : rb;
+        uint32_t v[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int64_t kk = kw + 2 * t + 8 * q;
+          v[q] = w0 + u < we && kk < k && row ? ld_stream4(p + kk * 2) : 0u;
+        }
+        d[u][r] = make_uint4(v[0], v[1], v[2], v[3]);
+      }
+    } else {
+      const int64_t kk = kw + 8 * t;
+      const bool in = w0 + u < we && kk < k;
+      d[u][0] = in && ra ? ld_stream(pa + kk * 2) : make_uint4(0, 0, 0, 0);
+      d[u][1] = in && rb ? ld_stream(pb + kk * 2) : make_uint4(0, 0, 0, 0);
+    }
   }
 }
-// Lane (g, t)'s f32 x (elements 8t..8t+7) of windows w0 .. w0 + XU - 1 for token g and, with kHi,
-// token g + 8 (zero past k, `we` or `rows`; without kHi token g + 8 is zero and not loaded).
+// Lane (g, t)'s f32 x of windows w0 .. w0 + XU - 1 for token g and, with kHi, token g + 8: pairs at
+// elements 2t, 2t+8, 16+2t, 16+2t+8 of the window (zero past k, `we` or `rows`; without kHi token g + 8
+// is zero and not loaded).
 template <int XU, bool kHi>
-__device__ __forceinline__ void load_x_windows(float4 (&d)[XU][2][2], const float* x, int64_t ldx, int rows, int64_t k, int g,
+__device__ __forceinline__ void load_x_windows(float2 (&d)[XU][2][4], const float* x, int64_t ldx, int rows, int64_t k, int g,
                                                int t, int w0, int we) {
 #pragma unroll
   for (int u = 0; u < XU; ++u) {
-    const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
+    const int64_t kw = int64_t(w0 + u) * 32;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int b = g + 8 * h;
-      const bool in = (h == 0 || kHi) && w0 + u < we && kk < k && b < rows;
-      const float4* p = reinterpret_cast<const float4*>(x + (in ? int64_t(b) * ldx + kk : 0));
-      d[u][h][0] = in ? p[0] : make_float4(0, 0, 0, 0);
-      d[u][h][1] = in ? p[1] : make_float4(0, 0, 0, 0);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int64_t kk = kw + 2 * t + 8 * q;  // q = 0..3: 2t, 2t+8, 16+2t, 16+2t+8
+        const bool in = (h == 0 || kHi) && w0 + u < we && kk < k && b < rows;
+        d[u][h][q] = in ? *reinterpret_cast<const float2*>(x + int64_t(b) * ldx + kk) : make_float2(0, 0);
+      }
     }
   }
 }
@@ -113,7 +162,7 @@ struct SegTiles {
 // weights are requested before the dependency wait (weights are no kernel's output). kXAhead: x's
 // values of a group are requested with its weights; otherwise two windows' x at a time, just before
 // their mma.
-template <bool kBf16, bool kHi, int U, bool kXAhead>
+template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
                                                          const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
   constexpr int XU = kXAhead ? U : 2;  // windows of x in registers at once
@@ -141,25 +190,28 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
   const uint8_t* pb = wbase + (rb ? (row0 + 8 + g) * k * 2 : 0);
 
   uint4 wA[U][2], wB[U][2];
-  float4 xA[XU][2][2], xB[XU][2][2];
-  const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U>(d, pa, pb, ra, rb, k, t, w0, we); };
-  const auto load_x = [&](float4(&d)[XU][2][2], int w0) { load_x_windows<XU, kHi>(d, x, ldx, rows, k, g, t, w0, we); };
+  float2 xA[XU][2][4], xB[XU][2][4];
+  const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U, kStrided>(d, pa, pb, ra, rb, k, t, w0, we); };
+  const auto load_x = [&](float2(&d)[XU][2][4], int w0) { load_x_windows<XU, kHi>(d, x, ldx, rows, k, g, t, w0, we); };
   float acc[2][4];  // n-tile j: weight rows row0 + 8j + 2t (+1) × tokens g (+8)
 #pragma unroll
   for (int j = 0; j < 2; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  const auto mma_x = [&](const uint4(&wv)[U][2], const float4(&xv)[XU][2][2], int w0, int h) {
+  const auto mma_x = [&](const uint4(&wv)[U][2], const float2(&xv)[XU][2][4], int w0, int h) {
 #pragma unroll
     for (int u = 0; u < XU; ++u) {
       if (w0 + h + u >= we) break;
-      const uint4 a0 = token_quad<kBf16>(xv[u][0][0], xv[u][1][0]), a1 = token_quad<kBf16>(xv[u][0][1], xv[u][1][1]);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) mma_half<kBf16>(a0, wv[h + u][j].x, wv[h + u][j].y, acc[j]);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) mma_half<kBf16>(a1, wv[h + u][j].z, wv[h + u][j].w, acc[j]);
+      const uint4 a0 = token_quad<kBf16>(xv[u][0][0], xv[u][1][0], xv[u][0][1], xv[u][1][1]);
+      const uint4 a1 = token_quad<kBf16>(xv[u][0][2], xv[u][1][2], xv[u][0][3], xv[u][1][3]);
+      const uint4 b0 = kStrided ? wv[h + u][0] : window_b(wv[h + u][0], t);
+      const uint4 b1 = kStrided ? wv[h + u][1] : window_b(wv[h + u][1], t);
+      mma_half<kBf16>(a0, b0.x, b0.y, acc[0]);
+      mma_half<kBf16>(a0, b1.x, b1.y, acc[1]);
+      mma_half<kBf16>(a1, b0.z, b0.w, acc[0]);
+      mma_half<kBf16>(a1, b1.z, b1.w, acc[1]);
     }
   };
   // The group at w0: its x from xv (kXAhead) or loaded now, XU windows at a time.
-  const auto compute = [&](const uint4(&wv)[U][2], float4(&xv)[XU][2][2], int w0) {
+  const auto compute = [&](const uint4(&wv)[U][2], float2(&xv)[XU][2][4], int w0) {
     if constexpr (kXAhead) {
       mma_x(wv, xv, w0, 0);
     } else {
@@ -202,12 +254,16 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
   }
 }
 
-// ---- many token rows: tiles through a cp.async ring -------------------------------------------------
+// ---- many token rows: warpgroup MMA through a cp.async ring ----------------------------------------
 
-constexpr int kStages = 3;
-constexpr int kBT = 64;         // token rows a block: 4 m16 groups
-constexpr int kRowBytes = 192;  // a weight row's 2 windows (128 bytes) + 64: lanes g, g + 1 hit different banks
-constexpr int kGroupWindowBytes = 1024;  // 16 tokens × one window in the paired layout
+constexpr int kStages = 4;
+constexpr int kBT = 64;                   // token rows a block: 4 groups of 16, one a warp of each warpgroup
+constexpr int kBN = 128;                  // weight rows a block: 64 a warpgroup
+constexpr int kGroupWindowBytes = 1024;   // 16 tokens × one window in the paired layout
+constexpr int kWStageBytes = kBN * 128;   // 2 windows of 128 weight rows, 128-byte swizzled
+constexpr int kXStageBytes = (kBT / 16) * 2 * kGroupWindowBytes;
+constexpr int kStageBytes = kWStageBytes + kXStageBytes;
+constexpr int kGemmSmem = kStages * kStageBytes + 1024;  // + alignment of the ring to 1 024 bytes
 
 int multiprocessors() {
   static const int sms = [] {
@@ -219,8 +275,9 @@ int multiprocessors() {
 }
 
 // x in the paired layout the many-row kernel reads: per 16-token group and window, 1 KB =
-// [half h][lane (g, t)] 16 bytes = lane (g, t)'s A quad of that half, which one 16-byte shared load
-// returns in mma's register order. Tokens past `rows` and elements past k are zero.
+// [half h][lane (g, t)] 16 bytes = lane (g, t)'s A quad of that k16 half (tokens g and g + 8,
+// elements 16h + 2t, +1 and 16h + 2t + 8, +9), which one 16-byte shared load returns in mma's
+// register order. Tokens past `rows` and elements past k are zero.
 __global__ void det16_pair_x_kernel(const float* __restrict__ x, int64_t ldx, int rows, int64_t k, int nwin, int64_t pieces,
                                     uint4* __restrict__ out, bool bf16) {
   pdl_wait();
@@ -230,156 +287,181 @@ __global__ void det16_pair_x_kernel(const float* __restrict__ x, int64_t ldx, in
   const int64_t gw = p >> 6;  // group · nwin + window
   const int64_t group = gw / nwin, win = gw % nwin;
   const int g = lane >> 2, t = lane & 3;
-  const int64_t kk = win * 32 + 8 * t + 4 * h;
-  float4 v[2];
+  const int64_t k0 = win * 32 + 16 * h + 2 * t;
+  float2 v[2][2];  // [token g, g + 8][elements 2t.., 2t+8..]
 #pragma unroll
   for (int s = 0; s < 2; ++s) {
     const int64_t b = group * 16 + g + 8 * s;
-    v[s] = b < rows && kk < k ? *reinterpret_cast<const float4*>(x + b * ldx + kk) : make_float4(0, 0, 0, 0);
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int64_t kk = k0 + 8 * q;
+      v[s][q] = b < rows && kk < k ? *reinterpret_cast<const float2*>(x + b * ldx + kk) : make_float2(0, 0);
+    }
   }
-  out[p] = bf16 ? token_quad<true>(v[0], v[1]) : token_quad<false>(v[0], v[1]);
+  out[p] = bf16 ? token_quad<true>(v[0][0], v[1][0], v[0][1], v[1][1]) : token_quad<false>(v[0][0], v[1][0], v[0][1], v[1][1]);
 }
 
-// Block = WM·32 weight rows × 64 token rows, 2·WM warps (WM over the weight rows × 2 over the
-// tokens), each 32 weight rows (4 n8 tiles) × 32 tokens (2 m16 tiles). Stage = 2 windows of every
-// row; every element's chain is the GEMV's: windows in order, a fresh part sum every wpp windows,
-// folded into the total. Split launches (ws != nullptr): block z computes part z only and stores
-// that part's sums to ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
-template <bool kBf16, int WM>
-__global__ void __launch_bounds__(WM * 64) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
-                                                           const uint8_t* __restrict__ xp, int rows, float* out,
-                                                           int64_t ldo, const float* bias, int wpp, float* ws) {
-  constexpr int BR = WM * 32, kThreads = WM * 64;
-  constexpr int kXBytes = (kBT / 16) * 2 * kGroupWindowBytes;  // a stage's paired x: 4 groups × 2 windows
-  constexpr int kStageBytes = BR * kRowBytes + kXBytes;
-  extern __shared__ __align__(16) uint8_t smem[];
-  const int64_t r0 = int64_t(blockIdx.y) * BR;
+// d (64 tokens × 64 weight rows of a warpgroup, mma.sync's C layout per 8 columns) = A · Bᵀ (+ d if
+// accumulate): A the warp's token quad in registers, B 64 weight rows × 16 in shared memory
+// (descriptor). Round 23's probe (tools/cuda/wgmma_probe.cu) found a chain of these bit for bit equal
+// to the same chain of mma.sync m16n8k16, which the few-row kernel runs, and a chain's first step
+// without accumulating equal to mma.sync's from +0 (a zero's sign aside, which the fold's +0 erases).
+template <bool kBf16>
+__device__ __forceinline__ void wgmma_n64(float (&d)[8][4], const uint4& a, uint64_t b, int accumulate) {
+#define VELLUM_D8(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+  if constexpr (kBf16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
+        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : VELLUM_D8(0), VELLUM_D8(1), VELLUM_D8(2), VELLUM_D8(3), VELLUM_D8(4), VELLUM_D8(5), VELLUM_D8(6), VELLUM_D8(7)
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b), "r"(accumulate));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
+        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : VELLUM_D8(0), VELLUM_D8(1), VELLUM_D8(2), VELLUM_D8(3), VELLUM_D8(4), VELLUM_D8(5), VELLUM_D8(6), VELLUM_D8(7)
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b), "r"(accumulate));
+  }
+#undef VELLUM_D8
+}
+
+// Keeps the A registers' definitions before the next wgmma_fence (wgmma.cuh's, for uint4 quads).
+__device__ __forceinline__ void fence_quads(uint4 (&a)[4]) {
+#pragma unroll
+  for (int s = 0; s < 4; ++s) asm volatile("" : "+r"(a[s].x), "+r"(a[s].y), "+r"(a[s].z), "+r"(a[s].w)::"memory");
+}
+
+// Block = 64 token rows × 128 weight rows, two warpgroups (weight rows 0-63 and 64-127), warp w of
+// each taking token group w. Stage = 2 windows: the weight rows' 128 bytes each (128-byte swizzle,
+// wgmma's B) and the tokens' paired quads, through a 4-deep cp.async ring; per stage a warpgroup
+// issues the 4 k16 steps in order (window 0's halves, then window 1's) into the part in progress,
+// waits for them, and at a part's end folds it into the total: every element's chain is the
+// few-row kernel's. Split launches (ws != nullptr): block z computes part z only and stores that
+// part's sums to ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
+template <bool kBf16>
+__global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
+                                                       const uint8_t* __restrict__ xp, int rows, float* out, int64_t ldo,
+                                                       const float* bias, int wpp, float* ws) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  const int64_t r0 = int64_t(blockIdx.y) * kBN;
   const int b0 = int(blockIdx.x) * kBT;
   const int nwin = windows_of(k), groups = (rows + 15) / 16;
-  const int tid = int(threadIdx.x), warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int wm = warp % WM, wn = warp / WM;
+  const int tid = int(threadIdx.x), warp = (tid >> 5) & 3, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   // The windows this block walks: all, or part blockIdx.z's.
   const int wfirst = ws != nullptr ? int(blockIdx.z) * wpp : 0;
   const int wend = ws != nullptr ? min(wfirst + wpp, nwin) : nwin;
   const int st0 = wfirst / 2, nst = (wend + 1) / 2;
 
-  // Weights: each thread copies 16-byte column pc = tid % 8 of rows tid / 8 + i·WM·8 (i < 4). Paired
-  // x: 16-byte pieces tid + j·kThreads of the stage's 8 KB (group, window, half, lane). Rows past n,
-  // groups past the last and windows past k are zero-filled.
-  constexpr int kWp = BR * 8 / kThreads, kXp = kXBytes / 16 / kThreads, kStep = kThreads / 8;
+  // Weights: each thread copies 16-byte chunk pc = tid % 8 of rows tid / 8 + 32i (i < 4), to chunk
+  // pc ^ (row % 8) (the swizzle); paired x: 16-byte pieces tid + 256j (j < 2) of the stage's 8 KB
+  // (group, window, half, lane). Rows past n, groups past the last and windows past k are zero.
   const int pr = tid >> 3, pc = tid & 7;
   const uint8_t* wsrc = w + (r0 + pr) * k * 2 + pc * 16;
-  const int64_t wstep = int64_t(kStep) * k * 2;
-  unsigned w_in = 0;  // bit i: weight row of piece i exists
+  const int64_t wstep = int64_t(32) * k * 2;
+  const unsigned wdst = unsigned(pr * 128 + ((pc ^ (pr & 7)) * 16));  // rows pr + 32i keep pr % 8
+  unsigned w_in = 0;
 #pragma unroll
-  for (int i = 0; i < kWp; ++i) w_in |= unsigned(r0 + pr + i * kStep < n) << i;
+  for (int i = 0; i < 4; ++i) w_in |= unsigned(r0 + pr + 32 * i < n) << i;
   const auto load = [&](int slot, int st) {
     const unsigned base = sbase + unsigned(slot * kStageBytes);
     const int64_t kk = int64_t(st) * 64;
     const bool col_in = kk + pc * 8 < k;
 #pragma unroll
-    for (int i = 0; i < kWp; ++i) {
+    for (int i = 0; i < 4; ++i) {
       const bool in = col_in && (w_in >> i & 1);
-      cp_async16_z(base + unsigned((pr + i * kStep) * kRowBytes + pc * 16), in ? wsrc + i * wstep + kk * 2 : w, in);
+      cp_async16_z(base + wdst + unsigned(i * 32 * 128), in ? wsrc + i * wstep + kk * 2 : w, in);
     }
 #pragma unroll
-    for (int j = 0; j < kXp; ++j) {
-      const int q = tid + j * kThreads;                       // piece of the stage
+    for (int j = 0; j < 2; ++j) {
+      const int q = tid + j * 256;                                // piece of the stage's x
       const int grp = q >> 7, win = (q >> 6) & 1, rest = q & 63;  // 64 pieces a (group, window)
       const int gg = b0 / 16 + grp, wi = st * 2 + win;
       const bool in = gg < groups && wi < nwin;
       const uint8_t* src = xp + ((int64_t(gg) * nwin + wi) * kGroupWindowBytes + rest * 16);
-      cp_async16_z(base + unsigned(BR * kRowBytes + q * 16), in ? src : xp, in);
+      cp_async16_z(base + unsigned(kWStageBytes + q * 16), in ? src : xp, in);
     }
   };
 
-  float total[2][4][4];  // the folded parts: m-tile mi (tokens) × n-tile nj (weight rows)
-  float part[2][4][4];   // the part in progress
+  float total[8][4];  // the folded parts: token rows g, g + 8 of the warp × weight rows 8j + 2t, +1
+  float part[8][4];   // the part in progress (each part's first wgmma overwrites it)
 #pragma unroll
-  for (int mi = 0; mi < 2; ++mi) {
+  for (int j = 0; j < 8; ++j) {
 #pragma unroll
-    for (int nj = 0; nj < 4; ++nj) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) total[mi][nj][c] = part[mi][nj][c] = 0.0f;
-    }
+    for (int c = 0; c < 4; ++c) total[j][c] = part[j][c] = 0.0f;
   }
-  // Fragment offsets within a stage: weight rows wm·32 + nj·8 + g; token group (wn·2 + mi)'s quads.
-  const int b_off = (wm * 32 + g) * kRowBytes + t * 16;
-  const int a_off = BR * kRowBytes + (wn * 2) * 2 * kGroupWindowBytes + lane * 16;
 
-  pdl_wait();
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (st0 + s < nst) load(s, st0 + s);
-    cp_async_commit();
-  }
+  // Stage st: its copies landed (each thread's, then the barrier); the slot of stage st - 2, whose
+  // wgmma every warpgroup has waited for, is refilled; the warp's token quads are loaded into a
+  // (two register sets alternate: a stage's wgmma read them until they complete); its 2-4 k16 steps
+  // are issued and the previous stage's are waited for, or all of them at a part's end, which folds.
   int left = wpp - wfirst % wpp;  // windows before the current part ends
-  for (int st = st0; st < nst; ++st) {
-    cp_async_wait<kStages - 2>();
+  const auto stage_step = [&](int st, uint4(&a)[4]) {
+    cp_async_wait<kStages - 3>();
+    fence_proxy_async();
     __syncthreads();
-    const int next = st + kStages - 1;
+    const int next = st + kStages - 2;
     if (next < nst) load((next - st0) % kStages, next);
     cp_async_commit();
     const uint8_t* stage = smem + ((st - st0) % kStages) * kStageBytes;
+    const uint8_t* xs = stage + kWStageBytes + warp * 2 * kGroupWindowBytes + lane * 16;
+    const bool four = wend - st * 2 >= 2;  // else a last odd window: 2 k16 steps
 #pragma unroll
-    for (int win = 0; win < 2; ++win) {
-      if (st * 2 + win >= wend) break;
-      uint4 a[2][2], b[4];
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          a[mi][h] = *reinterpret_cast<const uint4*>(stage + a_off + (mi * 2 + win) * kGroupWindowBytes + h * 512);
-        }
-      }
-#pragma unroll
-      for (int nj = 0; nj < 4; ++nj) b[nj] = *reinterpret_cast<const uint4*>(stage + b_off + nj * 8 * kRowBytes + win * 64);
-      // The window's first k16 half for all 8 tiles, then the second: each tile's two mma stay in
-      // order, and no mma waits on the one just issued.
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-#pragma unroll
-        for (int nj = 0; nj < 4; ++nj) mma_half<kBf16>(a[mi][0], b[nj].x, b[nj].y, part[mi][nj]);
-      }
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-#pragma unroll
-        for (int nj = 0; nj < 4; ++nj) mma_half<kBf16>(a[mi][1], b[nj].z, b[nj].w, part[mi][nj]);
-      }
+    for (int s = 0; s < 4; ++s) a[s] = *reinterpret_cast<const uint4*>(xs + (s >> 1) * kGroupWindowBytes + (s & 1) * 512);
+    const uint8_t* wb = stage + wg * 64 * 128;
+    fence_quads(a);
+    wgmma_fence();
+    // A part's first step overwrites the part (the previous one was folded): no register writes
+    // between the wgmma of consecutive stages, which would make ptxas wait for them.
+    wgmma_n64<kBf16>(part, a[0], smem_desc_sw128(wb), left == wpp ? 0 : 1);
+    wgmma_n64<kBf16>(part, a[1], smem_desc_sw128(wb + 32), 1);
+    if (four) {
+      wgmma_n64<kBf16>(part, a[2], smem_desc_sw128(wb + 64), 1);
+      wgmma_n64<kBf16>(part, a[3], smem_desc_sw128(wb + 96), 1);
     }
+    wgmma_commit();
     left -= 2;
     if (left == 0 || st + 1 == nst) {
+      wgmma_wait<0>();
+      wgmma_fence_operands(part);
       left = wpp;
 #pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
+      for (int j = 0; j < 8; ++j) {
 #pragma unroll
-        for (int nj = 0; nj < 4; ++nj) {
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            total[mi][nj][c] += part[mi][nj][c];
-            part[mi][nj][c] = 0.0f;
-          }
-        }
+        for (int c = 0; c < 4; ++c) total[j][c] += part[j][c];
       }
+    } else {
+      wgmma_wait<1>();
     }
+  };
+
+  pdl_wait();
+#pragma unroll
+  for (int s = 0; s < kStages - 2; ++s) {
+    if (st0 + s < nst) load(s, st0 + s);
+    cp_async_commit();
+  }
+  uint4 qa[4], qb[4];
+  for (int st = st0; st < nst; st += 2) {
+    stage_step(st, qa);
+    if (st + 1 < nst) stage_step(st + 1, qb);
   }
   cp_async_wait<0>();
 
   float* dest = ws != nullptr ? ws + int64_t(blockIdx.z) * rows * n : out;
   const int64_t ld = ws != nullptr ? n : ldo;
 #pragma unroll
-  for (int mi = 0; mi < 2; ++mi) {
+  for (int j = 0; j < 8; ++j) {
 #pragma unroll
-    for (int nj = 0; nj < 4; ++nj) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int b = b0 + (wn * 2 + mi) * 16 + g + (c >= 2 ? 8 : 0);
-        const int64_t row = r0 + wm * 32 + nj * 8 + 2 * t + (c & 1);
-        if (row >= n || b >= rows) continue;
-        const float v = total[mi][nj][c];
-        dest[int64_t(b) * ld + row] = ws == nullptr && bias != nullptr ? v + bias[row] : v;
-      }
+    for (int c = 0; c < 4; ++c) {
+      const int b = b0 + warp * 16 + g + (c >= 2 ? 8 : 0);
+      const int64_t row = r0 + wg * 64 + 8 * j + 2 * t + (c & 1);
+      if (row >= n || b >= rows) continue;
+      const float v = total[j][c];
+      dest[int64_t(b) * ld + row] = ws == nullptr && bias != nullptr ? v + bias[row] : v;
     }
   }
 }
@@ -396,16 +478,16 @@ __global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64
   out[b * ldo + o] = bias != nullptr ? total + bias[o] : total;
 }
 
-// Blocks of the 64-row-tile launch (WM = 2) and whether it splits its parts over blocks: when the
-// tiles alone would not fill the multiprocessors twice (17-64 token rows on 4 096-row weights).
-int64_t gemm_tiles(int64_t n, int rows, int br) { return ((n + br - 1) / br) * ((rows + kBT - 1) / kBT); }
-bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows, 64) < 2 * multiprocessors(); }
+// Blocks of a launch, and whether it splits its parts over blocks: when the tiles alone would not
+// fill the multiprocessors once (17-256 token rows on 4 096-row weights).
+int64_t gemm_tiles(int64_t n, int rows) { return ((n + kBN - 1) / kBN) * ((rows + kBT - 1) / kBT); }
+bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
-template <bool kBf16, bool kHi, int U, bool kXAhead>
+template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
-  const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead>;
+  const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead, kStrided>;
   // Launched programmatically in a decode graph (blocks waiting on SMs before the previous kernel
   // ends), llama3-8b BF16 batch 1 lost 11% (call 8: 138.6 against 156.3 tok/s without PDL), so
   // edges into it stay full unless VELLUM_CUDA_DET16_PDL=1 (a measurement knob).
@@ -426,32 +508,31 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 // weights (~110 registers), 2 U = 4 likewise (~190), 3 U = 4 with x loaded two windows at a time
 // just before use (~150); 0 by shape: 2 on launches of few tiles and blocks of <= 4 warps (two
 // blocks still fit a multiprocessor), else 1 (measured on an H100, docs/cuda.md round 23).
-template <bool kBf16>
+template <bool kBf16, bool kStrided>
 cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                          int64_t ldo, cudaStream_t stream) {
-  if (rows > 8) return gemv_as<kBf16, true, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  if (rows > 8) return gemv_as<kBf16, true, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
   const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts_of(k) <= 4 ? 2 : 1;
   switch (v) {
-    case 1: return gemv_as<kBf16, false, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    case 3: return gemv_as<kBf16, false, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    default: return gemv_as<kBf16, false, 4, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 1: return gemv_as<kBf16, false, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 3: return gemv_as<kBf16, false, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    default: return gemv_as<kBf16, false, 4, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
   }
 }
 
-template <bool kBf16, int WM>
+template <bool kBf16>
 cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows, float* out, int64_t ldo,
                     const float* bias, void* xpair, float* ws, cudaStream_t stream) {
-  constexpr int kSmem = kStages * (WM * 32 * kRowBytes + (kBT / 16) * 2 * kGroupWindowBytes);
-  const auto kernel = det16_gemm_kernel<kBf16, WM>;
-  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  const auto kernel = det16_gemm_kernel<kBf16>;
+  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemmSmem);
   if (attr != cudaSuccess) return attr;
   const int64_t pieces = int64_t(pair_bytes(k, rows) / 16);
   det16_pair_x_kernel<<<unsigned((pieces + 255) / 256), 256, 0, stream>>>(x, ldx, rows, k, windows_of(k), pieces,
                                                                          static_cast<uint4*>(xpair), kBf16);
   const int parts = ws != nullptr ? parts_of(k) : 1;
-  const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + WM * 32 - 1) / (WM * 32)), unsigned(parts));
-  kernel<<<grid, WM * 64, kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows,
-                                           out, ldo, bias, part_windows(k), ws);
+  const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + kBN - 1) / kBN), unsigned(parts));
+  kernel<<<grid, 256, kGemmSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows, out,
+                                           ldo, bias, part_windows(k), ws);
   if (ws == nullptr) return cudaGetLastError();
   const int64_t plane = int64_t(rows) * n;
   det16_fold_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, parts, n, rows, out, ldo, bias);
@@ -467,6 +548,7 @@ bool det16_supports(TensorType type, int64_t k) {
 int det16_gemm_min_rows() { return g_gemm_min_rows; }
 void set_det16_gemm_min_rows(int rows) { g_gemm_min_rows = std::clamp(rows, 2, 17); }
 void set_det16_gemv_variant(int v) { g_gemv_variant = v; }
+void set_det16_gemv_strided(bool on) { g_gemv_strided = on; }
 
 cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
                               int64_t ldo, cudaStream_t stream) {
@@ -476,8 +558,12 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
   }
   SegTiles tiles{};
   for (int s = 0; s < segs.count; ++s) tiles.begin[s + 1] = tiles.begin[s] + int((segs.rows[s] + 15) / 16);
-  return type == TensorType::BF16 ? gemv_by_rows<true>(segs, tiles, k, x, ldx, rows, ldo, stream)
-                                  : gemv_by_rows<false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  if (g_gemv_strided) {
+    return type == TensorType::BF16 ? gemv_by_rows<true, true>(segs, tiles, k, x, ldx, rows, ldo, stream)
+                                    : gemv_by_rows<false, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  }
+  return type == TensorType::BF16 ? gemv_by_rows<true, false>(segs, tiles, k, x, ldx, rows, ldo, stream)
+                                  : gemv_by_rows<false, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
 }
 
 size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows) {
@@ -491,19 +577,13 @@ cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t
       reinterpret_cast<uintptr_t>(x) % 16 != 0) {
     return cudaErrorInvalidValue;
   }
-  const bool bf16 = type == TensorType::BF16;
+  float* split = nullptr;
   if (gemm_split(n, k, rows)) {
     if (ws == nullptr) return cudaErrorInvalidValue;
-    return bf16 ? gemm_as<true, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream)
-                : gemm_as<false, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream);
+    split = ws;
   }
-  // 128-row blocks where they still make two waves, else 64.
-  if (gemm_tiles(n, rows, 128) >= 2 * multiprocessors()) {
-    return bf16 ? gemm_as<true, 4>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream)
-                : gemm_as<false, 4>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream);
-  }
-  return bf16 ? gemm_as<true, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream)
-              : gemm_as<false, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, nullptr, stream);
+  return type == TensorType::BF16 ? gemm_as<true>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, split, stream)
+                                  : gemm_as<false>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, split, stream);
 }
 
 }  // namespace vellum::cuda
