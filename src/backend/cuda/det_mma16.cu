@@ -398,6 +398,7 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
   // wgmma every warpgroup has waited for, is refilled; the warp's token quads are loaded into a
   // (two register sets alternate: a stage's wgmma read them until they complete); its 2-4 k16 steps
   // are issued and the previous stage's are waited for, or all of them at a part's end, which folds.
+  pdl_wait();
   int left = wpp - wfirst % wpp;  // windows before the current part ends
   const auto stage_step = [&](int st, uint4(&a)[4]) {
     cp_async_wait<kStages - 3>();
@@ -438,7 +439,6 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
     }
   };
 
-  pdl_wait();
 #pragma unroll
   for (int s = 0; s < kStages - 2; ++s) {
     if (st0 + s < nst) load(s, st0 + s);
