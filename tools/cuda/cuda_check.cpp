@@ -1981,7 +1981,7 @@ void bench_det16() {
       if (only_m != nullptr && m != std::atoi(only_m)) continue;
       const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
       std::string variants;  // the few-row kernel's other schedules (same arithmetic)
-      if (m < cuda::det16_gemm_min_rows() && m <= 8) {
+      if (m < cuda::det16_gemm_min_rows()) {
         for (const int v : {1, 2, 3}) {
           cuda::set_det16_gemv_variant(v);
           const double ms = graph_ms([&](cudaStream_t st, int i) {
@@ -1992,6 +1992,7 @@ void bench_det16() {
           variants += fmt::format(" v{} {:.1f} us", v, ms * 1e3);
         }
         cuda::set_det16_gemv_variant(0);
+        if (m <= 8) {
         cuda::set_det16_gemv_strided(true);  // 4-byte weight loads instead of 16-byte ones and a transpose
         const double ms = graph_ms([&](cudaStream_t st, int i) {
           cuda::GemvSegs segs;
@@ -2000,6 +2001,7 @@ void bench_det16() {
         }, 20);
         cuda::set_det16_gemv_strided(false);
         variants += fmt::format(" strided {:.1f} us", ms * 1e3);
+        }
       }
       const double det = graph_ms([&](cudaStream_t st, int i) {
         if (m < cuda::det16_gemm_min_rows()) {

@@ -511,7 +511,11 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 template <bool kBf16, bool kStrided>
 cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                          int64_t ldo, cudaStream_t stream) {
-  if (rows > 8) return gemv_as<kBf16, true, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  if (rows > 8) {  // tokens 8-15 too: x of two tokens a lane
+    if (g_gemv_variant == 3) return gemv_as<kBf16, true, 2, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    if (g_gemv_variant == 2) return gemv_as<kBf16, true, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    return gemv_as<kBf16, true, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  }
   const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts_of(k) <= 4 ? 2 : 1;
   switch (v) {
     case 1: return gemv_as<kBf16, false, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
