@@ -359,9 +359,28 @@ void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
     }
   }
   cuda::set_det16_gemm_min_rows(17);
+  // The few-row kernel's other schedules (the same arithmetic) at 1, 9 and 16 rows.
+  for (const int v : {1, 2, 3, 4}) {
+    cuda::set_det16_gemv_variant(v);
+    for (const int64_t m : {1, 9, 16}) {
+      auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
+      auto out = p.output(m, n);
+      p.gpu.matmul(w.g, x.g, out.g, &bias.g);
+      const std::vector<float> a = p.get_gpu(out.g);
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t o = 0; o < n; ++o) {
+          const float val = a[size_t(r * n + o)];
+          differ += std::memcmp(&val, &alone[size_t(r)][size_t(o)], 4) != 0 || !std::isfinite(val);
+        }
+      }
+      total += a.size();
+    }
+  }
+  cuda::set_det16_gemv_variant(0);
   p.gpu.set_deterministic(false);
   const std::string name = fmt::format("deterministic {} {}x{} + bias (tensor cores)", tensor_type_name(type), n, k);
-  record(name + ": rows of 2/9/16 (both schedules), 17/40/300 vs alone", double(differ), 0, fmt::format("bit for bit ({} outputs)", total));
+  record(name + ": rows of 2/9/16 (both kernels), 17/40/300, and 1/9/16 in 4 few-row schedules vs alone", double(differ), 0,
+         fmt::format("bit for bit ({} outputs)", total));
   record(name + ": one row vs f64", err, type == TensorType::F16 ? 1e-3 : 1e-2, "x rounded to the weight's type");
 }
 
@@ -1982,7 +2001,7 @@ void bench_det16() {
       const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
       std::string variants;  // the few-row kernel's other schedules (same arithmetic)
       if (m < cuda::det16_gemm_min_rows()) {
-        for (const int v : {1, 2, 3}) {
+        for (const int v : {1, 2, 3, 4}) {
           cuda::set_det16_gemv_variant(v);
           const double ms = graph_ms([&](cudaStream_t st, int i) {
             cuda::GemvSegs segs;

@@ -254,6 +254,106 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
   }
 }
 
+// The same blocks and arithmetic with each warp's weight windows streamed through a ring of its own
+// in shared memory (cp.async, kRing windows ahead: no registers hold the bytes in flight) and read
+// back by ldmatrix, which returns both halves' B registers of an n8 tile in one instruction (no
+// transpose). A window's 16 rows × 64 bytes: 16-byte piece p of row r at p ^ ((r / 2) % 4), so that
+// the 8 rows a matrix reads fall in 8 bank groups.
+constexpr int kRing = 8;
+
+__device__ __forceinline__ void ldmatrix_x4(uint4& r, unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "r"(addr));
+}
+
+template <bool kBf16, bool kHi>
+__global__ void __launch_bounds__(256) det16_gemv_lds_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
+                                                             const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
+  extern __shared__ __align__(16) uint8_t gsm[];  // [warp][kRing][1 KB] rings, then the fold's [part][lane][8] floats
+  const int tile = int(blockIdx.x);
+  const void* wseg = segs.w[0];
+  float* out = segs.out[0];
+  const float* bias = segs.bias[0];
+  int64_t n = segs.rows[0];
+  int first = 0;
+#pragma unroll
+  for (int i = 1; i < kMaxGemvSegs; ++i) {
+    if (i < segs.count && tile >= tiles.begin[i]) wseg = segs.w[i], out = segs.out[i], bias = segs.bias[i], n = segs.rows[i], first = tiles.begin[i];
+  }
+  const int64_t row0 = int64_t(tile - first) * 16;
+  const int parts = int(blockDim.x >> 5);
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2, t = lane & 3;
+  const int nwin = windows_of(k);
+  const int wb = warp * wpp, we = min(wb + wpp, nwin);
+  // Copies: lane copies pieces c = lane and lane + 32 of each window (row c / 4, piece c % 4).
+  const uint8_t* wbase = static_cast<const uint8_t*>(wseg);
+  const int cr0 = lane >> 2, cp = lane & 3;  // rows cr0 and cr0 + 8, piece cp
+  const bool in0 = row0 + cr0 < n, in1 = row0 + cr0 + 8 < n;
+  const uint8_t* src0 = wbase + (in0 ? (row0 + cr0) * k * 2 : 0) + cp * 16;
+  const uint8_t* src1 = wbase + (in1 ? (row0 + cr0 + 8) * k * 2 : 0) + cp * 16;
+  const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(gsm)) + unsigned(warp * kRing * 1024);
+  const unsigned dst0 = unsigned(cr0 * 64 + ((cp ^ ((cr0 >> 1) & 3)) * 16));
+  const unsigned dst1 = unsigned((cr0 + 8) * 64 + ((cp ^ (((cr0 + 8) >> 1) & 3)) * 16));
+  const auto copy = [&](int w) {  // window w into its slot (nothing past we; zeros past k)
+    if (w < we) {
+      const unsigned slot = ring + unsigned((w - wb) % kRing) * 1024;
+      const int64_t kk = int64_t(w) * 32 + cp * 8;
+      const bool kin = kk < k;
+      cp_async16_z(slot + dst0, kin && in0 ? src0 + kk * 2 : wbase, kin && in0);
+      cp_async16_z(slot + dst1, kin && in1 ? src1 + kk * 2 : wbase, kin && in1);
+    }
+    cp_async_commit();
+  };
+  // ldmatrix addresses: lane supplies row lane % 8 of matrix lane / 8 (k piece), for n-tiles 0 and 1.
+  const int lr = lane & 7, lm = lane >> 3;
+  const unsigned lda0 = unsigned(lr * 64 + ((lm ^ ((lr >> 1) & 3)) * 16));
+  const unsigned lda1 = unsigned((lr + 8) * 64 + ((lm ^ (((lr + 8) >> 1) & 3)) * 16));
+
+#pragma unroll
+  for (int i = 0; i < kRing - 1; ++i) copy(wb + i);
+  pdl_wait();
+  float acc[2][4];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  float2 xv[1][2][4];
+  load_x_windows<1, kHi>(xv, x, ldx, rows, k, g, t, wb, we);
+  for (int w = wb; w < we; ++w) {
+    cp_async_wait<kRing - 2>();
+    __syncwarp();  // every lane's copies of window w landed; window w - 1's slot is free (read above)
+    copy(w + kRing - 1);
+    const unsigned slot = ring + unsigned((w - wb) % kRing) * 1024;
+    uint4 b0, b1;
+    ldmatrix_x4(b0, slot + lda0);
+    ldmatrix_x4(b1, slot + lda1);
+    const uint4 a0 = token_quad<kBf16>(xv[0][0][0], xv[0][1][0], xv[0][0][1], xv[0][1][1]);
+    const uint4 a1 = token_quad<kBf16>(xv[0][0][2], xv[0][1][2], xv[0][0][3], xv[0][1][3]);
+    load_x_windows<1, kHi>(xv, x, ldx, rows, k, g, t, w + 1, we);  // the next window's x, ahead
+    mma_half<kBf16>(a0, b0.x, b0.y, acc[0]);
+    mma_half<kBf16>(a0, b1.x, b1.y, acc[1]);
+    mma_half<kBf16>(a1, b0.z, b0.w, acc[0]);
+    mma_half<kBf16>(a1, b1.z, b1.w, acc[1]);
+  }
+  cp_async_wait<0>();
+
+  float* red = reinterpret_cast<float*>(gsm + size_t(parts) * kRing * 1024);
+  float* mine = red + (size_t(warp) * 32 + lane) * 8;
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) mine[4 * j + c] = acc[j][c];
+  }
+  __syncthreads();
+  for (int i = warp; i < 8; i += parts) {
+    float total = 0.0f;
+    for (int p = 0; p < parts; ++p) total += red[(size_t(p) * 32 + lane) * 8 + i];
+    const int j = i >> 2, c = i & 3;
+    const int64_t row = row0 + 8 * j + 2 * t + (c & 1);
+    const int b = g + (c >= 2 ? 8 : 0);
+    if (row < n && b < rows) out[int64_t(b) * ldo + row] = bias != nullptr ? total + bias[row] : total;
+  }
+}
+
 // ---- many token rows: warpgroup MMA through a cp.async ring ----------------------------------------
 
 constexpr int kStages = 4;
@@ -508,9 +608,33 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 // weights (~110 registers), 2 U = 4 likewise (~190), 3 U = 4 with x loaded two windows at a time
 // just before use (~150); 0 by shape: 2 on launches of few tiles and blocks of <= 4 warps (two
 // blocks still fit a multiprocessor), else 1 (measured on an H100, docs/cuda.md round 23).
+template <bool kBf16, bool kHi>
+cudaError_t gemv_lds_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
+                        int64_t ldo, cudaStream_t stream) {
+  const auto kernel = det16_gemv_lds_kernel<kBf16, kHi>;
+  static const bool full = [&] {  // as gemv_as
+    const char* e = std::getenv("VELLUM_CUDA_DET16_PDL");
+    if (e == nullptr || std::string(e) != "1") keep_full_dependency(reinterpret_cast<const void*>(kernel));
+    return true;
+  }();
+  (void)full;
+  const int parts = parts_of(k);
+  const size_t smem = size_t(parts) * (kRing * 1024 + 32 * 8 * sizeof(float));
+  if (smem > 48 * 1024) {
+    static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 8 * (kRing * 1024 + 1024));
+    if (attr != cudaSuccess) return attr;
+  }
+  kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(segs, tiles, k, part_windows(k), x, ldx, rows, ldo);
+  return cudaGetLastError();
+}
+
 template <bool kBf16, bool kStrided>
 cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                          int64_t ldo, cudaStream_t stream) {
+  if (g_gemv_variant == 4) {
+    return rows > 8 ? gemv_lds_as<kBf16, true>(segs, tiles, k, x, ldx, rows, ldo, stream)
+                    : gemv_lds_as<kBf16, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  }
   if (rows > 8) {  // tokens 8-15 too: x of two tokens a lane
     if (g_gemv_variant == 3) return gemv_as<kBf16, true, 2, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
     if (g_gemv_variant == 2) return gemv_as<kBf16, true, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
