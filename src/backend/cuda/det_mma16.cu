@@ -298,10 +298,10 @@ __global__ void __launch_bounds__(256) det16_gemv_lds_kernel(GemvSegs segs, SegT
   const auto copy = [&](int w) {  // window w into its slot (nothing past we; zeros past k)
     if (w < we) {
       const unsigned slot = ring + unsigned((w - wb) % kRing) * 1024;
-      const int64_t kk = int64_t(w) * 32 + cp * 8;
-      const bool kin = kk < k;
-      cp_async16_z(slot + dst0, kin && in0 ? src0 + kk * 2 : wbase, kin && in0);
-      cp_async16_z(slot + dst1, kin && in1 ? src1 + kk * 2 : wbase, kin && in1);
+      const bool kin = int64_t(w) * 32 + cp * 8 < k;  // the piece's first element
+      const int64_t off = int64_t(w) * 64;              // bytes of the window in a row (src0 / src1 hold the piece's)
+      cp_async16_z(slot + dst0, kin && in0 ? src0 + off : wbase, kin && in0);
+      cp_async16_z(slot + dst1, kin && in1 ? src1 + off : wbase, kin && in1);
     }
     cp_async_commit();
   };
