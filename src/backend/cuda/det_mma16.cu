@@ -357,13 +357,18 @@ __global__ void __launch_bounds__(256) det16_gemv_lds_kernel(GemvSegs segs, SegT
 // ---- many token rows: warpgroup MMA through a cp.async ring ----------------------------------------
 
 constexpr int kStages = 4;
-constexpr int kBT = 64;                   // token rows a block: 4 groups of 16, one a warp of each warpgroup
-constexpr int kBN = 128;                  // weight rows a block: 64 a warpgroup
-constexpr int kGroupWindowBytes = 1024;   // 16 tokens × one window in the paired layout
-constexpr int kWStageBytes = kBN * 128;   // 2 windows of 128 weight rows, 128-byte swizzled
-constexpr int kXStageBytes = (kBT / 16) * 2 * kGroupWindowBytes;
-constexpr int kStageBytes = kWStageBytes + kXStageBytes;
-constexpr int kGemmSmem = kStages * kStageBytes + 1024;  // + alignment of the ring to 1 024 bytes
+constexpr int kGroupWindowBytes = 1024;  // 16 tokens × one window in the paired layout
+
+// A many-row tile: TW warpgroups over the token rows (64 each) × NW over the weight rows (N each),
+// 256 threads. A stage: 2 windows of the block's weight rows (128 bytes each, 128-byte swizzled) and
+// of its tokens' paired quads.
+template <int TW, int N>
+struct GemmTile {
+  static constexpr int kNW = 2 / TW, kBT = 64 * TW, kBN = N * kNW;
+  static constexpr int kWStageBytes = kBN * 128, kXStageBytes = (kBT / 16) * 2 * kGroupWindowBytes;
+  static constexpr int kStageBytes = kWStageBytes + kXStageBytes;
+  static constexpr int kSmem = kStages * kStageBytes + 1024;  // + alignment of the ring to 1 024 bytes
+};
 
 int multiprocessors() {
   static const int sms = [] {
@@ -406,26 +411,42 @@ __global__ void det16_pair_x_kernel(const float* __restrict__ x, int64_t ldx, in
 // (descriptor). Round 23's probe (tools/cuda/wgmma_probe.cu) found a chain of these bit for bit equal
 // to the same chain of mma.sync m16n8k16, which the few-row kernel runs, and a chain's first step
 // without accumulating equal to mma.sync's from +0 (a zero's sign aside, which the fold's +0 erases).
-template <bool kBf16>
-__device__ __forceinline__ void wgmma_n64(float (&d)[8][4], const uint4& a, uint64_t b, int accumulate) {
-#define VELLUM_D8(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
-  if constexpr (kBf16) {
+// d (64 tokens × N weight rows of a warpgroup, mma.sync's C layout per 8 columns) = A · Bᵀ (+ d if
+// accumulate): A the warp's token quad in registers, B N weight rows × 16 in shared memory
+// (descriptor). Round 23's probe (tools/cuda/wgmma_probe.cu) found a chain of these bit for bit equal
+// to the same chain of mma.sync m16n8k16, which the few-row kernel runs, and a chain's first step
+// without accumulating equal to mma.sync's from +0 (a zero's sign aside, which the fold's +0 erases).
+#define VELLUM_D4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+template <bool kBf16, int N>
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 8][4], const uint4& a, uint64_t b, int accumulate) {
+  static_assert(N == 64 || N == 128);
+  if constexpr (N == 64 && kBf16) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
-        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-        : VELLUM_D8(0), VELLUM_D8(1), VELLUM_D8(2), VELLUM_D8(3), VELLUM_D8(4), VELLUM_D8(5), VELLUM_D8(6), VELLUM_D8(7)
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : VELLUM_D4(0), VELLUM_D4(1), VELLUM_D4(2), VELLUM_D4(3), VELLUM_D4(4), VELLUM_D4(5), VELLUM_D4(6), VELLUM_D4(7)
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b), "r"(accumulate));
+  } else if constexpr (N == 64) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : VELLUM_D4(0), VELLUM_D4(1), VELLUM_D4(2), VELLUM_D4(3), VELLUM_D4(4), VELLUM_D4(5), VELLUM_D4(6), VELLUM_D4(7)
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b), "r"(accumulate));
+  } else if constexpr (kBf16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+        : VELLUM_D4(0), VELLUM_D4(1), VELLUM_D4(2), VELLUM_D4(3), VELLUM_D4(4), VELLUM_D4(5), VELLUM_D4(6), VELLUM_D4(7), VELLUM_D4(8), VELLUM_D4(9), VELLUM_D4(10), VELLUM_D4(11), VELLUM_D4(12), VELLUM_D4(13), VELLUM_D4(14), VELLUM_D4(15)
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b), "r"(accumulate));
   } else {
     asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
-        "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-        : VELLUM_D8(0), VELLUM_D8(1), VELLUM_D8(2), VELLUM_D8(3), VELLUM_D8(4), VELLUM_D8(5), VELLUM_D8(6), VELLUM_D8(7)
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+        : VELLUM_D4(0), VELLUM_D4(1), VELLUM_D4(2), VELLUM_D4(3), VELLUM_D4(4), VELLUM_D4(5), VELLUM_D4(6), VELLUM_D4(7), VELLUM_D4(8), VELLUM_D4(9), VELLUM_D4(10), VELLUM_D4(11), VELLUM_D4(12), VELLUM_D4(13), VELLUM_D4(14), VELLUM_D4(15)
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b), "r"(accumulate));
   }
-#undef VELLUM_D8
 }
+#undef VELLUM_D4
 
 // Keeps the A registers' definitions before the next wgmma_fence (wgmma.cuh's, for uint4 quads).
 __device__ __forceinline__ void fence_quads(uint4 (&a)[4]) {
@@ -433,31 +454,35 @@ __device__ __forceinline__ void fence_quads(uint4 (&a)[4]) {
   for (int s = 0; s < 4; ++s) asm volatile("" : "+r"(a[s].x), "+r"(a[s].y), "+r"(a[s].z), "+r"(a[s].w)::"memory");
 }
 
-// Block = 64 token rows × 128 weight rows, two warpgroups (weight rows 0-63 and 64-127), warp w of
-// each taking token group w. Stage = 2 windows: the weight rows' 128 bytes each (128-byte swizzle,
-// wgmma's B) and the tokens' paired quads, through a 4-deep cp.async ring; per stage a warpgroup
-// issues the 4 k16 steps in order (window 0's halves, then window 1's) into the part in progress,
-// waits for them, and at a part's end folds it into the total: every element's chain is the
-// few-row kernel's. Split launches (ws != nullptr): block z computes part z only and stores that
-// part's sums to ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
-template <bool kBf16>
+// Block = GemmTile's tokens × weight rows, warp w of a warpgroup taking token group w of the
+// warpgroup's 64. Stages go through a 4-deep cp.async ring; per stage a warpgroup issues the 4 k16
+// steps in order (window 0's halves, then window 1's) into the part in progress, keeps them in flight
+// while the next stage lands, and at a part's end waits and folds the part into the total: every
+// element's chain is the few-row kernel's. Split launches (ws != nullptr): block z computes part z
+// only and stores that part's sums to ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
+template <bool kBf16, int TW, int N>
 __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
                                                        const uint8_t* __restrict__ xp, int rows, float* out, int64_t ldo,
                                                        const float* bias, int wpp, float* ws) {
+  using T = GemmTile<TW, N>;
+  constexpr int kBT = T::kBT, kBN = T::kBN, kWStageBytes = T::kWStageBytes, kStageBytes = T::kStageBytes;
+  constexpr int kWp = kBN / 32, kXp = T::kXStageBytes / 16 / 256;  // 16-byte copies a thread a stage
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   const int64_t r0 = int64_t(blockIdx.y) * kBN;
   const int b0 = int(blockIdx.x) * kBT;
   const int nwin = windows_of(k), groups = (rows + 15) / 16;
-  const int tid = int(threadIdx.x), warp = (tid >> 5) & 3, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int tid = int(threadIdx.x), warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int tw = (tid >> 7) % TW, nw = (tid >> 7) / TW;  // the warpgroup's token and weight parts
+  const int grp = tw * 4 + warp;                         // the warp's token group in the block
   const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   // The windows this block walks: all, or part blockIdx.z's.
   const int wfirst = ws != nullptr ? int(blockIdx.z) * wpp : 0;
   const int wend = ws != nullptr ? min(wfirst + wpp, nwin) : nwin;
   const int st0 = wfirst / 2, nst = (wend + 1) / 2;
 
-  // Weights: each thread copies 16-byte chunk pc = tid % 8 of rows tid / 8 + 32i (i < 4), to chunk
-  // pc ^ (row % 8) (the swizzle); paired x: 16-byte pieces tid + 256j (j < 2) of the stage's 8 KB
+  // Weights: each thread copies 16-byte chunk pc = tid % 8 of rows tid / 8 + 32i (i < kWp), to chunk
+  // pc ^ (row % 8) (the swizzle); paired x: 16-byte pieces tid + 256j (j < kXp) of the stage's
   // (group, window, half, lane). Rows past n, groups past the last and windows past k are zero.
   const int pr = tid >> 3, pc = tid & 7;
   const uint8_t* wsrc = w + (r0 + pr) * k * 2 + pc * 16;
@@ -465,31 +490,31 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
   const unsigned wdst = unsigned(pr * 128 + ((pc ^ (pr & 7)) * 16));  // rows pr + 32i keep pr % 8
   unsigned w_in = 0;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) w_in |= unsigned(r0 + pr + 32 * i < n) << i;
+  for (int i = 0; i < kWp; ++i) w_in |= unsigned(r0 + pr + 32 * i < n) << i;
   const auto load = [&](int slot, int st) {
     const unsigned base = sbase + unsigned(slot * kStageBytes);
     const int64_t kk = int64_t(st) * 64;
     const bool col_in = kk + pc * 8 < k;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kWp; ++i) {
       const bool in = col_in && (w_in >> i & 1);
       cp_async16_z(base + wdst + unsigned(i * 32 * 128), in ? wsrc + i * wstep + kk * 2 : w, in);
     }
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int q = tid + j * 256;                                // piece of the stage's x
-      const int grp = q >> 7, win = (q >> 6) & 1, rest = q & 63;  // 64 pieces a (group, window)
-      const int gg = b0 / 16 + grp, wi = st * 2 + win;
+    for (int j = 0; j < kXp; ++j) {
+      const int q = tid + j * 256;                                 // piece of the stage's x
+      const int xg = q >> 7, win = (q >> 6) & 1, rest = q & 63;  // 64 pieces a (group, window)
+      const int gg = b0 / 16 + xg, wi = st * 2 + win;
       const bool in = gg < groups && wi < nwin;
       const uint8_t* src = xp + ((int64_t(gg) * nwin + wi) * kGroupWindowBytes + rest * 16);
       cp_async16_z(base + unsigned(kWStageBytes + q * 16), in ? src : xp, in);
     }
   };
 
-  float total[8][4];  // the folded parts: token rows g, g + 8 of the warp × weight rows 8j + 2t, +1
-  float part[8][4];   // the part in progress (each part's first wgmma overwrites it)
+  float total[N / 8][4];  // the folded parts: token rows g, g + 8 of the warp × weight rows 8j + 2t, +1
+  float part[N / 8][4];   // the part in progress (each part's first wgmma overwrites it)
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
+  for (int j = 0; j < N / 8; ++j) {
 #pragma unroll
     for (int c = 0; c < 4; ++c) total[j][c] = part[j][c] = 0.0f;
   }
@@ -508,20 +533,20 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
     if (next < nst) load((next - st0) % kStages, next);
     cp_async_commit();
     const uint8_t* stage = smem + ((st - st0) % kStages) * kStageBytes;
-    const uint8_t* xs = stage + kWStageBytes + warp * 2 * kGroupWindowBytes + lane * 16;
+    const uint8_t* xs = stage + kWStageBytes + grp * 2 * kGroupWindowBytes + lane * 16;
     const bool four = wend - st * 2 >= 2;  // else a last odd window: 2 k16 steps
 #pragma unroll
     for (int s = 0; s < 4; ++s) a[s] = *reinterpret_cast<const uint4*>(xs + (s >> 1) * kGroupWindowBytes + (s & 1) * 512);
-    const uint8_t* wb = stage + wg * 64 * 128;
+    const uint8_t* wb = stage + nw * N * 128;
     fence_quads(a);
     wgmma_fence();
     // A part's first step overwrites the part (the previous one was folded): no register writes
     // between the wgmma of consecutive stages, which would make ptxas wait for them.
-    wgmma_n64<kBf16>(part, a[0], smem_desc_sw128(wb), left == wpp ? 0 : 1);
-    wgmma_n64<kBf16>(part, a[1], smem_desc_sw128(wb + 32), 1);
+    wgmma_rs<kBf16, N>(part, a[0], smem_desc_sw128(wb), left == wpp ? 0 : 1);
+    wgmma_rs<kBf16, N>(part, a[1], smem_desc_sw128(wb + 32), 1);
     if (four) {
-      wgmma_n64<kBf16>(part, a[2], smem_desc_sw128(wb + 64), 1);
-      wgmma_n64<kBf16>(part, a[3], smem_desc_sw128(wb + 96), 1);
+      wgmma_rs<kBf16, N>(part, a[2], smem_desc_sw128(wb + 64), 1);
+      wgmma_rs<kBf16, N>(part, a[3], smem_desc_sw128(wb + 96), 1);
     }
     wgmma_commit();
     left -= 2;
@@ -530,7 +555,7 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
       wgmma_fence_operands(part);
       left = wpp;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
+      for (int j = 0; j < N / 8; ++j) {
 #pragma unroll
         for (int c = 0; c < 4; ++c) total[j][c] += part[j][c];
       }
@@ -554,11 +579,11 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
   float* dest = ws != nullptr ? ws + int64_t(blockIdx.z) * rows * n : out;
   const int64_t ld = ws != nullptr ? n : ldo;
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
+  for (int j = 0; j < N / 8; ++j) {
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      const int b = b0 + warp * 16 + g + (c >= 2 ? 8 : 0);
-      const int64_t row = r0 + wg * 64 + 8 * j + 2 * t + (c & 1);
+      const int b = b0 + grp * 16 + g + (c >= 2 ? 8 : 0);
+      const int64_t row = r0 + nw * N + 8 * j + 2 * t + (c & 1);
       if (row >= n || b >= rows) continue;
       const float v = total[j][c];
       dest[int64_t(b) * ld + row] = ws == nullptr && bias != nullptr ? v + bias[row] : v;
@@ -578,9 +603,16 @@ __global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64
   out[b * ldo + o] = bias != nullptr ? total + bias[o] : total;
 }
 
-// Blocks of a launch, and whether it splits its parts over blocks: when the tiles alone would not
-// fill the multiprocessors once (17-256 token rows on 4 096-row weights).
-int64_t gemm_tiles(int64_t n, int rows) { return ((n + kBN - 1) / kBN) * ((rows + kBT - 1) / kBT); }
+// The many-row tile: 128 tokens × 128 weight rows (N = 128 a warpgroup) from 65 rows, which reads
+// each stage's weights for twice the tokens; 64 × 128 (N = 64) below. A launch splits its parts over
+// blocks when its tiles alone would not fill the multiprocessors once (17-256 token rows on 4 096-row
+// weights).
+bool gemm_wide(int rows) { return rows > 64; }
+int64_t gemm_tiles(int64_t n, int rows) {
+  const int bt = gemm_wide(rows) ? GemmTile<2, 128>::kBT : GemmTile<1, 64>::kBT;
+  const int bn = gemm_wide(rows) ? GemmTile<2, 128>::kBN : GemmTile<1, 64>::kBN;
+  return ((n + bn - 1) / bn) * ((rows + bt - 1) / bt);
+}
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
@@ -648,23 +680,30 @@ cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k,
   }
 }
 
-template <bool kBf16>
+template <bool kBf16, int TW, int N>
 cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows, float* out, int64_t ldo,
                     const float* bias, void* xpair, float* ws, cudaStream_t stream) {
-  const auto kernel = det16_gemm_kernel<kBf16>;
-  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemmSmem);
+  using T = GemmTile<TW, N>;
+  const auto kernel = det16_gemm_kernel<kBf16, TW, N>;
+  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem);
   if (attr != cudaSuccess) return attr;
   const int64_t pieces = int64_t(pair_bytes(k, rows) / 16);
   det16_pair_x_kernel<<<unsigned((pieces + 255) / 256), 256, 0, stream>>>(x, ldx, rows, k, windows_of(k), pieces,
                                                                          static_cast<uint4*>(xpair), kBf16);
   const int parts = ws != nullptr ? parts_of(k) : 1;
-  const dim3 grid(unsigned((rows + kBT - 1) / kBT), unsigned((n + kBN - 1) / kBN), unsigned(parts));
-  kernel<<<grid, 256, kGemmSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows, out,
-                                           ldo, bias, part_windows(k), ws);
+  const dim3 grid(unsigned((rows + T::kBT - 1) / T::kBT), unsigned((n + T::kBN - 1) / T::kBN), unsigned(parts));
+  kernel<<<grid, 256, T::kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows, out,
+                                          ldo, bias, part_windows(k), ws);
   if (ws == nullptr) return cudaGetLastError();
   const int64_t plane = int64_t(rows) * n;
   det16_fold_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, parts, n, rows, out, ldo, bias);
   return cudaGetLastError();
+}
+template <bool kBf16>
+cudaError_t gemm_by_rows(const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows, float* out, int64_t ldo,
+                         const float* bias, void* xpair, float* ws, cudaStream_t stream) {
+  return gemm_wide(rows) ? gemm_as<kBf16, 2, 128>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream)
+                         : gemm_as<kBf16, 1, 64>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream);
 }
 
 }  // namespace
@@ -710,8 +749,8 @@ cudaError_t launch_det16_gemm(TensorType type, const void* w, int64_t n, int64_t
     if (ws == nullptr) return cudaErrorInvalidValue;
     split = ws;
   }
-  return type == TensorType::BF16 ? gemm_as<true>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, split, stream)
-                                  : gemm_as<false>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, split, stream);
+  return type == TensorType::BF16 ? gemm_by_rows<true>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, split, stream)
+                                  : gemm_by_rows<false>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, split, stream);
 }
 
 }  // namespace vellum::cuda
