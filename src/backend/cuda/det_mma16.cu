@@ -605,7 +605,7 @@ __global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64
 
 // The many-row tile: 128 tokens × 128 weight rows (N = 128 a warpgroup) from 65 rows, which reads
 // each stage's weights for twice the tokens; 64 × 128 (N = 64) below. A launch splits its parts over
-// blocks when its tiles alone would not fill the multiprocessors once (17-256 token rows on 4 096-row
+// blocks when its tiles would not fill half the multiprocessors (17-256 token rows on 4 096-row
 // weights).
 bool gemm_wide(int rows) { return rows > 64; }
 int64_t gemm_tiles(int64_t n, int rows) {
@@ -613,7 +613,7 @@ int64_t gemm_tiles(int64_t n, int rows) {
   const int bn = gemm_wide(rows) ? GemmTile<2, 128>::kBN : GemmTile<1, 64>::kBN;
   return ((n + bn - 1) / bn) * ((rows + bt - 1) / bt);
 }
-bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && gemm_tiles(n, rows) < multiprocessors(); }
+bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
 template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
@@ -637,9 +637,11 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 }
 
 // The schedules of the few-row kernel (the same arithmetic): 1 U = 2 with x requested with the
-// weights (~110 registers), 2 U = 4 likewise (~190), 3 U = 4 with x loaded two windows at a time
-// just before use (~150); 0 by shape: 2 on launches of few tiles and blocks of <= 4 warps (two
-// blocks still fit a multiprocessor), else 1 (measured on an H100, docs/cuda.md round 23).
+// weights (~110 registers), 2 U = 4 likewise (~190), 3 U = 4 (9-16 rows: 2) with x loaded two
+// windows at a time just before use (~125-160), 4 the shared-memory rings (det16_gemv_lds_kernel);
+// 0 by shape: up to 8 rows 2 on launches of few tiles and blocks of <= 4 warps (two blocks still fit
+// a multiprocessor), else 1; 9-16 rows 3 for more than 4 parts, else 1 (measured on an H100,
+// docs/cuda.md round 23).
 template <bool kBf16, bool kHi>
 cudaError_t gemv_lds_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                         int64_t ldo, cudaStream_t stream) {
@@ -668,8 +670,9 @@ cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k,
                     : gemv_lds_as<kBf16, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
   }
   if (rows > 8) {  // tokens 8-15 too: x of two tokens a lane
-    if (g_gemv_variant == 3) return gemv_as<kBf16, true, 2, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    if (g_gemv_variant == 2) return gemv_as<kBf16, true, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    const int v = g_gemv_variant != 0 ? g_gemv_variant : parts_of(k) > 4 ? 3 : 1;
+    if (v == 3) return gemv_as<kBf16, true, 2, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    if (v == 2) return gemv_as<kBf16, true, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
     return gemv_as<kBf16, true, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
   }
   const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts_of(k) <= 4 ? 2 : 1;
