@@ -164,7 +164,8 @@ struct SegTiles {
 // their mma.
 template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
-                                                         const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
+                                                         const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo,
+                                                         int early) {
   constexpr int XU = kXAhead ? U : 2;  // windows of x in registers at once
   static_assert(U % XU == 0);
   extern __shared__ float red[];  // [part][lane][8]
@@ -223,8 +224,9 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
     }
   };
 
-  load_w(wA, wb);
+  if (early) load_w(wA, wb);
   pdl_wait();
+  if (!early) load_w(wA, wb);
   if constexpr (kXAhead) load_x(xA, wb);
   for (int w0 = wb; w0 < we; w0 += 2 * U) {
     load_w(wB, w0 + U);
@@ -616,6 +618,17 @@ int64_t gemm_tiles(int64_t n, int rows) {
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
+// Edges into the few-row kernel in a decode graph: 0 full (default), 1 programmatic with the first
+// weights requested before the dependency wait, 2 programmatic with every load after it
+// (VELLUM_CUDA_DET16_PDL, a measurement knob).
+int pdl_mode() {
+  static const int mode = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DET16_PDL");
+    return e == nullptr ? 0 : std::clamp(std::atoi(e), 0, 2);
+  }();
+  return mode;
+}
+
 template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
@@ -624,15 +637,14 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
   // ends), llama3-8b BF16 batch 1 lost 11% (call 8: 138.6 against 156.3 tok/s without PDL), so
   // edges into it stay full unless VELLUM_CUDA_DET16_PDL=1 (a measurement knob).
   static const bool full = [&] {
-    const char* e = std::getenv("VELLUM_CUDA_DET16_PDL");
-    if (e == nullptr || std::string(e) != "1") keep_full_dependency(reinterpret_cast<const void*>(kernel));
+    if (pdl_mode() == 0) keep_full_dependency(reinterpret_cast<const void*>(kernel));
     return true;
   }();
   (void)full;
   const int parts = parts_of(k);
   const size_t smem = size_t(parts) * 32 * 8 * sizeof(float);
   kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
-      segs, tiles, k, part_windows(k), x, ldx, rows, ldo);
+      segs, tiles, k, part_windows(k), x, ldx, rows, ldo, pdl_mode() != 2);
   return cudaGetLastError();
 }
 
@@ -647,8 +659,7 @@ cudaError_t gemv_lds_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, 
                         int64_t ldo, cudaStream_t stream) {
   const auto kernel = det16_gemv_lds_kernel<kBf16, kHi>;
   static const bool full = [&] {  // as gemv_as
-    const char* e = std::getenv("VELLUM_CUDA_DET16_PDL");
-    if (e == nullptr || std::string(e) != "1") keep_full_dependency(reinterpret_cast<const void*>(kernel));
+    if (pdl_mode() == 0) keep_full_dependency(reinterpret_cast<const void*>(kernel));
     return true;
   }();
   (void)full;
