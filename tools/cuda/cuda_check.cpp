@@ -360,7 +360,7 @@ void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
   }
   cuda::set_det16_gemm_min_rows(17);
   // The few-row kernel's other schedules (the same arithmetic) at 1, 9 and 16 rows.
-  for (const int v : {1, 2, 3, 4}) {
+  for (const int v : {1, 2, 3}) {
     cuda::set_det16_gemv_variant(v);
     for (const int64_t m : {1, 9, 16}) {
       auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
@@ -379,7 +379,7 @@ void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
   cuda::set_det16_gemv_variant(0);
   p.gpu.set_deterministic(false);
   const std::string name = fmt::format("deterministic {} {}x{} + bias (tensor cores)", tensor_type_name(type), n, k);
-  record(name + ": rows of 2/9/16 (both kernels), 17/40/300, and 1/9/16 in 4 few-row schedules vs alone", double(differ), 0,
+  record(name + ": rows of 2/9/16 (both kernels), 17/40/300, and 1/9/16 in 3 few-row schedules vs alone", double(differ), 0,
          fmt::format("bit for bit ({} outputs)", total));
   record(name + ": one row vs f64", err, type == TensorType::F16 ? 1e-3 : 1e-2, "x rounded to the weight's type");
 }
@@ -2001,7 +2001,7 @@ void bench_det16() {
       const auto w_of = [&](int i) { return ws[size_t(i) % ws.size()].data; };
       std::string variants;  // the few-row kernel's other schedules (same arithmetic)
       if (m < cuda::det16_gemm_min_rows()) {
-        for (const int v : {1, 2, 3, 4}) {
+        for (const int v : {1, 2, 3}) {
           cuda::set_det16_gemv_variant(v);
           const double ms = graph_ms([&](cudaStream_t st, int i) {
             cuda::GemvSegs segs;
@@ -2011,16 +2011,6 @@ void bench_det16() {
           variants += fmt::format(" v{} {:.1f} us", v, ms * 1e3);
         }
         cuda::set_det16_gemv_variant(0);
-        if (m <= 8) {
-        cuda::set_det16_gemv_strided(true);  // 4-byte weight loads instead of 16-byte ones and a transpose
-        const double ms = graph_ms([&](cudaStream_t st, int i) {
-          cuda::GemvSegs segs;
-          segs.add(w_of(i), n, out, nullptr);
-          return cuda::launch_det16_gemv(t, segs, k, x, k, m, n, st);
-        }, 20);
-        cuda::set_det16_gemv_strided(false);
-        variants += fmt::format(" strided {:.1f} us", ms * 1e3);
-        }
       }
       const double det = graph_ms([&](cudaStream_t st, int i) {
         if (m < cuda::det16_gemm_min_rows()) {

@@ -19,7 +19,6 @@ namespace {
 
 int g_gemm_min_rows = 17;
 int g_gemv_variant = 0;
-bool g_gemv_strided = false;  // the few-row kernel's weight loads: 16-byte + transpose (false) or 4-byte
 
 // D = A·B + D, A 16×16 (row: token rows), B 16×8 (col: weight rows), 16-bit inputs, f32 accumulation.
 template <bool kBf16>
@@ -89,42 +88,17 @@ __host__ __device__ inline int part_windows(int64_t k) {
 }
 inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
 
-// Weights are read once: no L1 allocation (as ld_stream), 4 bytes.
-__device__ __forceinline__ uint32_t ld_stream4(const uint8_t* p) {
-  uint32_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
-  return v;
-}
-
 // Lane (g, t)'s pieces (elements 8t..8t+7) of windows w0 .. w0 + U - 1 (those before `we`) of weight
 // rows row0 + g (pa: n-tile 0) and row0 + 8 + g (pb: n-tile 1); zero past k or past the weight's rows.
-// kStrided: words t, t+4, t+8, t+12 of the window instead (the B registers as they are used, four
-// 4-byte loads; zero where past k).
-template <int U, bool kStrided>
+template <int U>
 __device__ __forceinline__ void load_weight_windows(uint4 (&d)[U][2], const uint8_t* pa, const uint8_t* pb, bool ra, bool rb,
                                                     int64_t k, int t, int w0, int we) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    const int64_t kw = int64_t(w0 + u) * 32;
-    if constexpr (kStrided) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const uint8_t* p = r == 0 ? pa : pb;
-        const bool row = r == 0 ? ra : rb;
-        uint32_t v[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int64_t kk = kw + 2 * t + 8 * q;
-          v[q] = w0 + u < we && kk < k && row ? ld_stream4(p + kk * 2) : 0u;
-        }
-        d[u][r] = make_uint4(v[0], v[1], v[2], v[3]);
-      }
-    } else {
-      const int64_t kk = kw + 8 * t;
-      const bool in = w0 + u < we && kk < k;
-      d[u][0] = in && ra ? ld_stream(pa + kk * 2) : make_uint4(0, 0, 0, 0);
-      d[u][1] = in && rb ? ld_stream(pb + kk * 2) : make_uint4(0, 0, 0, 0);
-    }
+    const int64_t kk = int64_t(w0 + u) * 32 + 8 * t;
+    const bool in = w0 + u < we && kk < k;
+    d[u][0] = in && ra ? ld_stream(pa + kk * 2) : make_uint4(0, 0, 0, 0);
+    d[u][1] = in && rb ? ld_stream(pb + kk * 2) : make_uint4(0, 0, 0, 0);
   }
 }
 // Lane (g, t)'s f32 x of windows w0 .. w0 + XU - 1 for token g and, with kHi, token g + 8: pairs at
@@ -162,7 +136,7 @@ struct SegTiles {
 // weights are requested before the dependency wait (weights are no kernel's output). kXAhead: x's
 // values of a group are requested with its weights; otherwise two windows' x at a time, just before
 // their mma.
-template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
+template <bool kBf16, bool kHi, int U, bool kXAhead>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
                                                          const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo,
                                                          int early) {
@@ -192,7 +166,7 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
 
   uint4 wA[U][2], wB[U][2];
   float2 xA[XU][2][4], xB[XU][2][4];
-  const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U, kStrided>(d, pa, pb, ra, rb, k, t, w0, we); };
+  const auto load_w = [&](uint4(&d)[U][2], int w0) { load_weight_windows<U>(d, pa, pb, ra, rb, k, t, w0, we); };
   const auto load_x = [&](float2(&d)[XU][2][4], int w0) { load_x_windows<XU, kHi>(d, x, ldx, rows, k, g, t, w0, we); };
   float acc[2][4];  // n-tile j: weight rows row0 + 8j + 2t (+1) × tokens g (+8)
 #pragma unroll
@@ -203,8 +177,7 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
       if (w0 + h + u >= we) break;
       const uint4 a0 = token_quad<kBf16>(xv[u][0][0], xv[u][1][0], xv[u][0][1], xv[u][1][1]);
       const uint4 a1 = token_quad<kBf16>(xv[u][0][2], xv[u][1][2], xv[u][0][3], xv[u][1][3]);
-      const uint4 b0 = kStrided ? wv[h + u][0] : window_b(wv[h + u][0], t);
-      const uint4 b1 = kStrided ? wv[h + u][1] : window_b(wv[h + u][1], t);
+      const uint4 b0 = window_b(wv[h + u][0], t), b1 = window_b(wv[h + u][1], t);
       mma_half<kBf16>(a0, b0.x, b0.y, acc[0]);
       mma_half<kBf16>(a0, b1.x, b1.y, acc[1]);
       mma_half<kBf16>(a1, b0.z, b0.w, acc[0]);
@@ -246,106 +219,6 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
   __syncthreads();
   // Value i of every lane, folded over the parts in order by warp i (mod the warps).
   const int parts = int(blockDim.x >> 5);
-  for (int i = warp; i < 8; i += parts) {
-    float total = 0.0f;
-    for (int p = 0; p < parts; ++p) total += red[(size_t(p) * 32 + lane) * 8 + i];
-    const int j = i >> 2, c = i & 3;
-    const int64_t row = row0 + 8 * j + 2 * t + (c & 1);
-    const int b = g + (c >= 2 ? 8 : 0);
-    if (row < n && b < rows) out[int64_t(b) * ldo + row] = bias != nullptr ? total + bias[row] : total;
-  }
-}
-
-// The same blocks and arithmetic with each warp's weight windows streamed through a ring of its own
-// in shared memory (cp.async, kRing windows ahead: no registers hold the bytes in flight) and read
-// back by ldmatrix, which returns both halves' B registers of an n8 tile in one instruction (no
-// transpose). A window's 16 rows × 64 bytes: 16-byte piece p of row r at p ^ ((r / 2) % 4), so that
-// the 8 rows a matrix reads fall in 8 bank groups.
-constexpr int kRing = 8;
-
-__device__ __forceinline__ void ldmatrix_x4(uint4& r, unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "r"(addr));
-}
-
-template <bool kBf16, bool kHi>
-__global__ void __launch_bounds__(256) det16_gemv_lds_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
-                                                             const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
-  extern __shared__ __align__(16) uint8_t gsm[];  // [warp][kRing][1 KB] rings, then the fold's [part][lane][8] floats
-  const int tile = int(blockIdx.x);
-  const void* wseg = segs.w[0];
-  float* out = segs.out[0];
-  const float* bias = segs.bias[0];
-  int64_t n = segs.rows[0];
-  int first = 0;
-#pragma unroll
-  for (int i = 1; i < kMaxGemvSegs; ++i) {
-    if (i < segs.count && tile >= tiles.begin[i]) wseg = segs.w[i], out = segs.out[i], bias = segs.bias[i], n = segs.rows[i], first = tiles.begin[i];
-  }
-  const int64_t row0 = int64_t(tile - first) * 16;
-  const int parts = int(blockDim.x >> 5);
-  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2, t = lane & 3;
-  const int nwin = windows_of(k);
-  const int wb = warp * wpp, we = min(wb + wpp, nwin);
-  // Copies: lane copies pieces c = lane and lane + 32 of each window (row c / 4, piece c % 4).
-  const uint8_t* wbase = static_cast<const uint8_t*>(wseg);
-  const int cr0 = lane >> 2, cp = lane & 3;  // rows cr0 and cr0 + 8, piece cp
-  const bool in0 = row0 + cr0 < n, in1 = row0 + cr0 + 8 < n;
-  const uint8_t* src0 = wbase + (in0 ? (row0 + cr0) * k * 2 : 0) + cp * 16;
-  const uint8_t* src1 = wbase + (in1 ? (row0 + cr0 + 8) * k * 2 : 0) + cp * 16;
-  const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(gsm)) + unsigned(warp * kRing * 1024);
-  const unsigned dst0 = unsigned(cr0 * 64 + ((cp ^ ((cr0 >> 1) & 3)) * 16));
-  const unsigned dst1 = unsigned((cr0 + 8) * 64 + ((cp ^ (((cr0 + 8) >> 1) & 3)) * 16));
-  const auto copy = [&](int w) {  // window w into its slot (nothing past we; zeros past k)
-    if (w < we) {
-      const unsigned slot = ring + unsigned((w - wb) % kRing) * 1024;
-      const bool kin = int64_t(w) * 32 + cp * 8 < k;  // the piece's first element
-      const int64_t off = int64_t(w) * 64;              // bytes of the window in a row (src0 / src1 hold the piece's)
-      cp_async16_z(slot + dst0, kin && in0 ? src0 + off : wbase, kin && in0);
-      cp_async16_z(slot + dst1, kin && in1 ? src1 + off : wbase, kin && in1);
-    }
-    cp_async_commit();
-  };
-  // ldmatrix addresses: lane supplies row lane % 8 of matrix lane / 8 (k piece), for n-tiles 0 and 1.
-  const int lr = lane & 7, lm = lane >> 3;
-  const unsigned lda0 = unsigned(lr * 64 + ((lm ^ ((lr >> 1) & 3)) * 16));
-  const unsigned lda1 = unsigned((lr + 8) * 64 + ((lm ^ (((lr + 8) >> 1) & 3)) * 16));
-
-#pragma unroll
-  for (int i = 0; i < kRing - 1; ++i) copy(wb + i);
-  pdl_wait();
-  float acc[2][4];
-#pragma unroll
-  for (int j = 0; j < 2; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  float2 xv[1][2][4];
-  load_x_windows<1, kHi>(xv, x, ldx, rows, k, g, t, wb, we);
-  for (int w = wb; w < we; ++w) {
-    cp_async_wait<kRing - 2>();
-    __syncwarp();  // every lane's copies of window w landed; window w - 1's slot is free (read above)
-    copy(w + kRing - 1);
-    const unsigned slot = ring + unsigned((w - wb) % kRing) * 1024;
-    uint4 b0, b1;
-    ldmatrix_x4(b0, slot + lda0);
-    ldmatrix_x4(b1, slot + lda1);
-    const uint4 a0 = token_quad<kBf16>(xv[0][0][0], xv[0][1][0], xv[0][0][1], xv[0][1][1]);
-    const uint4 a1 = token_quad<kBf16>(xv[0][0][2], xv[0][1][2], xv[0][0][3], xv[0][1][3]);
-    load_x_windows<1, kHi>(xv, x, ldx, rows, k, g, t, w + 1, we);  // the next window's x, ahead
-    mma_half<kBf16>(a0, b0.x, b0.y, acc[0]);
-    mma_half<kBf16>(a0, b1.x, b1.y, acc[1]);
-    mma_half<kBf16>(a1, b0.z, b0.w, acc[0]);
-    mma_half<kBf16>(a1, b1.z, b1.w, acc[1]);
-  }
-  cp_async_wait<0>();
-
-  float* red = reinterpret_cast<float*>(gsm + size_t(parts) * kRing * 1024);
-  float* mine = red + (size_t(warp) * 32 + lane) * 8;
-#pragma unroll
-  for (int j = 0; j < 2; ++j) {
-#pragma unroll
-    for (int c = 0; c < 4; ++c) mine[4 * j + c] = acc[j][c];
-  }
-  __syncthreads();
   for (int i = warp; i < 8; i += parts) {
     float total = 0.0f;
     for (int p = 0; p < parts; ++p) total += red[(size_t(p) * 32 + lane) * 8 + i];
@@ -629,13 +502,14 @@ int pdl_mode() {
   return mode;
 }
 
-template <bool kBf16, bool kHi, int U, bool kXAhead, bool kStrided>
+template <bool kBf16, bool kHi, int U, bool kXAhead>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
-  const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead, kStrided>;
+  const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead>;
   // Launched programmatically in a decode graph (blocks waiting on SMs before the previous kernel
-  // ends), llama3-8b BF16 batch 1 lost 11% (call 8: 138.6 against 156.3 tok/s without PDL), so
-  // edges into it stay full unless VELLUM_CUDA_DET16_PDL=1 (a measurement knob).
+  // ends), llama3-8b BF16 batch 1 lost 9-11% whether the first weights were requested before the
+  // wait or not (calls 9 and 17: 138.6 / 139.0 / 137.3 against 156.3 / 152.7 tok/s with full edges),
+  // so edges into it stay full by default.
   static const bool full = [&] {
     if (pdl_mode() == 0) keep_full_dependency(reinterpret_cast<const void*>(kernel));
     return true;
@@ -650,47 +524,23 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 
 // The schedules of the few-row kernel (the same arithmetic): 1 U = 2 with x requested with the
 // weights (~110 registers), 2 U = 4 likewise (~190), 3 U = 4 (9-16 rows: 2) with x loaded two
-// windows at a time just before use (~125-160), 4 the shared-memory rings (det16_gemv_lds_kernel);
-// 0 by shape: up to 8 rows 2 on launches of few tiles and blocks of <= 4 warps (two blocks still fit
+// windows at a time just before use (~125-160); 0 by shape: up to 8 rows 2 on launches of few tiles and blocks of <= 4 warps (two blocks still fit
 // a multiprocessor), else 1; 9-16 rows 3 for more than 4 parts, else 1 (measured on an H100,
 // docs/cuda.md round 23).
-template <bool kBf16, bool kHi>
-cudaError_t gemv_lds_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
-                        int64_t ldo, cudaStream_t stream) {
-  const auto kernel = det16_gemv_lds_kernel<kBf16, kHi>;
-  static const bool full = [&] {  // as gemv_as
-    if (pdl_mode() == 0) keep_full_dependency(reinterpret_cast<const void*>(kernel));
-    return true;
-  }();
-  (void)full;
-  const int parts = parts_of(k);
-  const size_t smem = size_t(parts) * (kRing * 1024 + 32 * 8 * sizeof(float));
-  if (smem > 48 * 1024) {
-    static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 8 * (kRing * 1024 + 1024));
-    if (attr != cudaSuccess) return attr;
-  }
-  kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(segs, tiles, k, part_windows(k), x, ldx, rows, ldo);
-  return cudaGetLastError();
-}
-
-template <bool kBf16, bool kStrided>
+template <bool kBf16>
 cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
                          int64_t ldo, cudaStream_t stream) {
-  if (g_gemv_variant == 4) {
-    return rows > 8 ? gemv_lds_as<kBf16, true>(segs, tiles, k, x, ldx, rows, ldo, stream)
-                    : gemv_lds_as<kBf16, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
-  }
   if (rows > 8) {  // tokens 8-15 too: x of two tokens a lane
     const int v = g_gemv_variant != 0 ? g_gemv_variant : parts_of(k) > 4 ? 3 : 1;
-    if (v == 3) return gemv_as<kBf16, true, 2, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    if (v == 2) return gemv_as<kBf16, true, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    return gemv_as<kBf16, true, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    if (v == 3) return gemv_as<kBf16, true, 2, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    if (v == 2) return gemv_as<kBf16, true, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    return gemv_as<kBf16, true, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
   }
   const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts_of(k) <= 4 ? 2 : 1;
   switch (v) {
-    case 1: return gemv_as<kBf16, false, 2, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    case 3: return gemv_as<kBf16, false, 4, false, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    default: return gemv_as<kBf16, false, 4, true, kStrided>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 1: return gemv_as<kBf16, false, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 3: return gemv_as<kBf16, false, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    default: return gemv_as<kBf16, false, 4, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
   }
 }
 
@@ -729,7 +579,6 @@ bool det16_supports(TensorType type, int64_t k) {
 int det16_gemm_min_rows() { return g_gemm_min_rows; }
 void set_det16_gemm_min_rows(int rows) { g_gemm_min_rows = std::clamp(rows, 2, 17); }
 void set_det16_gemv_variant(int v) { g_gemv_variant = v; }
-void set_det16_gemv_strided(bool on) { g_gemv_strided = on; }
 
 cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, const float* x, int64_t ldx, int rows,
                               int64_t ldo, cudaStream_t stream) {
@@ -739,12 +588,8 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
   }
   SegTiles tiles{};
   for (int s = 0; s < segs.count; ++s) tiles.begin[s + 1] = tiles.begin[s] + int((segs.rows[s] + 15) / 16);
-  if (g_gemv_strided) {
-    return type == TensorType::BF16 ? gemv_by_rows<true, true>(segs, tiles, k, x, ldx, rows, ldo, stream)
-                                    : gemv_by_rows<false, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
-  }
-  return type == TensorType::BF16 ? gemv_by_rows<true, false>(segs, tiles, k, x, ldx, rows, ldo, stream)
-                                  : gemv_by_rows<false, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  return type == TensorType::BF16 ? gemv_by_rows<true>(segs, tiles, k, x, ldx, rows, ldo, stream)
+                                  : gemv_by_rows<false>(segs, tiles, k, x, ldx, rows, ldo, stream);
 }
 
 size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows) {

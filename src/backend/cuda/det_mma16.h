@@ -43,7 +43,6 @@ int det16_gemm_min_rows();
 void set_det16_gemm_min_rows(int rows);
 // The few-row kernel's schedule (det_mma16.cu; the same arithmetic), a measurement knob.
 void set_det16_gemv_variant(int v);
-void set_det16_gemv_strided(bool on);
 
 // out_s[b·ldo + o] (+ bias_s[o]) for token rows b < rows (1..16) and every segment's rows o; x is f32
 // (token rows ldx floats apart, 16-byte aligned).
