@@ -82,9 +82,20 @@ __device__ __forceinline__ uint4 window_b(uint4 v, int t) {
 // few-row kernel's blocks are one warp a part, and blocks of more than 8 warps at its ~128
 // registers would not fit two to a multiprocessor. Depends on k only.
 __host__ __device__ inline int windows_of(int64_t k) { return int((k + 31) / 32); }
-__host__ __device__ inline int part_windows(int64_t k) {
+// The shortest part (VELLUM_CUDA_DET16_WPP: a measurement knob; it changes the arithmetic, so both
+// kernels read it).
+int min_part_windows() {
+  static const int w = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DET16_WPP");
+    const int v = e == nullptr ? 32 : std::atoi(e);
+    return std::clamp(v + (v & 1), 2, 256);
+  }();
+  return w;
+}
+inline int part_windows(int64_t k) {
   const int need = (windows_of(k) + 7) / 8;
-  return need <= 32 ? 32 : need + (need & 1);
+  const int lo = min_part_windows();
+  return need <= lo ? lo : need + (need & 1);
 }
 inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
 
