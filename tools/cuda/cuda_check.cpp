@@ -385,10 +385,9 @@ void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
 }
 
 // The deterministic mode's batch-1 Q/K/V launch (three segments, one with a bias) against one matmul
-// each, F16/BF16.
-void check_det16_multi(Pair& p, TensorType type) {
+// each, F16/BF16; segments of different part lengths (heights on both sides of 8 192) split the launch.
+void check_det16_multi(Pair& p, TensorType type, const std::vector<int64_t>& ns) {
   const int64_t k = 2048;
-  const std::vector<int64_t> ns = {2048, 512, 520};
   const std::vector<float> xv = randn(size_t(k));
   auto x = p.tensor(xv, 1, k);
   std::vector<HostWeight> hw;
@@ -416,7 +415,8 @@ void check_det16_multi(Pair& p, TensorType type) {
     for (size_t j = 0; j < a.size(); ++j) differ += std::memcmp(&a[j], &b[j], 4) != 0 || !std::isfinite(a[j]);
     total += a.size();
   }
-  record(fmt::format("deterministic matmul_multi {} 2048/512/520x2048 (+bias): one launch vs one matmul each", tensor_type_name(type)),
+  record(fmt::format("deterministic matmul_multi {} {}/{}/{}x2048 (+bias): one launch vs one matmul each", tensor_type_name(type), ns[0], ns[1],
+                     ns[2]),
          double(differ), 0, fmt::format("bit for bit ({} outputs)", total));
 }
 
@@ -426,8 +426,10 @@ void check_det16_all(Pair& p) {
   check_det16(p, TensorType::BF16, 14336, 64);
   check_det16(p, TensorType::F16, 40000, 40);
   check_det16(p, TensorType::BF16, 8, 33);
-  check_det16_multi(p, TensorType::BF16);
-  check_det16_multi(p, TensorType::F16);
+  check_det16(p, TensorType::BF16, 1280, 8200);  // parts of 32 windows (weights of more than 8 192 rows)
+  check_det16_multi(p, TensorType::BF16, {2048, 512, 520});
+  check_det16_multi(p, TensorType::F16, {2048, 512, 520});
+  check_det16_multi(p, TensorType::BF16, {9000, 512, 520});  // two part lengths: a launch each
 }
 
 // The deterministic mode's tensor-core rows (rows_mma, round 22) against its int8 rows GEMV, which

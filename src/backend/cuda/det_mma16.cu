@@ -77,27 +77,20 @@ __device__ __forceinline__ uint4 window_b(uint4 v, int t) {
   return v;
 }
 
-// Windows per K part: 32 (1 024 elements) until k needs more than 8 parts (k > 8 192), then the
-// fewest that keep 8 (even, so that the many-row kernel's 2-window stages end where parts do): the
-// few-row kernel's blocks are one warp a part, and blocks of more than 8 warps at its ~128
-// registers would not fit two to a multiprocessor. Depends on k only.
+// Windows per K part, a function of the weight's shape (never of the token rows): at least 16
+// (512 elements) for weights of up to 8 192 rows, 32 for taller ones (the few-row kernel's chains are
+// shorter where its blocks are few: llama3-8b BF16 4 096 x 4 096 at one row 16.0 -> 14.9 us, 14 336 x
+// 4 096 45.2 -> 47.9, so the taller keep 32; H100, round 23), and the fewest that keep at most 8
+// parts: the few-row kernel's blocks are one warp a part, and blocks of more than 8 warps at its
+// ~120-190 registers would not fit two to a multiprocessor. Even, so that the many-row kernel's
+// 2-window stages end where parts do.
 __host__ __device__ inline int windows_of(int64_t k) { return int((k + 31) / 32); }
-// The shortest part (VELLUM_CUDA_DET16_WPP: a measurement knob; it changes the arithmetic, so both
-// kernels read it).
-int min_part_windows() {
-  static const int w = [] {
-    const char* e = std::getenv("VELLUM_CUDA_DET16_WPP");
-    const int v = e == nullptr ? 32 : std::atoi(e);
-    return std::clamp(v + (v & 1), 2, 256);
-  }();
-  return w;
-}
-inline int part_windows(int64_t k) {
+inline int part_windows(int64_t n, int64_t k) {
   const int need = (windows_of(k) + 7) / 8;
-  const int lo = min_part_windows();
+  const int lo = n <= 8192 ? 16 : 32;
   return need <= lo ? lo : need + (need & 1);
 }
-inline int parts_of(int64_t k) { return (windows_of(k) + part_windows(k) - 1) / part_windows(k); }
+inline int parts_of(int64_t n, int64_t k) { return (windows_of(k) + part_windows(n, k) - 1) / part_windows(n, k); }
 
 // Lane (g, t)'s pieces (elements 8t..8t+7) of windows w0 .. w0 + U - 1 (those before `we`) of weight
 // rows row0 + g (pa: n-tile 0) and row0 + 8 + g (pb: n-tile 1); zero past k or past the weight's rows.
@@ -499,7 +492,7 @@ int64_t gemm_tiles(int64_t n, int rows) {
   const int bn = gemm_wide(rows) ? GemmTile<2, 128>::kBN : GemmTile<1, 64>::kBN;
   return ((n + bn - 1) / bn) * ((rows + bt - 1) / bt);
 }
-bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
+bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(n, k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
 // Edges into the few-row kernel in a decode graph: 0 full (default), 1 programmatic with the first
@@ -514,7 +507,7 @@ int pdl_mode() {
 }
 
 template <bool kBf16, bool kHi, int U, bool kXAhead>
-cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
+cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, int wpp, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
   const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead>;
   // Launched programmatically in a decode graph (blocks waiting on SMs before the previous kernel
@@ -526,10 +519,10 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
     return true;
   }();
   (void)full;
-  const int parts = parts_of(k);
+  const int parts = (windows_of(k) + wpp - 1) / wpp;
   const size_t smem = size_t(parts) * 32 * 8 * sizeof(float);
   kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
-      segs, tiles, k, part_windows(k), x, ldx, rows, ldo, pdl_mode() != 2);
+      segs, tiles, k, wpp, x, ldx, rows, ldo, pdl_mode() != 2);
   return cudaGetLastError();
 }
 
@@ -539,19 +532,20 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, cons
 // a multiprocessor), else 1; 9-16 rows 3 for more than 4 parts, else 1 (measured on an H100,
 // docs/cuda.md round 23).
 template <bool kBf16>
-cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, const float* x, int64_t ldx, int rows,
-                         int64_t ldo, cudaStream_t stream) {
+cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k, int wpp, const float* x, int64_t ldx,
+                         int rows, int64_t ldo, cudaStream_t stream) {
+  const int parts = (windows_of(k) + wpp - 1) / wpp;
   if (rows > 8) {  // tokens 8-15 too: x of two tokens a lane
-    const int v = g_gemv_variant != 0 ? g_gemv_variant : parts_of(k) > 4 ? 3 : 1;
-    if (v == 3) return gemv_as<kBf16, true, 2, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    if (v == 2) return gemv_as<kBf16, true, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    return gemv_as<kBf16, true, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    const int v = g_gemv_variant != 0 ? g_gemv_variant : parts > 4 ? 3 : 1;
+    if (v == 3) return gemv_as<kBf16, true, 2, false>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
+    if (v == 2) return gemv_as<kBf16, true, 4, false>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
+    return gemv_as<kBf16, true, 2, true>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
   }
-  const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts_of(k) <= 4 ? 2 : 1;
+  const int v = g_gemv_variant != 0 ? g_gemv_variant : tiles.begin[segs.count] <= 512 && parts <= 4 ? 2 : 1;
   switch (v) {
-    case 1: return gemv_as<kBf16, false, 2, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    case 3: return gemv_as<kBf16, false, 4, false>(segs, tiles, k, x, ldx, rows, ldo, stream);
-    default: return gemv_as<kBf16, false, 4, true>(segs, tiles, k, x, ldx, rows, ldo, stream);
+    case 1: return gemv_as<kBf16, false, 2, true>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
+    case 3: return gemv_as<kBf16, false, 4, false>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
+    default: return gemv_as<kBf16, false, 4, true>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
   }
 }
 
@@ -565,10 +559,10 @@ cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t
   const int64_t pieces = int64_t(pair_bytes(k, rows) / 16);
   det16_pair_x_kernel<<<unsigned((pieces + 255) / 256), 256, 0, stream>>>(x, ldx, rows, k, windows_of(k), pieces,
                                                                          static_cast<uint4*>(xpair), kBf16);
-  const int parts = ws != nullptr ? parts_of(k) : 1;
+  const int parts = ws != nullptr ? parts_of(n, k) : 1;
   const dim3 grid(unsigned((rows + T::kBT - 1) / T::kBT), unsigned((n + T::kBN - 1) / T::kBN), unsigned(parts));
   kernel<<<grid, 256, T::kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows, out,
-                                          ldo, bias, part_windows(k), ws);
+                                          ldo, bias, part_windows(n, k), ws);
   if (ws == nullptr) return cudaGetLastError();
   const int64_t plane = int64_t(rows) * n;
   det16_fold_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, parts, n, rows, out, ldo, bias);
@@ -597,14 +591,25 @@ cudaError_t launch_det16_gemv(TensorType type, const GemvSegs& segs, int64_t k, 
       reinterpret_cast<uintptr_t>(x) % 16 != 0) {
     return cudaErrorInvalidValue;
   }
+  // One launch takes segments of one part length (Q, K and V share theirs); others go one by one.
+  const int wpp = part_windows(segs.rows[0], k);
+  for (int i = 1; i < segs.count; ++i) {
+    if (part_windows(segs.rows[i], k) == wpp) continue;
+    for (int j = 0; j < segs.count; ++j) {
+      GemvSegs one;
+      one.add(segs.w[j], segs.rows[j], segs.out[j], segs.bias[j]);
+      if (const cudaError_t rc = launch_det16_gemv(type, one, k, x, ldx, rows, ldo, stream); rc != cudaSuccess) return rc;
+    }
+    return cudaSuccess;
+  }
   SegTiles tiles{};
   for (int s = 0; s < segs.count; ++s) tiles.begin[s + 1] = tiles.begin[s] + int((segs.rows[s] + 15) / 16);
-  return type == TensorType::BF16 ? gemv_by_rows<true>(segs, tiles, k, x, ldx, rows, ldo, stream)
-                                  : gemv_by_rows<false>(segs, tiles, k, x, ldx, rows, ldo, stream);
+  return type == TensorType::BF16 ? gemv_by_rows<true>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream)
+                                  : gemv_by_rows<false>(segs, tiles, k, wpp, x, ldx, rows, ldo, stream);
 }
 
 size_t det16_gemm_ws_floats(int64_t n, int64_t k, int rows) {
-  return gemm_split(n, k, rows) ? size_t(parts_of(k)) * size_t(rows) * size_t(n) : 0;
+  return gemm_split(n, k, rows) ? size_t(parts_of(n, k)) * size_t(rows) * size_t(n) : 0;
 }
 size_t det16_gemm_x_bytes(int64_t k, int rows) { return pair_bytes(k, rows); }
 

@@ -6,7 +6,7 @@
 //
 // Here both ends take one arithmetic on bf16/f16 `mma.sync` (m16n8k16, f32 accumulation; A = 16
 // token rows, B = 8 weight rows): x is rounded to the weight's 16-bit type (round to nearest), and
-// every output (token row b, weight row o) is, for K parts p of a length fixed by k alone,
+// every output (token row b, weight row o) is, for K parts p of a length fixed by the weight's shape,
 // part_p = a chain of mma over p's 32-element windows in order (the window's two k16 halves in a
 // fixed order, from +0), then total = ((0 + part_0) + part_1) + ..., then + bias[o]. An mma's C
 // element depends only on its own A row, B column and C input, so the chain gives the same bits
