@@ -341,40 +341,32 @@ void check_det16(Pair& p, TensorType type, int64_t k, int64_t n) {
     if (r < 8) err = std::max(err, rel_err(alone.back(), ref_matmul(xr, hw, n, k, &bias_v)));
   }
   size_t differ = 0, total = 0;
+  // The first m rows in one matmul, each output against its row alone (poisoned outputs count too).
+  const auto run = [&](int64_t m) {
+    auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
+    auto out = p.output(m, n);
+    p.gpu.matmul(w.g, x.g, out.g, &bias.g);
+    const std::vector<float> a = p.get_gpu(out.g);
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t o = 0; o < n; ++o) {
+        const float v = a[size_t(r * n + o)];
+        differ += std::memcmp(&v, &alone[size_t(r)][size_t(o)], 4) != 0 || !std::isfinite(v);
+      }
+    }
+    total += a.size();
+  };
   for (const int64_t m : counts) {
-    for (const int min_rows : {17, 2}) {
+    for (const int min_rows : {17, 2}) {  // the few-row kernel (up to 16 rows), then the many-row one
       if (min_rows == 17 && m > 16) continue;
       cuda::set_det16_gemm_min_rows(min_rows);
-      auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
-      auto out = p.output(m, n);
-      p.gpu.matmul(w.g, x.g, out.g, &bias.g);
-      const std::vector<float> a = p.get_gpu(out.g);
-      for (int64_t r = 0; r < m; ++r) {
-        for (int64_t o = 0; o < n; ++o) {
-          const float v = a[size_t(r * n + o)];
-          differ += std::memcmp(&v, &alone[size_t(r)][size_t(o)], 4) != 0 || !std::isfinite(v);
-        }
-      }
-      total += a.size();
+      run(m);
     }
   }
   cuda::set_det16_gemm_min_rows(17);
   // The few-row kernel's other schedules (the same arithmetic) at 1, 9 and 16 rows.
   for (const int v : {1, 2, 3}) {
     cuda::set_det16_gemv_variant(v);
-    for (const int64_t m : {1, 9, 16}) {
-      auto x = p.tensor(std::vector<float>(xv.begin(), xv.begin() + m * k), m, k);
-      auto out = p.output(m, n);
-      p.gpu.matmul(w.g, x.g, out.g, &bias.g);
-      const std::vector<float> a = p.get_gpu(out.g);
-      for (int64_t r = 0; r < m; ++r) {
-        for (int64_t o = 0; o < n; ++o) {
-          const float val = a[size_t(r * n + o)];
-          differ += std::memcmp(&val, &alone[size_t(r)][size_t(o)], 4) != 0 || !std::isfinite(val);
-        }
-      }
-      total += a.size();
-    }
+    for (const int64_t m : {1, 9, 16}) run(m);
   }
   cuda::set_det16_gemv_variant(0);
   p.gpu.set_deterministic(false);
