@@ -136,10 +136,10 @@ struct SegTiles {
 // Block = one 16-row tile of one segment (two n8 tiles of weight rows); warp p computes K part p of
 // those rows × 16 token rows (one m16 tile; tokens past `rows` are zero, and tokens 8-15 are not
 // even loaded without kHi), the block folds the parts in order. Each warp streams its weight
-// windows U at a time, one group in flight while the previous one is multiplied; the first group's
-// weights are requested before the dependency wait (weights are no kernel's output). kXAhead: x's
-// values of a group are requested with its weights; otherwise two windows' x at a time, just before
-// their mma.
+// windows U at a time, one group in flight while the previous one is multiplied; with `early`, the
+// first group's weights are requested before the dependency wait (weights are no kernel's output).
+// kXAhead: x's values of a group are requested with its weights; otherwise two windows' x at a
+// time, just before their mma.
 template <bool kBf16, bool kHi, int U, bool kXAhead>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
                                                          const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo,

@@ -4,27 +4,29 @@
 // batch-1 kernel's arithmetic, so that a row's bits do not depend on its batch): ~12 TFLOP/s, so
 // BF16 llama3-8b stayed at ~790 tok/s from 32 sequences on and prefilled 40x slower than the default.
 //
-// Here both ends take one arithmetic on bf16/f16 `mma.sync` (m16n8k16, f32 accumulation; A = 16
-// token rows, B = 8 weight rows): x is rounded to the weight's 16-bit type (round to nearest), and
+// Here both ends take one arithmetic on bf16/f16 tensor cores (k16 steps, f32 accumulation; A = token
+// rows, B = weight rows): x is rounded to the weight's 16-bit type (round to nearest), and
 // every output (token row b, weight row o) is, for K parts p of a length fixed by the weight's shape,
 // part_p = a chain of mma over p's 32-element windows in order (the window's two k16 halves in a
 // fixed order, from +0), then total = ((0 + part_0) + part_1) + ..., then + bias[o]. An mma's C
 // element depends only on its own A row, B column and C input, so the chain gives the same bits
 // whatever the other token rows of the tile hold; the batch-1 launch (one token row, the others
-// zero) and the many-row launch differ only in how they schedule the chains. Window layout: lane
-// (g, t) takes elements 8t..8t+7 of weight row g and of token rows g and g + 8; elements 0-1 and 2-3
-// go to the first k16 mma (slots 2t, 2t+1 and 2t+8, 2t+9), 4-5 and 6-7 to the second, in A and B
-// alike, so that a weight row's 16-byte piece is both halves' B registers as loaded.
+// zero) and the many-row launch differ only in how they schedule the chains. A window's k16 step h
+// takes its elements 16h..16h+15 in slot order, as wgmma reads them from shared memory (lane (g, t)
+// of an mma.sync holds elements 16h + 2t, +1 and 16h + 2t + 8, +9). Round 23's probe found wgmma's
+// and mma.sync's chains bit for bit equal on the same slots (tools/cuda/wgmma_probe.cu).
 //
-// Two schedules:
-// - rows <= det16_gemm_min_rows() - 1 (default 16): one block per 16 weight rows, one warp per K
-//   part, x read as f32 and rounded in the kernel; the parts are folded in shared memory. Takes
-//   up to kMaxGemvSegs weights that read the same x (Q, K and V) in one launch.
-// - more rows: 128 (or 64) weight rows x 64 token rows a block. x is first rounded into a paired
-//   layout (each lane's A quad is one 16-byte load), then both operands go through a 3-stage
-//   cp.async ring; each warp runs its outputs' parts one after the other and folds them as it goes,
-//   or, when the tiles are too few to fill the GPU, one block per part stores its sums and a third
-//   kernel folds them in order.
+// Two kernels:
+// - rows <= det16_gemm_min_rows() - 1 (default 16): mma.sync, one block per 16 weight rows, one warp
+//   per K part; 16-byte weight loads transposed among a quad's lanes into B registers, x read as f32
+//   and rounded in registers; the parts are folded in shared memory. Takes up to kMaxGemvSegs
+//   weights that read the same x (Q, K and V) in one launch.
+// - more rows: wgmma, 128 weight rows × 64 (up to 64 rows) or 128 token rows a block. x is first
+//   rounded into a paired layout (each lane's A quad is one 16-byte load); weight stages (128-byte
+//   swizzle) and quads go through a 4-deep cp.async ring, one stage of wgmma in flight; each
+//   warpgroup runs its outputs' parts one after the other and folds them as it goes, or, when the
+//   tiles would fill less than half the GPU, one block per part stores its sums and a third kernel
+//   folds them in order.
 
 #include <cstdint>
 
