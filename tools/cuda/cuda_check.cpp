@@ -315,7 +315,7 @@ std::vector<double> ref_matmul(const std::vector<float>& x, const HostWeight& w,
 // The deterministic mode's F16/BF16 kernels (det_mma16.h, round 23). Every row of an M-row matmul
 // (+ bias) against the same row alone (the batch-1 launch), memcmp on every output (outputs start
 // as NaN), through both schedules where both take the row count (2-16 rows: the K-part warps and the
-// tile ring); widths that end in a short window (1 000), parts of 56 windows (14 336) and of 160
+// tile ring); widths that end in a short window (1 000), parts of 56 windows (14 336) and of 158
 // (40 000: 8 parts, the last shorter); heights that are not a multiple of a tile. The alone rows
 // against f64 within the bound of x rounded to the weight's type (F16 1e-3, BF16 1e-2, the bounds of
 // the default mode's GEMMs).

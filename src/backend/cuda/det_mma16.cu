@@ -82,13 +82,13 @@ __device__ __forceinline__ uint4 window_b(uint4 v, int t) {
 // shorter where its blocks are few: llama3-8b BF16 4 096 x 4 096 at one row 16.0 -> 14.9 us, 14 336 x
 // 4 096 45.2 -> 47.9, so the taller keep 32; H100, round 23), and the fewest that keep at most 8
 // parts: the few-row kernel's blocks are one warp a part, and blocks of more than 8 warps at its
-// ~120-190 registers would not fit two to a multiprocessor. A multiple of 4, so that the many-row
-// kernel's stages (2 or 4 windows) end where parts do.
+// ~120-190 registers would not fit two to a multiprocessor. Even, so that the many-row kernel's
+// 2-window stages end where parts do.
 __host__ __device__ inline int windows_of(int64_t k) { return int((k + 31) / 32); }
 inline int part_windows(int64_t n, int64_t k) {
   const int need = (windows_of(k) + 7) / 8;
   const int lo = n <= 8192 ? 16 : 32;
-  return need <= lo ? lo : (need + 3) / 4 * 4;
+  return need <= lo ? lo : need + (need & 1);
 }
 inline int parts_of(int64_t n, int64_t k) { return (windows_of(k) + part_windows(n, k) - 1) / part_windows(n, k); }
 
@@ -235,17 +235,17 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
 
 // ---- many token rows: warpgroup MMA through a cp.async ring ----------------------------------------
 
+constexpr int kStages = 4;
 constexpr int kGroupWindowBytes = 1024;  // 16 tokens × one window in the paired layout
 
 // A many-row tile: TW warpgroups over the token rows (64 each) × NW over the weight rows (N each),
-// 256 threads. A stage: SW windows of the block's weight rows (128-byte swizzled atoms of 2 windows:
-// [atom][row][128 bytes]) and of its tokens' paired quads; kStages of them in the ring.
-template <int TW, int N, int SW>
+// 256 threads. A stage: 2 windows of the block's weight rows (128 bytes each, 128-byte swizzled) and
+// of its tokens' paired quads.
+template <int TW, int N>
 struct GemmTile {
   static constexpr int kNW = 2 / TW, kBT = 64 * TW, kBN = N * kNW;
-  static constexpr int kWStageBytes = kBN * 64 * SW, kXStageBytes = (kBT / 16) * SW * kGroupWindowBytes;
+  static constexpr int kWStageBytes = kBN * 128, kXStageBytes = (kBT / 16) * 2 * kGroupWindowBytes;
   static constexpr int kStageBytes = kWStageBytes + kXStageBytes;
-  static constexpr int kStages = kStageBytes > 40 * 1024 ? 3 : 4;
   static constexpr int kSmem = kStages * kStageBytes + 1024;  // + alignment of the ring to 1 024 bytes
 };
 
@@ -328,10 +328,9 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 8][4], const uint4& a, u
 #undef VELLUM_D4
 
 // Keeps the A registers' definitions before the next wgmma_fence (wgmma.cuh's, for uint4 quads).
-template <int Q>
-__device__ __forceinline__ void fence_quads(uint4 (&a)[Q]) {
+__device__ __forceinline__ void fence_quads(uint4 (&a)[4]) {
 #pragma unroll
-  for (int s = 0; s < Q; ++s) asm volatile("" : "+r"(a[s].x), "+r"(a[s].y), "+r"(a[s].z), "+r"(a[s].w)::"memory");
+  for (int s = 0; s < 4; ++s) asm volatile("" : "+r"(a[s].x), "+r"(a[s].y), "+r"(a[s].z), "+r"(a[s].w)::"memory");
 }
 
 // Block = GemmTile's tokens × weight rows, warp w of a warpgroup taking token group w of the
@@ -340,15 +339,13 @@ __device__ __forceinline__ void fence_quads(uint4 (&a)[Q]) {
 // while the next stage lands, and at a part's end waits and folds the part into the total: every
 // element's chain is the few-row kernel's. Split launches (ws != nullptr): block z computes part z
 // only and stores that part's sums to ws[z][b][o] (n apart); det16_fold_kernel folds them in order.
-template <bool kBf16, int TW, int N, int SW>
+template <bool kBf16, int TW, int N>
 __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restrict__ w, int64_t n, int64_t k,
                                                        const uint8_t* __restrict__ xp, int rows, float* out, int64_t ldo,
                                                        const float* bias, int wpp, float* ws) {
-  using T = GemmTile<TW, N, SW>;
+  using T = GemmTile<TW, N>;
   constexpr int kBT = T::kBT, kBN = T::kBN, kWStageBytes = T::kWStageBytes, kStageBytes = T::kStageBytes;
-  constexpr int kStages = T::kStages;
-  constexpr int kCols = SW * 4, kRowStep = 256 / kCols;  // 16-byte columns of a row a stage; rows a copy round
-  constexpr int kWp = kBN / kRowStep, kXp = T::kXStageBytes / 16 / 256;  // 16-byte copies a thread a stage
+  constexpr int kWp = kBN / 32, kXp = T::kXStageBytes / 16 / 256;  // 16-byte copies a thread a stage
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   const int64_t r0 = int64_t(blockIdx.y) * kBN;
@@ -361,33 +358,32 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
   // The windows this block walks: all, or part blockIdx.z's.
   const int wfirst = ws != nullptr ? int(blockIdx.z) * wpp : 0;
   const int wend = ws != nullptr ? min(wfirst + wpp, nwin) : nwin;
-  const int st0 = wfirst / SW, nst = (wend + SW - 1) / SW;
+  const int st0 = wfirst / 2, nst = (wend + 1) / 2;
 
-  // Weights: each thread copies 16-byte column pc = tid % kCols of rows tid / kCols + kRowStep·i
-  // (i < kWp), into atom pc / 8 at chunk (pc % 8) ^ (row % 8) (the swizzle); paired x: 16-byte
-  // pieces tid + 256j (j < kXp) of the stage's (group, window, half, lane). Rows past n, groups past
-  // the last and windows past k are zero.
-  const int pr = tid / kCols, pc = tid % kCols;
+  // Weights: each thread copies 16-byte chunk pc = tid % 8 of rows tid / 8 + 32i (i < kWp), to chunk
+  // pc ^ (row % 8) (the swizzle); paired x: 16-byte pieces tid + 256j (j < kXp) of the stage's
+  // (group, window, half, lane). Rows past n, groups past the last and windows past k are zero.
+  const int pr = tid >> 3, pc = tid & 7;
   const uint8_t* wsrc = w + (r0 + pr) * k * 2 + pc * 16;
-  const int64_t wstep = int64_t(kRowStep) * k * 2;
-  const unsigned wdst = unsigned((pc >> 3) * kBN * 128 + pr * 128 + (((pc & 7) ^ (pr & 7)) * 16));  // rows pr + kRowStep·i keep pr % 8
+  const int64_t wstep = int64_t(32) * k * 2;
+  const unsigned wdst = unsigned(pr * 128 + ((pc ^ (pr & 7)) * 16));  // rows pr + 32i keep pr % 8
   unsigned w_in = 0;
 #pragma unroll
-  for (int i = 0; i < kWp; ++i) w_in |= unsigned(r0 + pr + kRowStep * i < n) << i;
+  for (int i = 0; i < kWp; ++i) w_in |= unsigned(r0 + pr + 32 * i < n) << i;
   const auto load = [&](int slot, int st) {
     const unsigned base = sbase + unsigned(slot * kStageBytes);
-    const int64_t kk = int64_t(st) * (32 * SW);
+    const int64_t kk = int64_t(st) * 64;
     const bool col_in = kk + pc * 8 < k;
 #pragma unroll
     for (int i = 0; i < kWp; ++i) {
       const bool in = col_in && (w_in >> i & 1);
-      cp_async16_z(base + wdst + unsigned(i * kRowStep * 128), in ? wsrc + i * wstep + kk * 2 : w, in);
+      cp_async16_z(base + wdst + unsigned(i * 32 * 128), in ? wsrc + i * wstep + kk * 2 : w, in);
     }
 #pragma unroll
     for (int j = 0; j < kXp; ++j) {
-      const int q = tid + j * 256;                                          // piece of the stage's x
-      const int xg = q / (64 * SW), win = (q >> 6) % SW, rest = q & 63;  // 64 pieces a (group, window)
-      const int gg = b0 / 16 + xg, wi = st * SW + win;
+      const int q = tid + j * 256;                                 // piece of the stage's x
+      const int xg = q >> 7, win = (q >> 6) & 1, rest = q & 63;  // 64 pieces a (group, window)
+      const int gg = b0 / 16 + xg, wi = st * 2 + win;
       const bool in = gg < groups && wi < nwin;
       const uint8_t* src = xp + ((int64_t(gg) * nwin + wi) * kGroupWindowBytes + rest * 16);
       cp_async16_z(base + unsigned(kWStageBytes + q * 16), in ? src : xp, in);
@@ -404,12 +400,11 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
 
   // Stage st: its copies landed (each thread's, then the barrier); the slot of stage st - 2, whose
   // wgmma every warpgroup has waited for, is refilled; the warp's token quads are loaded into a
-  // (two register sets alternate: a stage's wgmma read them until they complete); its 2·SW k16
-  // steps (fewer in a last short stage) are issued and the previous stage's are waited for, or all
-  // of them at a part's end, which folds.
+  // (two register sets alternate: a stage's wgmma read them until they complete); its 2-4 k16 steps
+  // are issued and the previous stage's are waited for, or all of them at a part's end, which folds.
   pdl_wait();
   int left = wpp - wfirst % wpp;  // windows before the current part ends
-  const auto stage_step = [&](int st, uint4(&a)[2 * SW]) {
+  const auto stage_step = [&](int st, uint4(&a)[4]) {
     cp_async_wait<kStages - 3>();
     fence_proxy_async();
     __syncthreads();
@@ -417,27 +412,23 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
     if (next < nst) load((next - st0) % kStages, next);
     cp_async_commit();
     const uint8_t* stage = smem + ((st - st0) % kStages) * kStageBytes;
-    const uint8_t* xs = stage + kWStageBytes + grp * SW * kGroupWindowBytes + lane * 16;
-    const int wins = min(SW, wend - st * SW);  // windows of this stage
+    const uint8_t* xs = stage + kWStageBytes + grp * 2 * kGroupWindowBytes + lane * 16;
+    const bool four = wend - st * 2 >= 2;  // else a last odd window: 2 k16 steps
 #pragma unroll
-    for (int s = 0; s < 2 * SW; ++s) a[s] = *reinterpret_cast<const uint4*>(xs + (s >> 1) * kGroupWindowBytes + (s & 1) * 512);
+    for (int s = 0; s < 4; ++s) a[s] = *reinterpret_cast<const uint4*>(xs + (s >> 1) * kGroupWindowBytes + (s & 1) * 512);
     const uint8_t* wb = stage + nw * N * 128;
     fence_quads(a);
     wgmma_fence();
     // A part's first step overwrites the part (the previous one was folded): no register writes
-    // between the wgmma of consecutive stages, which would make ptxas wait for them. Step s reads
-    // atom s / 4 at 32 bytes a step.
-#pragma unroll
-    for (int w2 = 0; w2 < SW; ++w2) {
-      if (w2 > 0 && w2 >= wins) break;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int s = 2 * w2 + h;
-        wgmma_rs<kBf16, N>(part, a[s], smem_desc_sw128(wb + (s >> 2) * kBN * 128 + (s & 3) * 32), s == 0 && left == wpp ? 0 : 1);
-      }
+    // between the wgmma of consecutive stages, which would make ptxas wait for them.
+    wgmma_rs<kBf16, N>(part, a[0], smem_desc_sw128(wb), left == wpp ? 0 : 1);
+    wgmma_rs<kBf16, N>(part, a[1], smem_desc_sw128(wb + 32), 1);
+    if (four) {
+      wgmma_rs<kBf16, N>(part, a[2], smem_desc_sw128(wb + 64), 1);
+      wgmma_rs<kBf16, N>(part, a[3], smem_desc_sw128(wb + 96), 1);
     }
     wgmma_commit();
-    left -= SW;
+    left -= 2;
     if (left == 0 || st + 1 == nst) {
       wgmma_wait<0>();
       wgmma_fence_operands(part);
@@ -457,7 +448,7 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
     if (st0 + s < nst) load(s, st0 + s);
     cp_async_commit();
   }
-  uint4 qa[2 * SW], qb[2 * SW];
+  uint4 qa[4], qb[4];
   for (int st = st0; st < nst; st += 2) {
     stage_step(st, qa);
     if (st + 1 < nst) stage_step(st + 1, qb);
@@ -497,7 +488,8 @@ __global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64
 // weights).
 bool gemm_wide(int rows) { return rows > 64; }
 int64_t gemm_tiles(int64_t n, int rows) {
-  const int bt = gemm_wide(rows) ? 128 : 64, bn = 128;
+  const int bt = gemm_wide(rows) ? GemmTile<2, 128>::kBT : GemmTile<1, 64>::kBT;
+  const int bn = gemm_wide(rows) ? GemmTile<2, 128>::kBN : GemmTile<1, 64>::kBN;
   return ((n + bn - 1) / bn) * ((rows + bt - 1) / bt);
 }
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(n, k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
@@ -557,11 +549,11 @@ cudaError_t gemv_by_rows(const GemvSegs& segs, const SegTiles& tiles, int64_t k,
   }
 }
 
-template <bool kBf16, int TW, int N, int SW>
+template <bool kBf16, int TW, int N>
 cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows, float* out, int64_t ldo,
                     const float* bias, void* xpair, float* ws, cudaStream_t stream) {
-  using T = GemmTile<TW, N, SW>;
-  const auto kernel = det16_gemm_kernel<kBf16, TW, N, SW>;
+  using T = GemmTile<TW, N>;
+  const auto kernel = det16_gemm_kernel<kBf16, TW, N>;
   static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem);
   if (attr != cudaSuccess) return attr;
   const int64_t pieces = int64_t(pair_bytes(k, rows) / 16);
@@ -576,25 +568,11 @@ cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t
   det16_fold_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, parts, n, rows, out, ldo, bias);
   return cudaGetLastError();
 }
-// Windows a stage of 128-token tiles (VELLUM_CUDA_DET16_SW=2: 2 instead of 4, a measurement knob;
-// the same arithmetic).
-int stage_windows() {
-  static const int sw = [] {
-    const char* e = std::getenv("VELLUM_CUDA_DET16_SW");
-    return e != nullptr && std::atoi(e) == 2 ? 2 : 4;
-  }();
-  return sw;
-}
 template <bool kBf16>
 cudaError_t gemm_by_rows(const void* w, int64_t n, int64_t k, const float* x, int64_t ldx, int rows, float* out, int64_t ldo,
                          const float* bias, void* xpair, float* ws, cudaStream_t stream) {
-  if (stage_windows() == 2) {
-    return gemm_wide(rows) ? gemm_as<kBf16, 2, 128, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream)
-                           : gemm_as<kBf16, 1, 64, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream);
-  }
-  // 64-token tiles keep 2-window stages: with 4 they would need ~155 registers, one block an SM.
-  return gemm_wide(rows) ? gemm_as<kBf16, 2, 128, 4>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream)
-                         : gemm_as<kBf16, 1, 64, 2>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream);
+  return gemm_wide(rows) ? gemm_as<kBf16, 2, 128>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream)
+                         : gemm_as<kBf16, 1, 64>(w, n, k, x, ldx, rows, out, ldo, bias, xpair, ws, stream);
 }
 
 }  // namespace
