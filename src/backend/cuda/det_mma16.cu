@@ -495,13 +495,13 @@ int64_t gemm_tiles(int64_t n, int rows) {
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(n, k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
-// Edges into the few-row kernel in a decode graph: 0 full (default), 1 programmatic with the first
-// weights requested before the dependency wait, 2 programmatic with every load after it
-// (VELLUM_CUDA_DET16_PDL, a measurement knob).
+// Edges into the few-row kernel in a decode graph: 0 programmatic but after attention kernels
+// (default), 1 programmatic with the first weights requested before the dependency wait, 2 the same
+// with every load after it, 3 full (VELLUM_CUDA_DET16_PDL, a measurement knob).
 int pdl_mode() {
   static const int mode = [] {
     const char* e = std::getenv("VELLUM_CUDA_DET16_PDL");
-    return e == nullptr ? 0 : std::clamp(std::atoi(e), 0, 2);
+    return e == nullptr ? 0 : std::clamp(std::atoi(e), 0, 3);
   }();
   return mode;
 }
@@ -510,19 +510,21 @@ template <bool kBf16, bool kHi, int U, bool kXAhead>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, int wpp, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
   const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead>;
-  // Launched programmatically in a decode graph (blocks waiting on SMs before the previous kernel
-  // ends), llama3-8b BF16 batch 1 lost 9-11% whether the first weights were requested before the
-  // wait or not (calls 9 and 17: 138.6 / 139.0 / 137.3 against 156.3 / 152.7 tok/s with full edges),
-  // so edges into it stay full by default.
-  static const bool full = [&] {
-    if (pdl_mode() == 0) keep_full_dependency(reinterpret_cast<const void*>(kernel));
+  // Launched programmatically in a decode graph (blocks resident before the previous kernel ends),
+  // llama3-8b BF16 batch 1 lost 9-11% against full edges (calls 9 and 17), and won 3% with the
+  // attention skipped (call 25: 167.6 against 163.1 tok/s; with the norms or RoPE skipped it still
+  // lost): edges from attention kernels stay full, the others are programmatic.
+  static const bool edges = [&] {
+    const int mode = pdl_mode();
+    if (mode == 3) keep_full_dependency(reinterpret_cast<const void*>(kernel));
+    if (mode == 0) keep_full_dependency_after(reinterpret_cast<const void*>(kernel), "attn");
     return true;
   }();
-  (void)full;
+  (void)edges;
   const int parts = (windows_of(k) + wpp - 1) / wpp;
   const size_t smem = size_t(parts) * 32 * 8 * sizeof(float);
   kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
-      segs, tiles, k, wpp, x, ldx, rows, ldo, pdl_mode() != 2);
+      segs, tiles, k, wpp, x, ldx, rows, ldo, pdl_mode() != 2 && pdl_mode() != 3);
   return cudaGetLastError();
 }
 
