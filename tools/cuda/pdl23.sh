@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Round 23: the deterministic mode's batch 1 and one sequence at 1k / 8k context (llama3-8b BF16), the few-row
-# det16 kernel by VELLUM_CUDA_DET16_PDL (0: programmatic edges but after attention, the default since call 26; 1: all
-# programmatic; 2: all programmatic, loads after the wait; 3: full edges, the default until call 26), alternating;
-# ABLATES: VELLUM_CUDA_ABLATE values (15: the GEMVs only).
+# Round 23 (ran against this round's intermediate binaries, which read VELLUM_CUDA_DET16_PDL; main has no such
+# knob since: its det16 GEMV keeps full graph edges): the deterministic batch 1 and one sequence at 1k / 8k / 32k,
+# llama3-8b BF16, by VELLUM_CUDA_DET16_PDL (calls 9, 17, 23, 25: 0 full, 1 programmatic, 2 programmatic with late
+# loads; call 26: 0 programmatic but after attention, 3 full), alternating; ABLATES: VELLUM_CUDA_ABLATE values.
 D=$(cd "$(dirname "$0")" && pwd); export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 V=$D/vellum; C=$D/vellum_cuda_check

@@ -7,7 +7,6 @@
 #include <exception>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "backend/cuda/cuda_util.h"
@@ -17,7 +16,6 @@ namespace vellum::cuda {
 namespace {
 std::mutex g_full_mu;
 std::unordered_set<const void*> g_full;  // keep_full_dependency
-std::unordered_map<const void*, std::string> g_full_after;  // keep_full_dependency_after
 // VELLUM_CUDA_PDL=2 (measurement): programmatic edges into those kernels too.
 const bool g_pdl_into_persistent = [] {
   const char* e = std::getenv("VELLUM_CUDA_PDL");
@@ -32,38 +30,15 @@ bool is_kernel(cudaGraphNode_t node) {
 // This backend's kernels (namespace vellum::cuda) all call pdl_wait() first (pdl.cuh); cuBLAS's do
 // not, so an edge into one of them stays a full dependency, as does one into a kernel registered
 // with keep_full_dependency.
-// A kernel node's function and name (nullptr when unknown).
-const void* node_kernel(cudaGraphNode_t node, const char** name) {
-  *name = nullptr;
-  if (!is_kernel(node)) return nullptr;
-  cudaKernelNodeParams params{};
-  if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess || params.func == nullptr) return nullptr;
-  if (cudaFuncGetName(name, params.func) != cudaSuccess) *name = nullptr;
-  return params.func;
-}
-
 bool waits_programmatically(cudaGraphNode_t node) {
+  if (!is_kernel(node)) return false;
+  cudaKernelNodeParams params{};
   const char* name = nullptr;
-  const void* func = node_kernel(node, &name);
-  if (func == nullptr || name == nullptr || std::strstr(name, "vellum") == nullptr) return false;
+  if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess || params.func == nullptr) return false;
+  if (cudaFuncGetName(&name, params.func) != cudaSuccess || name == nullptr) return false;
+  if (std::strstr(name, "vellum") == nullptr) return false;
   const std::lock_guard<std::mutex> lock(g_full_mu);
-  return g_pdl_into_persistent || g_full.count(func) == 0;
-}
-
-// Whether the edge from -> to stays full because `to` keeps full edges after kernels of that name.
-bool full_after(cudaGraphNode_t from, cudaGraphNode_t to) {
-  const char* to_name = nullptr;
-  const void* to_func = node_kernel(to, &to_name);
-  std::string upstream;
-  {
-    const std::lock_guard<std::mutex> lock(g_full_mu);
-    const auto it = g_full_after.find(to_func);
-    if (it == g_full_after.end()) return false;
-    upstream = it->second;
-  }
-  const char* from_name = nullptr;
-  node_kernel(from, &from_name);
-  return from_name != nullptr && std::strstr(from_name, upstream.c_str()) != nullptr;
+  return g_pdl_into_persistent || g_full.count(params.func) == 0;
 }
 
 uint64_t splitmix(uint64_t x) {
@@ -77,11 +52,6 @@ uint64_t splitmix(uint64_t x) {
 void keep_full_dependency(const void* kernel) {
   const std::lock_guard<std::mutex> lock(g_full_mu);
   g_full.insert(kernel);
-}
-
-void keep_full_dependency_after(const void* kernel, const char* upstream) {
-  const std::lock_guard<std::mutex> lock(g_full_mu);
-  g_full_after[kernel] = upstream;
 }
 
 StepGraphs::~StepGraphs() { clear(); }
@@ -191,7 +161,7 @@ bool StepGraphs::make_edges_programmatic(cudaGraph_t graph) {
   if (n != 0 && cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &n) != cudaSuccess) return false;
   for (size_t i = 0; i < n; ++i) {
     if (data[i].type != cudaGraphDependencyTypeDefault || data[i].from_port != cudaGraphKernelNodePortDefault) continue;
-    if (!is_kernel(from[i]) || !waits_programmatically(to[i]) || full_after(from[i], to[i])) continue;
+    if (!is_kernel(from[i]) || !waits_programmatically(to[i])) continue;
     cudaGraphEdgeData pdl{};
     pdl.from_port = cudaGraphKernelNodePortLaunchCompletion;
     pdl.type = cudaGraphDependencyTypeProgrammatic;

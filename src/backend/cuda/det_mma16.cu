@@ -3,8 +3,6 @@
 #include "backend/cuda/det_mma16.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -136,14 +134,13 @@ struct SegTiles {
 // Block = one 16-row tile of one segment (two n8 tiles of weight rows); warp p computes K part p of
 // those rows × 16 token rows (one m16 tile; tokens past `rows` are zero, and tokens 8-15 are not
 // even loaded without kHi), the block folds the parts in order. Each warp streams its weight
-// windows U at a time, one group in flight while the previous one is multiplied; with `early`, the
-// first group's weights are requested before the dependency wait (weights are no kernel's output).
-// kXAhead: x's values of a group are requested with its weights; otherwise two windows' x at a
-// time, just before their mma.
+// windows U at a time, one group in flight while the previous one is multiplied; the first group's
+// weights are requested before the dependency wait (weights are no kernel's output). kXAhead: x's
+// values of a group are requested with its weights; otherwise two windows' x at a time, just before
+// their mma.
 template <bool kBf16, bool kHi, int U, bool kXAhead>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
-                                                         const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo,
-                                                         int early) {
+                                                         const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
   constexpr int XU = kXAhead ? U : 2;  // windows of x in registers at once
   static_assert(U % XU == 0);
   extern __shared__ float red[];  // [part][lane][8]
@@ -201,9 +198,8 @@ __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles
     }
   };
 
-  if (early) load_w(wA, wb);
+  load_w(wA, wb);
   pdl_wait();
-  if (!early) load_w(wA, wb);
   if constexpr (kXAhead) load_x(xA, wb);
   for (int w0 = wb; w0 < we; w0 += 2 * U) {
     load_w(wB, w0 + U);
@@ -495,36 +491,22 @@ int64_t gemm_tiles(int64_t n, int rows) {
 bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(n, k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
-// Edges into the few-row kernel in a decode graph: 3 full (default), 0 programmatic but after
-// attention kernels, 1 programmatic with the first weights requested before the dependency wait, 2
-// the same with every load after it (VELLUM_CUDA_DET16_PDL, a measurement knob: with 0 the
-// deterministic proof and the invariance check failed, call 27; the cause is not found yet).
-int pdl_mode() {
-  static const int mode = [] {
-    const char* e = std::getenv("VELLUM_CUDA_DET16_PDL");
-    return e == nullptr ? 3 : std::clamp(std::atoi(e), 0, 3);
-  }();
-  return mode;
-}
-
 template <bool kBf16, bool kHi, int U, bool kXAhead>
 cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, int wpp, const float* x, int64_t ldx, int rows,
                     int64_t ldo, cudaStream_t stream) {
   const auto kernel = det16_gemv_kernel<kBf16, kHi, U, kXAhead>;
-  // Full edges into it (pdl_mode): programmatic ones lost 9-11% at batch 1 (calls 9 and 17);
-  // programmatic ones but after attention won 2.4% (call 26), but with them the deterministic
-  // proof and invariance check failed (call 27), so they stay a knob until that is understood.
-  static const bool edges = [&] {
-    const int mode = pdl_mode();
-    if (mode == 3) keep_full_dependency(reinterpret_cast<const void*>(kernel));
-    if (mode == 0) keep_full_dependency_after(reinterpret_cast<const void*>(kernel), "attn");
+  // Full edges into it in a decode graph: with programmatic ones batch 1 lost 9-11% (calls 9 and 17),
+  // and with programmatic ones but after attention kernels (2.4% faster, call 26) the deterministic
+  // proof and the invariance check failed (call 27), a cause not found yet (docs/cuda.md, round 23).
+  static const bool full = [&] {
+    keep_full_dependency(reinterpret_cast<const void*>(kernel));
     return true;
   }();
-  (void)edges;
+  (void)full;
   const int parts = (windows_of(k) + wpp - 1) / wpp;
   const size_t smem = size_t(parts) * 32 * 8 * sizeof(float);
   kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
-      segs, tiles, k, wpp, x, ldx, rows, ldo, pdl_mode() != 2 && pdl_mode() != 3);
+      segs, tiles, k, wpp, x, ldx, rows, ldo);
   return cudaGetLastError();
 }
 

@@ -30,8 +30,6 @@
 namespace vellum::cuda {
 
 void keep_full_dependency(const void* kernel);
-// The same only for edges from kernels whose name contains `upstream` (cuda_graphs.cpp).
-void keep_full_dependency_after(const void* kernel, const char* upstream);
 
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
