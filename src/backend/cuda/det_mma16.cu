@@ -125,13 +125,6 @@ __device__ __forceinline__ void load_x_windows(float2 (&d)[XU][2][4], const floa
   }
 }
 
-// Activations (x, the part sums) are read through plain pointers, not `const __restrict__` ones that
-// let the compiler take the non-coherent load path (ld.global.nc): these kernels may start before
-// the kernel that writes those buffers ends (programmatic launch), and that path is specified for
-// data read-only over the reading kernel's lifetime. A lead for call 27's failure (docs/cuda.md,
-// round 23), not its proven cause: argmax, top-k, draws, mmq and dq_mma read activations that way
-// under programmatic launch and pass their checks.
-
 // ---- few token rows: a warp per K part --------------------------------------------------------------
 
 struct SegTiles {
@@ -147,7 +140,7 @@ struct SegTiles {
 // their mma.
 template <bool kBf16, bool kHi, int U, bool kXAhead>
 __global__ void __launch_bounds__(256) det16_gemv_kernel(GemvSegs segs, SegTiles tiles, int64_t k, int wpp,
-                                                         const float* x, int64_t ldx, int rows, int64_t ldo) {
+                                                         const float* __restrict__ x, int64_t ldx, int rows, int64_t ldo) {
   constexpr int XU = kXAhead ? U : 2;  // windows of x in registers at once
   static_assert(U % XU == 0);
   extern __shared__ float red[];  // [part][lane][8]
@@ -265,7 +258,7 @@ int multiprocessors() {
 // [half h][lane (g, t)] 16 bytes = lane (g, t)'s A quad of that k16 half (tokens g and g + 8,
 // elements 16h + 2t, +1 and 16h + 2t + 8, +9), which one 16-byte shared load returns in mma's
 // register order. Tokens past `rows` and elements past k are zero.
-__global__ void det16_pair_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, int nwin, int64_t pieces,
+__global__ void det16_pair_x_kernel(const float* __restrict__ x, int64_t ldx, int rows, int64_t k, int nwin, int64_t pieces,
                                     uint4* __restrict__ out, bool bf16) {
   pdl_wait();
   const int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -474,7 +467,7 @@ __global__ void __launch_bounds__(256) det16_gemm_kernel(const uint8_t* __restri
 }
 
 // out[b·ldo + o] = ((0 + part_0) + part_1) + ... (+ bias[o]): the split launch's parts, in order.
-__global__ void det16_fold_kernel(const float* ws, int parts, int64_t n, int rows, float* out, int64_t ldo,
+__global__ void det16_fold_kernel(const float* __restrict__ ws, int parts, int64_t n, int rows, float* out, int64_t ldo,
                                   const float* bias) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, plane = int64_t(rows) * n;
