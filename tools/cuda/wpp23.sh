@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Round 23: parts of 16 windows (VELLUM_CUDA_DET16_WPP=16) vs 32: checks, kernel bench at 1-16 rows, batch 1.
+# Round 23 (ran against commit 2e84d93, whose binary read VELLUM_CUDA_DET16_WPP; main has no such knob since: parts
+# are 16 windows for weights of <= 8 192 rows, 32 above): parts of 16 windows vs 32, checks, kernel bench at 1 row, batch 1.
 D=$(cd "$(dirname "$0")" && pwd); export OUT=${OUT:-/tmp/o}; O=$OUT; mkdir -p $O
 export LD_LIBRARY_PATH="$D/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 V=$D/vellum; C=$D/vellum_cuda_check

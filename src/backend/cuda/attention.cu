@@ -4,6 +4,8 @@
 #include "backend/cuda/attention.h"
 #include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/mma16.cuh"
+#include "backend/cuda/cuda_util.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -342,20 +344,7 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
 
 // ---- split path, 16-bit pools with 64 or 128 dims, round 7: staged runs of spans ---------------
 
-// mma.sync helpers (also used by the tensor-core prefill path below; pack2: pack16.cuh).
-// c += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
-__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __nv_bfloat16) {
-  asm(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// mma (mma16.cuh) serves this path and the tensor-core prefill path below; pack2: pack16.cuh.
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem_row) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -1182,16 +1171,6 @@ int spans_per_block(int64_t pairs, int max_splits, int slots) {
   return best;
 }
 
-int device_sms() {  // of the current device, read once
-  static int sms = 0;
-  if (sms == 0) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      sms = 1;
-    }
-  }
-  return sms;
-}
 
 // Blocks of 128 threads of `kernel` with `smem` bytes of dynamic shared memory resident on the
 // device at once, into `slots` (the kernel's shared-memory limit raised first; once: slots != 0).

@@ -42,6 +42,15 @@ void device_free(void* p) {
 
 uint64_t free_epoch() { return g_free_epoch.load(); }
 
+int device_sms() {
+  static const int sms = [] {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 1;
+    return v;
+  }();
+  return sms;
+}
+
 DeviceBuffer::~DeviceBuffer() { device_free(ptr_); }
 
 void* DeviceBuffer::ensure(size_t bytes, const char* what) {

@@ -22,6 +22,9 @@ void* device_alloc(size_t bytes, const std::string& what);
 void device_free(void* p);
 uint64_t free_epoch();
 
+// Multiprocessors of the current device, read once (1 if it cannot be read).
+int device_sms();
+
 // An owned device allocation that grows (contents not kept) on demand.
 class DeviceBuffer {
  public:

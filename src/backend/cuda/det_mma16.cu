@@ -8,7 +8,9 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/cp_async.cuh"
+#include "backend/cuda/cuda_util.h"
 #include "backend/cuda/gemv_kq.cuh"
+#include "backend/cuda/mma16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -18,24 +20,13 @@ namespace {
 int g_gemm_min_rows = 17;
 int g_gemv_variant = 0;
 
-// D = A·B + D, A 16×16 (row: token rows), B 16×8 (col: weight rows), 16-bit inputs, f32 accumulation.
-template <bool kBf16>
-__device__ __forceinline__ void mma_k16(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1,
-                                        float (&c)[4]) {
-  if constexpr (kBf16) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-}
-// The k16 half h of a window: A = the token quad (tokens g, g + 8), B = words 2h, 2h + 1 of the weight piece.
+// The k16 half of a window: A = the token quad (tokens g, g + 8; rows of mma's A), B = b0, b1 (weight
+// rows as mma's B columns); mma16.cuh's instruction for the weight's type.
 template <bool kBf16>
 __device__ __forceinline__ void mma_half(const uint4& a, uint32_t b0, uint32_t b1, float (&c)[4]) {
-  mma_k16<kBf16>(a.x, a.y, a.z, a.w, b0, b1, c);
+  const uint32_t q[4] = {a.x, a.y, a.z, a.w};
+  if constexpr (kBf16) mma(c, q, b0, b1, __nv_bfloat16{});
+  else mma(c, q, b0, b1, __half{});
 }
 
 // Two f32 values rounded to nearest into one 16-bit pair (low half first), as f32_to_16 rounds them.
@@ -245,14 +236,6 @@ struct GemmTile {
   static constexpr int kSmem = kStages * kStageBytes + 1024;  // + alignment of the ring to 1 024 bytes
 };
 
-int multiprocessors() {
-  static const int sms = [] {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 132;
-    return v;
-  }();
-  return sms;
-}
 
 // x in the paired layout the many-row kernel reads: per 16-token group and window, 1 KB =
 // [half h][lane (g, t)] 16 bytes = lane (g, t)'s A quad of that k16 half (tokens g and g + 8,
@@ -488,7 +471,7 @@ int64_t gemm_tiles(int64_t n, int rows) {
   const int bn = gemm_wide(rows) ? GemmTile<2, 128>::kBN : GemmTile<1, 64>::kBN;
   return ((n + bn - 1) / bn) * ((rows + bt - 1) / bt);
 }
-bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(n, k) > 1 && 2 * gemm_tiles(n, rows) < multiprocessors(); }
+bool gemm_split(int64_t n, int64_t k, int rows) { return parts_of(n, k) > 1 && 2 * gemm_tiles(n, rows) < device_sms(); }
 size_t pair_bytes(int64_t k, int rows) { return size_t((rows + 15) / 16) * size_t(windows_of(k)) * kGroupWindowBytes; }
 
 template <bool kBf16, bool kHi, int U, bool kXAhead>
