@@ -1483,6 +1483,112 @@ void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
 }
 
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).
+// The deterministic mode's attention (round 24: every row on the tensor-core kernel in spans of
+// kDetSpan positions, merged per row): rows of one long sequence (positions 0-39, 1000-1063 across the
+// first span's end, 2040-2060, 3099) computed alone, all in one step, and in ragged chunks mixed in
+// steps must give the same bits; the batched step against the CPU within the tensor-core bound.
+void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_heads, uint32_t head_dim) {
+  const uint32_t layers = 2, layer = 1, bs = 16, ctx = 3100;
+  const uint32_t num_blocks = ctx / bs + 8;
+  const kv::KvLayout layout = kv::KvLayout::uniform(layers, kv_heads, head_dim, TensorType::F32, bs);
+  kv::KvLayout gpu_layout = layout;
+  for (auto& l : gpu_layout.layers) l.type = type;
+  p.cpu.init_kv(layout, num_blocks);
+  p.gpu.init_kv(gpu_layout, num_blocks);
+  std::vector<int32_t> table(num_blocks);
+  for (uint32_t i = 0; i < num_blocks; ++i) table[i] = int32_t(i);
+  std::shuffle(table.begin(), table.end(), g_rng);
+  const int64_t row = int64_t(kv_heads) * head_dim;
+  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
+  {  // every position's K/V into the pool
+    std::vector<int32_t> tok(ctx, 0), pos(ctx);
+    std::vector<int64_t> slots(ctx);
+    for (uint32_t t = 0; t < ctx; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
+    p.begin_step({tok, pos, slots, {}, {}});
+    const auto kh = randn(size_t(ctx * row)), vh = randn(size_t(ctx * row));
+    auto k = p.tensor(kh, ctx, row), v = p.tensor(vh, ctx, row);
+    auto kr = p.tensor(kv_round(kh, type), ctx, row), vr = p.tensor(kv_round(vh, type), ctx, row);
+    p.cpu.store_kv(layer, kr.c, vr.c);
+    p.gpu.store_kv(layer, k.g, v.g);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+  std::vector<uint32_t> rows;  // the query rows' positions
+  for (uint32_t t = 0; t < 40; ++t) rows.push_back(t);
+  for (uint32_t t = 1000; t < 1064; ++t) rows.push_back(t);
+  for (uint32_t t = 2040; t <= 2060; ++t) rows.push_back(t);
+  rows.push_back(ctx - 1);
+  const uint32_t width = heads * head_dim;
+  const std::vector<float> qh = randn(rows.size() * width);
+  const backend::AttentionShape shape{heads, kv_heads, head_dim, 1.0f / std::sqrt(float(head_dim))};
+  const std::vector<int32_t> flat(table.begin(), table.begin() + (ctx + bs - 1) / bs);
+  std::vector<std::vector<float>> got(rows.size());  // per row: the first configuration's bits
+  size_t differ = 0, compared = 0;
+  double ref_err = 0;
+  // One step of chunks (runs of consecutive rows, given as [first, count) into `rows`).
+  const auto run = [&](const std::vector<std::pair<size_t, size_t>>& chunks, bool vs_cpu) {
+    std::vector<int32_t> tok, pos;
+    std::vector<int64_t> slots;
+    std::vector<backend::StepSequence> ss;
+    std::vector<float> q;
+    for (const auto& [first, count] : chunks) {
+      ss.push_back({uint32_t(tok.size()), uint32_t(count), rows[first], 0, uint32_t(flat.size())});
+      for (size_t i = first; i < first + count; ++i) {
+        tok.push_back(0), pos.push_back(int32_t(rows[i])), slots.push_back(slot(rows[i]));
+        q.insert(q.end(), qh.begin() + i * width, qh.begin() + (i + 1) * width);
+      }
+    }
+    const int64_t n = int64_t(tok.size());
+    p.begin_step({tok, pos, slots, ss, flat});
+    auto qt = p.tensor(q, n, width);
+    auto out = p.output(n, width);
+    p.gpu.attention(layer, qt.g, shape, out.g);
+    const std::vector<float> g = p.get_gpu(out.g);
+    if (vs_cpu) {
+      p.cpu.attention(layer, qt.c, shape, out.c);
+      ref_err = std::max(ref_err, rel_err(g, p.get_cpu(out.c)));
+    }
+    size_t r = 0;
+    for (const auto& [first, count] : chunks) {
+      for (size_t i = first; i < first + count; ++i, ++r) {
+        const std::vector<float> mine(g.begin() + r * width, g.begin() + (r + 1) * width);
+        if (got[i].empty()) {
+          got[i] = mine;
+        } else {
+          ++compared;
+          differ += std::memcmp(mine.data(), got[i].data(), width * sizeof(float)) != 0;
+        }
+      }
+    }
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  };
+  p.gpu.set_deterministic(true);
+  // Runs of consecutive positions in `rows`: [0, 40), [40, 104), [104, 125), [125].
+  const std::vector<std::pair<size_t, size_t>> whole = {{0, 40}, {40, 64}, {104, 21}, {125, 1}};
+  run(whole, true);
+  for (size_t i = 0; i < rows.size(); ++i) run({{i, 1}}, false);  // every row alone
+  // Ragged chunks, several a step: 1, 7, 13, 19, ... rows, cut at the runs' ends.
+  std::vector<std::pair<size_t, size_t>> step;
+  size_t len = 1;
+  for (const auto& [first, count] : whole) {
+    for (size_t i = first; i < first + count;) {
+      const size_t c = std::min(len, first + count - i);
+      step.emplace_back(i, c);
+      i += c, len = len % 30 + 6;
+      if (step.size() == 3) run(step, false), step.clear();
+    }
+  }
+  if (!step.empty()) run(step, false);
+  p.gpu.set_deterministic(false);
+  const std::string tn(tensor_type_name(type));
+  record(fmt::format("deterministic attention {}q/{}kv x{} {} KV: {} rows alone, batched and in ragged chunks", heads, kv_heads, head_dim, tn,
+                     rows.size()),
+         compared == 2 * rows.size() ? double(differ) : 1.0, 0, fmt::format("{} of {} rows differ (bit for bit)", differ, compared));
+  record(fmt::format("deterministic attention {}q/{}kv x{} {} KV vs CPU (spans of {} positions)", heads, kv_heads, head_dim, tn, cuda::kDetSpan),
+         ref_err, type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16, "CPU f32 on the same rounded K/V");
+}
+
 void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
                      TensorType type = TensorType::F32, uint32_t bs = 16) {
   const uint32_t layers = 2, layer = 1;
@@ -2534,6 +2640,7 @@ void profile_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
   be.set_cuda_graphs(false);
+  be.set_deterministic(g_deterministic);
   model::Transformer model(file, be);
   const char* ctx_env = std::getenv("VELLUM_PROFILE_CTX");  // decode context, 1024 unless set
   const uint32_t ctx = ctx_env ? uint32_t(std::max(1, std::atoi(ctx_env))) : 1024u;
@@ -2640,6 +2747,7 @@ void compare_greedy(const std::string& path) {
 void check_graphs(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend gpu(0);
+  gpu.set_deterministic(g_deterministic);  // --deterministic: the mode's graphs against its eager steps
   model::Transformer mg(file, gpu);
   const uint32_t bs = 16, per_seq = 4;  // 64 positions per sequence
   constexpr uint32_t kManyRows = 40, kLongBlocks = 72;  // 1 152 positions for the long sequence
@@ -2745,7 +2853,8 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager, {} KV, {} logits of {} steps (1, 4, 20, 40 rows{})", tensor_type_name(g_kv_type), eager.size(),
+  record(fmt::format("cuda graphs vs eager{}, {} KV, {} logits of {} steps (1, 4, 20, 40 rows{})", g_deterministic ? " (deterministic)" : "",
+                     tensor_type_name(g_kv_type), eager.size(),
                      long_phase ? 59 : 52, long_phase ? "; 1 row at 1 100+" : ""),
          same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
@@ -3138,6 +3247,8 @@ int run(int argc, char** argv) {
       }
       check_rows_mma_all(p);
       check_det16_all(p);
+      check_det_attention(p, TensorType::F16, 32, 8, 128);
+      check_det_attention(p, TensorType::BF16, 14, 2, 64);
     } else if (a == "--wgmma-probe") {  // round 23 experiment: wgmma vs mma.sync bits
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       ::wgmma_probe(4096);
@@ -3268,6 +3379,10 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_attention(p, 14, 2, 64, TensorType::BF16, 8);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+    check_det_attention(p, TensorType::F16, 32, 8, 128);
+    check_det_attention(p, TensorType::BF16, 14, 2, 64);
   }
   if (bench) {
     const double bw = bench_copy();

@@ -954,7 +954,13 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 // (cp.async, STAGES stages; each thread's block-table entries are loaded one tile ahead, so no
 // copy waits on them), rows padded by 8 elements so that fragment loads hit 32 distinct banks.
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
-template <typename T, int HD, int STAGES>
+//
+// kSpans (the deterministic mode, round 24): block z of a tile covers only the positions of span z
+// (kDetSpanTiles tiles from z · kDetSpanTiles) and writes each row's softmax state of that span to
+// part_acc / part_ml ([row][head][p.spans]) for attn_span_merge_kernel. A row's arithmetic depends on
+// its own q, context and position only: every tile is aligned to position 0, mma rows are independent,
+// and a tile masked whole for a row leaves its state as it was (scale exp2(0) = 1, P = 0).
+template <typename T, int HD, int STAGES, bool kSpans>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
   pdl_wait();
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
@@ -989,6 +995,11 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
   const int n_kv = (ctx_last + kTcCols - 1) / kTcCols;
+  const int jb = kSpans ? int(blockIdx.z) * kDetSpanTiles : 0;  // this block's tiles: [jb, je)
+  const int je = kSpans ? min(n_kv, jb + kDetSpanTiles) : n_kv;
+  if constexpr (kSpans) {
+    if (jb >= je) return;  // a span past every row of the tile (block-uniform)
+  }
   // Thread t copies 16-byte chunk t % CH of rows t / CH + STEP·k of each tile.
   constexpr int CH = HD / 8, STEP = kTcThreads / CH, RPT = kTcCols / STEP;
   const int ch = (threadIdx.x % CH) * 8, pr0 = threadIdx.x / CH;
@@ -1001,7 +1012,7 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
     }
   };
   auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
-    if (j < n_kv) {
+    if (j < je) {
       const int stage = j % STAGES;
 #pragma unroll
       for (int k = 0; k < RPT; ++k) {
@@ -1025,11 +1036,11 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
 
 #pragma unroll
   for (int j = 0; j < STAGES - 1; ++j) {
-    fetch(j);
-    issue(j);
+    fetch(jb + j);
+    issue(jb + j);
   }
-  fetch(STAGES - 1);
-  for (int j = 0; j < n_kv; ++j) {
+  fetch(jb + STAGES - 1);
+  for (int j = jb; j < je; ++j) {
     cp_async_wait<STAGES - 2>();  // this thread's copies of tile j landed
     __syncthreads();              // everyone's; and the stage read at j - 1 is free
     issue(j + STAGES - 1);
@@ -1101,6 +1112,18 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   l0 += __shfl_xor_sync(kFull, l0, 2);
   l1 += __shfl_xor_sync(kFull, l1, 1);
   l1 += __shfl_xor_sync(kFull, l1, 2);
+  if constexpr (kSpans) {  // the span's state: unnormalized sums, max and weight sum (log2 units)
+    const int64_t s0 = (int64_t(tile.row0 + i0) * p.heads + h) * p.spans + blockIdx.z;
+    const int64_t s1 = (int64_t(tile.row0 + i1) * p.heads + h) * p.spans + blockIdx.z;
+#pragma unroll
+    for (int d = 0; d < ND; ++d) {
+      if (i0 < tile.rows) *reinterpret_cast<float2*>(p.part_acc + s0 * HD + d * 8 + gc * 2) = make_float2(o[d][0], o[d][1]);
+      if (i1 < tile.rows) *reinterpret_cast<float2*>(p.part_acc + s1 * HD + d * 8 + gc * 2) = make_float2(o[d][2], o[d][3]);
+    }
+    if (gc == 0 && i0 < tile.rows) *reinterpret_cast<float2*>(p.part_ml + 2 * s0) = make_float2(m0, l0);
+    if (gc == 0 && i1 < tile.rows) *reinterpret_cast<float2*>(p.part_ml + 2 * s1) = make_float2(m1, l1);
+    return;
+  }
   const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
   float* out0 = p.out + int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * HD + gc * 2;
   float* out1 = p.out + int64_t(tile.row0 + i1) * p.ldo + int64_t(h) * HD + gc * 2;
@@ -1109,6 +1132,27 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
     if (i0 < tile.rows) *reinterpret_cast<float2*>(out0 + d * 8) = make_float2(o[d][0] * inv0, o[d][1] * inv0);
     if (i1 < tile.rows) *reinterpret_cast<float2*>(out1 + d * 8) = make_float2(o[d][2] * inv1, o[d][3] * inv1);
   }
+}
+
+// The deterministic mode's merge: row r's spans (those of its context, row_ctx[r]) in order, as the
+// f32 sums o · exp2(m − M) and l · exp2(m − M) from zero, then o · (1 / l) as attn_tc_kernel writes a
+// whole row. A block per (row, query head), a thread per dimension.
+__global__ void attn_span_merge_kernel(AttnParams p) {
+  pdl_wait();
+  const int64_t r = blockIdx.x;
+  const int h = int(blockIdx.y), d = int(threadIdx.x), hd = int(blockDim.x);
+  const int spans = (p.row_ctx[r] + kDetSpan - 1) / kDetSpan;
+  const int64_t s0 = (r * p.heads + h) * p.spans;
+  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + s0;
+  float mx = -INFINITY;
+  for (int z = 0; z < spans; ++z) mx = fmaxf(mx, ml[z].x);
+  float l = 0.0f, o = 0.0f;
+  for (int z = 0; z < spans; ++z) {
+    const float w = exp2f(ml[z].x - mx);
+    l += ml[z].y * w;
+    o += p.part_acc[(s0 + z) * hd + d] * w;
+  }
+  p.out[r * p.ldo + int64_t(h) * hd + d] = o * (1.0f / l);
 }
 
 // ---- launchers -----------------------------------------------------------------------------------
@@ -1316,24 +1360,24 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   return true;
 }
 
-template <typename T, int HD, int STAGES>
+template <typename T, int HD, int STAGES, bool kSpans>
 cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   static bool raised = false;
   constexpr size_t smem = tc_smem_bytes<HD, STAGES>();
+  const auto kernel = attn_tc_kernel<T, HD, STAGES, kSpans>;
   if (!raised) {
-    const cudaError_t rc = cudaFuncSetAttribute(attn_tc_kernel<T, HD, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                static_cast<int>(smem));
+    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
-  attn_tc_kernel<T, HD, STAGES><<<dim3(n_tiles, p.heads), kTcThreads, smem, stream>>>(p, tiles, n_tiles);
+  kernel<<<dim3(n_tiles, p.heads, kSpans ? p.spans : 1), kTcThreads, smem, stream>>>(p, tiles, n_tiles);
   return cudaGetLastError();
 }
 
 // Two cp.async stages: three measured 3-5% slower (docs/cuda.md, round 5, v3).
 template <typename T, int HD>
 cudaError_t launch_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  return launch_tc_stages<T, HD, 2>(p, tiles, n_tiles, stream);
+  return p.spans > 0 ? launch_tc_stages<T, HD, 2, true>(p, tiles, n_tiles, stream) : launch_tc_stages<T, HD, 2, false>(p, tiles, n_tiles, stream);
 }
 
 }  // namespace
@@ -1405,9 +1449,17 @@ bool attn_tc_supported(const KvPoolView& kv) {
 cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   if (n_tiles == 0) return cudaSuccess;
   if (!attn_tc_supported(p.kv) || p.heads % p.kv.kv_heads != 0) return cudaErrorInvalidValue;
+  if (p.spans > 0 && (p.part_acc == nullptr || p.part_ml == nullptr)) return cudaErrorInvalidValue;
   const bool f16 = p.kv.type == TensorType::F16;
   if (p.kv.head_dim == 64) return f16 ? launch_tc<__half, 64>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 64>(p, tiles, n_tiles, stream);
   return f16 ? launch_tc<__half, 128>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 128>(p, tiles, n_tiles, stream);
+}
+
+cudaError_t launch_attention_span_merge(const AttnParams& p, int64_t rows, cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  if (p.spans <= 0 || p.part_acc == nullptr || p.part_ml == nullptr) return cudaErrorInvalidValue;
+  attn_span_merge_kernel<<<dim3(unsigned(rows), unsigned(p.heads)), unsigned(p.kv.head_dim), 0, stream>>>(p);
+  return cudaGetLastError();
 }
 
 }  // namespace vellum::cuda

@@ -28,6 +28,10 @@ inline constexpr int kAttnTileRows = 64;  // query rows per tensor-core tile
 // Rows with at most this many spans are merged by the decode kernel's last block of each (row, KV
 // head group); longer rows by the combine kernel (one merging block per row would be a serial tail).
 inline constexpr int kAttnFuseSpans = 32;
+// The deterministic mode's spans (round 24): positions [z · kDetSpan, (z + 1) · kDetSpan) of every row,
+// whatever its batch, are one tensor-core block's work; the spans are merged per row in order.
+inline constexpr int kDetSpanTiles = 16;
+inline constexpr int kDetSpan = kDetSpanTiles * kAttnTileRows;  // positions (tiles of 64)
 
 struct AttnParams {
   const float* q = nullptr;
@@ -67,6 +71,10 @@ struct AttnParams {
   // launches): the decode kernel may load the row's older K/V before its programmatic wait
   // (pdl.cuh), since only position ctx - 1 is written during the step.
   int kv_before_wait = 0;
+  // The deterministic mode's tensor-core attention (round 24; 0: off): span slots per (row, head) in
+  // part_acc ([rows][heads][spans][head_dim]) and part_ml ([rows][heads][spans][2]); attn_tc_kernel
+  // writes each span's softmax state there and launch_attention_span_merge merges them into out.
+  int spans = 0;
 };
 
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).
@@ -106,5 +114,7 @@ struct AttnTile {
 bool attn_tc_supported(const KvPoolView& kv);
 // Every tile (device array of n_tiles) against every query head; p.split_rows / part_* unused.
 cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream);
+// With p.spans > 0, after launch_attention_tc: rows 0..rows-1 of the step, each its spans in order.
+cudaError_t launch_attention_span_merge(const AttnParams& p, int64_t rows, cudaStream_t stream);
 
 }  // namespace vellum::cuda

@@ -1087,14 +1087,15 @@ void CudaBackend::begin_step(const StepInfo& step) {
     throw_error("CUDA backend: {} logit edit row offsets for a step of {} tokens", step.edit_rows.size(), n);
   }
   const size_t off_edit_rows = off_draws + n * sizeof(RowDraw);
-  const size_t off_tables = round_up(off_edit_rows + (n + 2) * sizeof(uint32_t), 8);
-  // Tensor-core attention tiles and the split path's rows follow the tables (steps that have them
-  // are never graphed: only decode steps are).
-  // Deterministic mode: every row on the split path (whether a sequence's chunk reaches the
-  // tensor-core kernel depends on how the step was batched).
-  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.deterministic ? 0 : m.attn_tc_rows, n);
-  const size_t off_attn = off_tables + step.block_tables.size() * sizeof(int32_t);
-  const size_t off_edits = round_up(off_attn + attn.size() * sizeof(int32_t), 8);
+  size_t off_tables = round_up(off_edit_rows + (n + 2) * sizeof(uint32_t), 8);
+  // Tensor-core attention tiles and the split path's rows come before the tables: in the
+  // deterministic mode every row is on the tensor-core path (a tile a sequence chunk, so a decode
+  // step's plan depends only on its row count: stable for its graph; round 24), by default only
+  // chunks of attn_tc_rows and more (steps that have them are never graphed).
+  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.deterministic ? 1 : m.attn_tc_rows, n);
+  const size_t off_attn = off_tables;
+  off_tables = round_up(off_attn + attn.size() * sizeof(int32_t), 8);
+  const size_t off_edits = round_up(off_tables + step.block_tables.size() * sizeof(int32_t), 8);
   const size_t bytes = off_edits + step.edits.size() * sizeof(LogitEdit);
   if (bytes > UINT32_MAX) throw_error("CUDA backend: {} bytes of step inputs", bytes);
   auto* h = static_cast<uint8_t*>(m.step_staging.acquire(bytes + 8));
@@ -1445,6 +1446,16 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   const cuda::AttnTile* tiles = tc ? m.d_attn_tiles : nullptr;
   const int n_tiles = tc ? m.n_attn_tiles : 0;
   p.split_rows = tc ? m.d_split_rows : nullptr;
+  // Deterministic mode (round 24): every row's spans of kDetSpan positions on the tensor-core kernel,
+  // merged per row; the span slots follow the step's (graph-padded) split count.
+  const bool det_spans = tc && m.deterministic;
+  if (det_spans) {
+    p.spans = int((int64_t(m.attn_splits) * cuda::kAttnSplit + cuda::kDetSpan - 1) / cuda::kDetSpan);
+    const int64_t slots = q.rows * int64_t(shape.heads) * p.spans;
+    auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(slots * (shape.head_dim + 2)) * sizeof(float), "attention workspace"));
+    p.part_acc = ws;
+    p.part_ml = ws + slots * shape.head_dim;
+  }
   const int64_t rows = tc ? m.n_split_rows : q.rows;
   const int64_t per_row = int64_t(shape.heads) * p.max_splits * (shape.head_dim + 2);
   const int64_t rows_per_launch = std::clamp<int64_t>(kAttnWorkspaceFloats / per_row, 1, kMaxGridY);
@@ -1474,10 +1485,11 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
-               p.kv_before_wait, p.deterministic);
+               p.kv_before_wait, p.deterministic, p.spans);
   m.graphs.run([=, &m] {
     if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
+    if (det_spans) m.launched(cuda::launch_attention_span_merge(p, q.rows, m.stream), "attention span merge kernel");
     for (int64_t r0 = 0; r0 < rows; r0 += launch_rows) {
       m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, rows - r0), m.stream), "attention kernel");
     }
