@@ -1487,7 +1487,7 @@ void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
 // kDetSpan positions, merged per row): rows of one long sequence (positions 0-39, 1000-1063 across the
 // first span's end, 2040-2060, 3099) computed alone, all in one step, and in ragged chunks mixed in
 // steps must give the same bits; the batched step against the CPU within the tensor-core bound.
-void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_heads, uint32_t head_dim) {
+void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_heads, uint32_t head_dim, bool tc) {
   const uint32_t layers = 2, layer = 1, bs = 16, ctx = 3100;
   const uint32_t num_blocks = ctx / bs + 8;
   const kv::KvLayout layout = kv::KvLayout::uniform(layers, kv_heads, head_dim, TensorType::F32, bs);
@@ -1564,6 +1564,7 @@ void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_h
     p.gpu.release_scratch();
   };
   p.gpu.set_deterministic(true);
+  p.gpu.set_det_attention_tc(tc);
   // Runs of consecutive positions in `rows`: [0, 40), [40, 104), [104, 125), [125].
   const std::vector<std::pair<size_t, size_t>> whole = {{0, 40}, {40, 64}, {104, 21}, {125, 1}};
   run(whole, true);
@@ -1581,12 +1582,15 @@ void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_h
   }
   if (!step.empty()) run(step, false);
   p.gpu.set_deterministic(false);
+  p.gpu.set_det_attention_tc(false);
   const std::string tn(tensor_type_name(type));
-  record(fmt::format("deterministic attention {}q/{}kv x{} {} KV: {} rows alone, batched and in ragged chunks", heads, kv_heads, head_dim, tn,
-                     rows.size()),
+  const std::string path = tc ? fmt::format("tensor-core spans of {}", cuda::kDetSpan) : std::string("split path");
+  record(fmt::format("deterministic attention ({}) {}q/{}kv x{} {} KV: {} rows alone, batched and in ragged chunks", path, heads, kv_heads,
+                     head_dim, tn, rows.size()),
          compared == 2 * rows.size() ? double(differ) : 1.0, 0, fmt::format("{} of {} rows differ (bit for bit)", differ, compared));
-  record(fmt::format("deterministic attention {}q/{}kv x{} {} KV vs CPU (spans of {} positions)", heads, kv_heads, head_dim, tn, cuda::kDetSpan),
-         ref_err, type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16, "CPU f32 on the same rounded K/V");
+  // Both paths round Q and P to the pool's type (the split path takes round 7's kernel in the mode).
+  record(fmt::format("deterministic attention ({}) {}q/{}kv x{} {} KV vs CPU", path, heads, kv_heads, head_dim, tn), ref_err,
+         type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16, "CPU f32 on the same rounded K/V");
 }
 
 void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
@@ -3247,8 +3251,10 @@ int run(int argc, char** argv) {
       }
       check_rows_mma_all(p);
       check_det16_all(p);
-      check_det_attention(p, TensorType::F16, 32, 8, 128);
-      check_det_attention(p, TensorType::BF16, 14, 2, 64);
+      for (const bool tc : {false, true}) {
+        check_det_attention(p, TensorType::F16, 32, 8, 128, tc);
+        check_det_attention(p, TensorType::BF16, 14, 2, 64, tc);
+      }
     } else if (a == "--wgmma-probe") {  // round 23 experiment: wgmma vs mma.sync bits
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       ::wgmma_probe(4096);
@@ -3381,8 +3387,10 @@ int run(int argc, char** argv) {
     check_attention(p, 14, 2, 64, TensorType::BF16, 8);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
-    check_det_attention(p, TensorType::F16, 32, 8, 128);
-    check_det_attention(p, TensorType::BF16, 14, 2, 64);
+    for (const bool tc : {false, true}) {
+      check_det_attention(p, TensorType::F16, 32, 8, 128, tc);
+      check_det_attention(p, TensorType::BF16, 14, 2, 64, tc);
+    }
   }
   if (bench) {
     const double bw = bench_copy();

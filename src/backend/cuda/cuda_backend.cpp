@@ -250,6 +250,10 @@ struct CudaBackend::Impl {
   // Tensor-core attention: tiles of the long chunks and the rows left to the split path (both
   // empty / null when no sequence reaches attn_tc_rows; then every row takes the split path).
   int attn_tc_rows = kAttnTcRows;
+  bool det_attn_tc = [] {  // set_det_attention_tc
+    const char* e = std::getenv("VELLUM_CUDA_DET_ATTN_TC");
+    return e != nullptr && std::string(e) == "1";
+  }();
   int32_t n_attn_tiles = 0, n_split_rows = 0;
   const cuda::AttnTile* d_attn_tiles = nullptr;
   const int32_t* d_split_rows = nullptr;
@@ -675,6 +679,7 @@ void CudaBackend::set_lazy_swiglu(bool on) {
 }
 void CudaBackend::set_mmq_max_rows(int64_t rows) { impl_->mmq_max_rows = rows; }
 void CudaBackend::set_attention_tc_rows(int rows) { impl_->attn_tc_rows = rows; }
+void CudaBackend::set_det_attention_tc(bool on) { impl_->det_attn_tc = on; }
 void CudaBackend::set_cuda_graphs(bool on) {
   impl_->graphs.flush();
   impl_->graphs.enabled = on;
@@ -1088,11 +1093,13 @@ void CudaBackend::begin_step(const StepInfo& step) {
   }
   const size_t off_edit_rows = off_draws + n * sizeof(RowDraw);
   size_t off_tables = round_up(off_edit_rows + (n + 2) * sizeof(uint32_t), 8);
-  // Tensor-core attention tiles and the split path's rows come before the tables: in the
-  // deterministic mode every row is on the tensor-core path (a tile a sequence chunk, so a decode
-  // step's plan depends only on its row count: stable for its graph; round 24), by default only
-  // chunks of attn_tc_rows and more (steps that have them are never graphed).
-  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, m.deterministic ? 1 : m.attn_tc_rows, n);
+  // Tensor-core attention tiles and the split path's rows come before the tables. By default chunks of
+  // attn_tc_rows and more take the tensor-core path (steps that have them are never graphed). The
+  // deterministic mode puts every row on one path, since whether a chunk reaches attn_tc_rows depends
+  // on how the step was batched: the split path, or with det_attn_tc the tensor-core one (a tile a
+  // sequence chunk, so a decode step's plan depends only on its row count: stable for its graph).
+  const int tc_rows = m.deterministic ? (m.det_attn_tc ? 1 : 0) : m.attn_tc_rows;
+  const std::vector<int32_t> attn = attention_plan(step, m.kv_type, tc_rows, n);
   const size_t off_attn = off_tables;
   off_tables = round_up(off_attn + attn.size() * sizeof(int32_t), 8);
   const size_t off_edits = round_up(off_tables + step.block_tables.size() * sizeof(int32_t), 8);
