@@ -7,13 +7,7 @@ source $D/final_common.sh
 SYNTH_TYPES="BF16 Q4_K_M" final_checks
 cat $O/final.txt
 $C --wgmma-probe 2>/dev/null | grep "wgmma probe"
-printf 'Once upon a time\nThe capital of France is\nIn 1905, Albert Einstein\nThe quick brown fox\nHere is a recipe for bread:\nThe meaning of life\nWrite a poem about the sea\nTell me about GPUs\n' > /tmp/prompts.txt
-for T in BF16 F16; do
-  $V gguf synth --preset llama3.2-1b --type $T --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/p.gguf > /dev/null 2>&1
-  timeout 150 $V proof -m /tmp/p.gguf --device cuda --deterministic --prompts /tmp/prompts.txt -n 64 --ignore-eos --a "--max-num-seqs 1" --b "--max-num-seqs 8 -b 96" > $O/proof-$T.txt 2>&1
-  echo "proof $T --deterministic, 1 seq vs 8 with a 96-token budget (exit $?): $(grep -iE 'identical|differ' $O/proof-$T.txt | tail -1 | cut -c1-150)"
-  timeout 120 $C --invariance /tmp/p.gguf 2>/dev/null | grep -E "deterministic model" | head -1 | cut -c1-200
-done
+det_proofs BF16 F16  # since round 24 with deterministic graphs vs eager too
 for c in "BF16 --deterministic" "BF16" "Q4_K_M --deterministic"; do
   set -- $c; G=$O/bench-$1$2.log
   VELLUM_BENCH_QUICK=1 timeout 200 $C --only-bench --skip-op-bench $2 --model /tmp/l8b-$1.gguf > $G 2>&1

@@ -20,16 +20,7 @@ if has verify; then
   cat $O/final.txt
   grep -E "deterministic attention" $O/check_table.txt | cut -c1-220
 fi
-if has proof; then
-  printf 'Once upon a time\nThe capital of France is\nIn 1905, Albert Einstein\nThe quick brown fox\nHere is a recipe for bread:\nThe meaning of life\nWrite a poem about the sea\nTell me about GPUs\n' > /tmp/prompts.txt
-  for T in BF16 F16; do
-    $V gguf synth --preset llama3.2-1b --type $T --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/p.gguf > /dev/null 2>&1
-    timeout 150 $V proof -m /tmp/p.gguf --device cuda --deterministic --prompts /tmp/prompts.txt -n 64 --ignore-eos --a "--max-num-seqs 1" --b "--max-num-seqs 8 -b 96" > $O/proof-$T.txt 2>&1
-    echo "proof $T --deterministic, 1 seq vs 8 with a 96-token budget (exit $?): $(grep -iE 'identical|differ' $O/proof-$T.txt | tail -1 | cut -c1-150)"
-    timeout 120 $C --invariance /tmp/p.gguf 2>/dev/null | grep -E "deterministic model" | head -1 | cut -c1-200
-    timeout 120 $C --deterministic --graphs /tmp/p.gguf 2>/dev/null | grep -E "graphs vs eager" | head -1 | cut -c1-220
-  done
-fi
+if has proof; then det_proofs BF16 F16; fi
 wait
 if has bench; then
   for M in --deterministic ""; do
