@@ -28,7 +28,9 @@ fi
 
 # Python packages for the tests and tools (the gguf package is the independent GGUF reference).
 python_bin=$(command -v python3)
-if ! "$python_bin" -c "import gguf, numpy, pytest, openai, prometheus_client" 2>/dev/null; then
+has_cuobjdump='import nvidia, pathlib; assert [p for b in nvidia.__path__ for p in pathlib.Path(b).glob("cu*/bin/cuobjdump")]'
+if ! "$python_bin" -c "import gguf, numpy, pytest, openai, prometheus_client" 2>/dev/null ||
+   ! "$python_bin" -c "$has_cuobjdump" 2>/dev/null; then
   echo "setup: installing Python packages from tests/requirements.txt"
   "$python_bin" -m pip install -q --disable-pip-version-check -r tests/requirements.txt 2>/dev/null ||
     "$python_bin" -m pip install -q --disable-pip-version-check --break-system-packages -r tests/requirements.txt
