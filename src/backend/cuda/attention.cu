@@ -957,9 +957,11 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 //
 // kSpans (the deterministic mode, round 24): block z of a tile covers only the positions of span z
 // (kDetSpanTiles tiles from z · kDetSpanTiles) and writes each row's softmax state of that span to
-// part_acc / part_ml ([row][head][p.spans]) for attn_span_merge_kernel. A row's arithmetic depends on
-// its own q, context and position only: every tile is aligned to position 0, mma rows are independent,
-// and a tile masked whole for a row leaves its state as it was (scale exp2(0) = 1, P = 0).
+// part_acc / part_ml ([row][head][p.spans]) for attn_span_merge_kernel; its mma rows are a KV head's
+// query heads × the tile's rows (below). A row's arithmetic depends on its own q, context and position
+// only: every tile is aligned to position 0, mma rows are independent, the softmax code is the same
+// in every row slot, and a tile masked whole for a row leaves its state as it was (scale exp2(0) = 1,
+// P = 0).
 template <typename T, int HD, int STAGES, bool kSpans>
 __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
   pdl_wait();
@@ -967,20 +969,28 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   extern __shared__ uint4 tc_smem[];
   T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]
   T* const vs = ks + STAGES * kTcCols * LDS;    // [STAGES][kTcCols][LDS]
-  const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
-  const int h = blockIdx.y, G = p.heads / p.kv.kv_heads, kvh = h / G;
+  // mma row slots: by default slot i is query row i of the tile, for query head blockIdx.y. kSpans packs
+  // the G query heads of KV head blockIdx.y (GQA): slot s is row s / G, head s % G, so a K/V tile
+  // serves the whole group (a decode row fills G slots), and a tile's rows · G slots take p.tc_sub
+  // blocks of 64. A slot's arithmetic is the same either way.
+  const int G = p.heads / p.kv.kv_heads, gp = kSpans ? G : 1, sub = kSpans ? p.tc_sub : 1;
+  const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x) / sub];  // longest contexts first
+  const int h = blockIdx.y, kvh = kSpans ? h : h / G;
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
   const int ctx_last = tile.ctx0 + tile.rows - 1;
-  const int i0 = warp * 16 + gr, i1 = i0 + 8;
+  const int slots = tile.rows * gp, sw = (kSpans ? int(blockIdx.x) % sub * 64 : 0) + warp * 16;  // the warp's first slot
+  const int s0 = sw + gr, s1 = s0 + 8;
+  const int i0 = s0 / gp, i1 = s1 / gp;  // query rows (past the tile for slots past it)
+  const int h0 = kSpans ? kvh * G + min(s0, slots - 1) % G : h, h1 = kSpans ? kvh * G + min(s1, slots - 1) % G : h;
   const int c0 = min(tile.ctx0 + i0, ctx_last), c1 = min(tile.ctx0 + i1, ctx_last);
-  const bool warp_live = warp * 16 < tile.rows;
-  const int warp_ctx_min = min(tile.ctx0 + warp * 16, ctx_last), warp_ctx_max = min(tile.ctx0 + warp * 16 + 15, ctx_last);
+  const bool warp_live = sw < slots;
+  const int warp_ctx_min = min(tile.ctx0 + sw / gp, ctx_last), warp_ctx_max = min(tile.ctx0 + (sw + 15) / gp, ctx_last);
 
   // Q as A fragments (rows past the tile repeat its last row; they are never stored).
   uint32_t qa[KK][4];
   {
-    const float* q0 = p.q + int64_t(tile.row0 + min(i0, tile.rows - 1)) * p.ldq + int64_t(h) * HD;
-    const float* q1 = p.q + int64_t(tile.row0 + min(i1, tile.rows - 1)) * p.ldq + int64_t(h) * HD;
+    const float* q0 = p.q + int64_t(tile.row0 + min(i0, tile.rows - 1)) * p.ldq + int64_t(h0) * HD;
+    const float* q1 = p.q + int64_t(tile.row0 + min(i1, tile.rows - 1)) * p.ldq + int64_t(h1) * HD;
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk) {
       const int c = kk * 16 + gc * 2;
@@ -1113,15 +1123,15 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   l1 += __shfl_xor_sync(kFull, l1, 1);
   l1 += __shfl_xor_sync(kFull, l1, 2);
   if constexpr (kSpans) {  // the span's state: unnormalized sums, max and weight sum (log2 units)
-    const int64_t s0 = (int64_t(tile.row0 + i0) * p.heads + h) * p.spans + blockIdx.z;
-    const int64_t s1 = (int64_t(tile.row0 + i1) * p.heads + h) * p.spans + blockIdx.z;
+    const int64_t at0 = (int64_t(tile.row0 + i0) * p.heads + h0) * p.spans + blockIdx.z;
+    const int64_t at1 = (int64_t(tile.row0 + i1) * p.heads + h1) * p.spans + blockIdx.z;
 #pragma unroll
     for (int d = 0; d < ND; ++d) {
-      if (i0 < tile.rows) *reinterpret_cast<float2*>(p.part_acc + s0 * HD + d * 8 + gc * 2) = make_float2(o[d][0], o[d][1]);
-      if (i1 < tile.rows) *reinterpret_cast<float2*>(p.part_acc + s1 * HD + d * 8 + gc * 2) = make_float2(o[d][2], o[d][3]);
+      if (s0 < slots) *reinterpret_cast<float2*>(p.part_acc + at0 * HD + d * 8 + gc * 2) = make_float2(o[d][0], o[d][1]);
+      if (s1 < slots) *reinterpret_cast<float2*>(p.part_acc + at1 * HD + d * 8 + gc * 2) = make_float2(o[d][2], o[d][3]);
     }
-    if (gc == 0 && i0 < tile.rows) *reinterpret_cast<float2*>(p.part_ml + 2 * s0) = make_float2(m0, l0);
-    if (gc == 0 && i1 < tile.rows) *reinterpret_cast<float2*>(p.part_ml + 2 * s1) = make_float2(m1, l1);
+    if (gc == 0 && s0 < slots) *reinterpret_cast<float2*>(p.part_ml + 2 * at0) = make_float2(m0, l0);
+    if (gc == 0 && s1 < slots) *reinterpret_cast<float2*>(p.part_ml + 2 * at1) = make_float2(m1, l1);
     return;
   }
   const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
@@ -1370,7 +1380,8 @@ cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_t
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
-  kernel<<<dim3(n_tiles, p.heads, kSpans ? p.spans : 1), kTcThreads, smem, stream>>>(p, tiles, n_tiles);
+  const dim3 grid = kSpans ? dim3(unsigned(n_tiles * p.tc_sub), unsigned(p.kv.kv_heads), unsigned(p.spans)) : dim3(n_tiles, p.heads);
+  kernel<<<grid, kTcThreads, smem, stream>>>(p, tiles, n_tiles);
   return cudaGetLastError();
 }
 
@@ -1449,7 +1460,7 @@ bool attn_tc_supported(const KvPoolView& kv) {
 cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   if (n_tiles == 0) return cudaSuccess;
   if (!attn_tc_supported(p.kv) || p.heads % p.kv.kv_heads != 0) return cudaErrorInvalidValue;
-  if (p.spans > 0 && (p.part_acc == nullptr || p.part_ml == nullptr)) return cudaErrorInvalidValue;
+  if (p.spans > 0 && (p.part_acc == nullptr || p.part_ml == nullptr || p.tc_sub < 1)) return cudaErrorInvalidValue;
   const bool f16 = p.kv.type == TensorType::F16;
   if (p.kv.head_dim == 64) return f16 ? launch_tc<__half, 64>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 64>(p, tiles, n_tiles, stream);
   return f16 ? launch_tc<__half, 128>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 128>(p, tiles, n_tiles, stream);

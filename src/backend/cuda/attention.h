@@ -75,6 +75,9 @@ struct AttnParams {
   // part_acc ([rows][heads][spans][head_dim]) and part_ml ([rows][heads][spans][2]); attn_tc_kernel
   // writes each span's softmax state there and launch_attention_span_merge merges them into out.
   int spans = 0;
+  // With spans: the query heads of a KV head share a block's mma rows (a tile's rows × group slots),
+  // 64 slots a block; tc_sub blocks a tile = ceil(the launch's most tile rows × group / 64).
+  int tc_sub = 1;
 };
 
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).

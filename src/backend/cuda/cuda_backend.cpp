@@ -254,7 +254,7 @@ struct CudaBackend::Impl {
     const char* e = std::getenv("VELLUM_CUDA_DET_ATTN_TC");
     return e != nullptr && std::string(e) == "1";
   }();
-  int32_t n_attn_tiles = 0, n_split_rows = 0;
+  int32_t n_attn_tiles = 0, n_split_rows = 0, max_tile_rows = 0;
   const cuda::AttnTile* d_attn_tiles = nullptr;
   const int32_t* d_split_rows = nullptr;
   cuda::StepGraphs graphs;
@@ -1141,6 +1141,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.step_edit_rows.assign(step.edit_rows.begin(), step.edit_rows.end());
   m.n_attn_tiles = attn.empty() ? 0 : attn[0];
   m.n_split_rows = attn.empty() ? 0 : attn[1];
+  m.max_tile_rows = 0;
+  for (int32_t t = 0; t < m.n_attn_tiles; ++t) m.max_tile_rows = std::max(m.max_tile_rows, attn[2 + 4 * size_t(t) + 1]);
   m.d_attn_tiles = attn.empty() ? nullptr : reinterpret_cast<const cuda::AttnTile*>(d + off_attn + 2 * sizeof(int32_t));
   m.d_split_rows = attn.empty() ? nullptr : reinterpret_cast<const int32_t*>(d + off_attn) + 2 + 4 * m.n_attn_tiles;
   m.attn_splits = (m.max_ctx + cuda::kAttnSplit - 1) / cuda::kAttnSplit;
@@ -1458,6 +1460,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   const bool det_spans = tc && m.deterministic;
   if (det_spans) {
     p.spans = int((int64_t(m.attn_splits) * cuda::kAttnSplit + cuda::kDetSpan - 1) / cuda::kDetSpan);
+    p.tc_sub = int((int64_t(m.max_tile_rows) * (shape.heads / shape.kv_heads) + cuda::kAttnTileRows - 1) / cuda::kAttnTileRows);
     const int64_t slots = q.rows * int64_t(shape.heads) * p.spans;
     auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(slots * (shape.head_dim + 2)) * sizeof(float), "attention workspace"));
     p.part_acc = ws;
@@ -1492,7 +1495,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
-               p.kv_before_wait, p.deterministic, p.spans);
+               p.kv_before_wait, p.deterministic, p.spans, p.tc_sub);
   m.graphs.run([=, &m] {
     if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
