@@ -1484,7 +1484,7 @@ void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
 
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).
 // The deterministic mode's attention (round 24: every row on the tensor-core kernel in spans of
-// kDetSpan positions, merged per row): rows of one long sequence (positions 0-39, 1000-1063 across the
+// kDetSpanTiles · 64 positions, merged per row): rows of one long sequence (positions 0-39, 1000-1063 across the
 // first span's end, 2040-2060, 3099) computed alone, all in one step, and in ragged chunks mixed in
 // steps must give the same bits; the batched step against the CPU within the tensor-core bound.
 void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_heads, uint32_t head_dim, bool tc) {
@@ -1584,7 +1584,7 @@ void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_h
   p.gpu.set_deterministic(false);
   p.gpu.set_det_attention_tc(false);
   const std::string tn(tensor_type_name(type));
-  const std::string path = tc ? fmt::format("tensor-core spans of {}", cuda::kDetSpan) : std::string("split path");
+  const std::string path = tc ? "tensor-core spans" : "split path";
   record(fmt::format("deterministic attention ({}) {}q/{}kv x{} {} KV: {} rows alone, batched and in ragged chunks", path, heads, kv_heads,
                      head_dim, tn, rows.size()),
          compared == 2 * rows.size() ? double(differ) : 1.0, 0, fmt::format("{} of {} rows differ (bit for bit)", differ, compared));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 24, call 3 (the committed binary): the deterministic mode's attention back on the split path by default,
+# Round 24, calls 3-4 (call 4: with GQA packing): the deterministic mode's attention back on the split path by default,
 # the tensor-core spans behind set_det_attention_tc / VELLUM_CUDA_DET_ATTN_TC=1. --det-only (both paths), the
 # deterministic proof, invariance and graphs vs eager on llama3.2-1b BF16 (default path), then the quick bench of
 # llama3-8b BF16 --deterministic with the knob off and on.

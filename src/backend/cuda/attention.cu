@@ -956,7 +956,7 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 // S = Q·Kᵀ and O += P·V on mma.sync; the online softmax is f32 in the accumulator layout.
 //
 // kSpans (the deterministic mode, round 24): block z of a tile covers only the positions of span z
-// (kDetSpanTiles tiles from z · kDetSpanTiles) and writes each row's softmax state of that span to
+// (p.span_tiles tiles from z · p.span_tiles) and writes each row's softmax state of that span to
 // part_acc / part_ml ([row][head][p.spans]) for attn_span_merge_kernel; its mma rows are a KV head's
 // query heads × the tile's rows (below). A row's arithmetic depends on its own q, context and position
 // only: every tile is aligned to position 0, mma rows are independent, the softmax code is the same
@@ -1005,8 +1005,8 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
   const int n_kv = (ctx_last + kTcCols - 1) / kTcCols;
-  const int jb = kSpans ? int(blockIdx.z) * kDetSpanTiles : 0;  // this block's tiles: [jb, je)
-  const int je = kSpans ? min(n_kv, jb + kDetSpanTiles) : n_kv;
+  const int jb = kSpans ? int(blockIdx.z) * p.span_tiles : 0;  // this block's tiles: [jb, je)
+  const int je = kSpans ? min(n_kv, jb + p.span_tiles) : n_kv;
   if constexpr (kSpans) {
     if (jb >= je) return;  // a span past every row of the tile (block-uniform)
   }
@@ -1151,7 +1151,7 @@ __global__ void attn_span_merge_kernel(AttnParams p) {
   pdl_wait();
   const int64_t r = blockIdx.x;
   const int h = int(blockIdx.y), d = int(threadIdx.x), hd = int(blockDim.x);
-  const int spans = (p.row_ctx[r] + kDetSpan - 1) / kDetSpan;
+  const int span = p.span_tiles * kTcCols, spans = (p.row_ctx[r] + span - 1) / span;
   const int64_t s0 = (r * p.heads + h) * p.spans;
   const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + s0;
   float mx = -INFINITY;
@@ -1460,7 +1460,7 @@ bool attn_tc_supported(const KvPoolView& kv) {
 cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   if (n_tiles == 0) return cudaSuccess;
   if (!attn_tc_supported(p.kv) || p.heads % p.kv.kv_heads != 0) return cudaErrorInvalidValue;
-  if (p.spans > 0 && (p.part_acc == nullptr || p.part_ml == nullptr || p.tc_sub < 1)) return cudaErrorInvalidValue;
+  if (p.spans > 0 && (p.part_acc == nullptr || p.part_ml == nullptr || p.tc_sub < 1 || p.span_tiles < 1)) return cudaErrorInvalidValue;
   const bool f16 = p.kv.type == TensorType::F16;
   if (p.kv.head_dim == 64) return f16 ? launch_tc<__half, 64>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 64>(p, tiles, n_tiles, stream);
   return f16 ? launch_tc<__half, 128>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 128>(p, tiles, n_tiles, stream);
@@ -1468,7 +1468,7 @@ cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int 
 
 cudaError_t launch_attention_span_merge(const AttnParams& p, int64_t rows, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  if (p.spans <= 0 || p.part_acc == nullptr || p.part_ml == nullptr) return cudaErrorInvalidValue;
+  if (p.spans <= 0 || p.span_tiles < 1 || p.part_acc == nullptr || p.part_ml == nullptr) return cudaErrorInvalidValue;
   attn_span_merge_kernel<<<dim3(unsigned(rows), unsigned(p.heads)), unsigned(p.kv.head_dim), 0, stream>>>(p);
   return cudaGetLastError();
 }

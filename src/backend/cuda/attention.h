@@ -28,10 +28,10 @@ inline constexpr int kAttnTileRows = 64;  // query rows per tensor-core tile
 // Rows with at most this many spans are merged by the decode kernel's last block of each (row, KV
 // head group); longer rows by the combine kernel (one merging block per row would be a serial tail).
 inline constexpr int kAttnFuseSpans = 32;
-// The deterministic mode's spans (round 24): positions [z · kDetSpan, (z + 1) · kDetSpan) of every row,
-// whatever its batch, are one tensor-core block's work; the spans are merged per row in order.
+// The deterministic mode's spans (round 24), by default: positions [z · S, (z + 1) · S) of every row,
+// S = kDetSpanTiles tiles of 64 whatever its batch, are one tensor-core block's work; the spans are
+// merged per row in order.
 inline constexpr int kDetSpanTiles = 16;
-inline constexpr int kDetSpan = kDetSpanTiles * kAttnTileRows;  // positions (tiles of 64)
 
 struct AttnParams {
   const float* q = nullptr;
@@ -78,6 +78,7 @@ struct AttnParams {
   // With spans: the query heads of a KV head share a block's mma rows (a tile's rows × group slots),
   // 64 slots a block; tc_sub blocks a tile = ceil(the launch's most tile rows × group / 64).
   int tc_sub = 1;
+  int span_tiles = 0;  // with spans: tiles of 64 positions a span
 };
 
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).

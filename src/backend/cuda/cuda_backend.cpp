@@ -254,6 +254,12 @@ struct CudaBackend::Impl {
     const char* e = std::getenv("VELLUM_CUDA_DET_ATTN_TC");
     return e != nullptr && std::string(e) == "1";
   }();
+  // Its span, in tiles of 64 positions (VELLUM_CUDA_DET_SPAN_TILES, a measurement knob; a run's
+  // bits depend on it, so it is fixed for the process).
+  int det_span_tiles = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DET_SPAN_TILES");
+    return e != nullptr && std::atoi(e) > 0 ? std::atoi(e) : cuda::kDetSpanTiles;
+  }();
   int32_t n_attn_tiles = 0, n_split_rows = 0, max_tile_rows = 0;
   const cuda::AttnTile* d_attn_tiles = nullptr;
   const int32_t* d_split_rows = nullptr;
@@ -1455,11 +1461,13 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   const cuda::AttnTile* tiles = tc ? m.d_attn_tiles : nullptr;
   const int n_tiles = tc ? m.n_attn_tiles : 0;
   p.split_rows = tc ? m.d_split_rows : nullptr;
-  // Deterministic mode (round 24): every row's spans of kDetSpan positions on the tensor-core kernel,
-  // merged per row; the span slots follow the step's (graph-padded) split count.
+  // Deterministic mode (round 24): every row's spans of det_span_tiles tiles on the tensor-core
+  // kernel, merged per row; the span slots follow the step's (graph-padded) split count.
   const bool det_spans = tc && m.deterministic;
   if (det_spans) {
-    p.spans = int((int64_t(m.attn_splits) * cuda::kAttnSplit + cuda::kDetSpan - 1) / cuda::kDetSpan);
+    p.span_tiles = m.det_span_tiles;
+    const int64_t span = int64_t(p.span_tiles) * cuda::kAttnTileRows;
+    p.spans = int((int64_t(m.attn_splits) * cuda::kAttnSplit + span - 1) / span);
     p.tc_sub = int((int64_t(m.max_tile_rows) * (shape.heads / shape.kv_heads) + cuda::kAttnTileRows - 1) / cuda::kAttnTileRows);
     const int64_t slots = q.rows * int64_t(shape.heads) * p.spans;
     auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(slots * (shape.head_dim + 2)) * sizeof(float), "attention workspace"));
@@ -1495,7 +1503,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
-               p.kv_before_wait, p.deterministic, p.spans, p.tc_sub);
+               p.kv_before_wait, p.deterministic, p.spans, p.tc_sub, p.span_tiles);
   m.graphs.run([=, &m] {
     if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");
