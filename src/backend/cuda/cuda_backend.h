@@ -126,9 +126,9 @@ class CudaBackend final : public Backend {
   // Sequences that add at least this many query rows in a step (prefill, verify) take the
   // tensor-core attention kernel when the pool is F16/BF16 (docs/cuda.md, round 5); 0: never.
   void set_attention_tc_rows(int rows);
-  // The deterministic mode's attention on the tensor-core kernel in spans of cuda::kDetSpanTiles tiles of 64 positions
-  // for every row, decode included (round 24; VELLUM_CUDA_DET_ATTN_TC=1). Off by default: prefill
-  // gains (2 048 tokens 1.8x) but decode loses more (64 sequences 0.5x; docs/cuda.md, round 24).
+  // The deterministic mode's attention on the tensor-core kernel for every row, decode included, in
+  // spans of cuda::kDetSpanTiles tiles of 64 positions (round 24; VELLUM_CUDA_DET_ATTN_TC=1). Off by
+  // default: prefill gains 1.2-1.8x, decode keeps 0.89-1.0x of the split path (docs/cuda.md, round 24).
   void set_det_attention_tc(bool on);
   // Programmatic dependent launch between the kernels of a decode graph (default on on sm_90;
   // VELLUM_CUDA_PDL=0 turns it off at construction): backend/cuda/pdl.cuh.
