@@ -1475,6 +1475,9 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
     p.part_ml = ws + slots * shape.head_dim;
   }
   const int64_t rows = tc ? m.n_split_rows : q.rows;
+  // The span partials live in attn_ws, which the split path below would reuse: the mode's plan puts
+  // every row on tiles (attention_plan with 1 row), so no row is left to it.
+  if (det_spans && rows > 0) throw_error("attention: {} deterministic rows outside the tensor-core tiles", rows);
   const int64_t per_row = int64_t(shape.heads) * p.max_splits * (shape.head_dim + 2);
   const int64_t rows_per_launch = std::clamp<int64_t>(kAttnWorkspaceFloats / per_row, 1, kMaxGridY);
   const int64_t launch_rows = std::min(rows_per_launch, rows);
