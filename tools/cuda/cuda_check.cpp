@@ -1930,12 +1930,45 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
 
 // Paged attention per layer: decode (bytes of K and V read / time vs the copy bandwidth), prefill
 // of one sequence on the tensor-core and the split path, and the chunk size where they cross.
+// Every attention check of the full run: F32 / F16 / BF16 pools, 32q/8kv x128 and 14q/2kv x64,
+// block sizes whose tiles straddle KV blocks, and the deterministic mode's two paths.
+void check_attention_all(Pair& p) {
+  check_attention(p, 32, 8, 128);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  check_attention(p, 14, 2, 64);
+  for (const TensorType t : {TensorType::F16, TensorType::BF16}) {
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+    check_attention(p, 32, 8, 128, t);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+    check_attention(p, 14, 2, 64, t);
+  }
+  // Block sizes whose 16-position tiles straddle KV blocks (round 14's per-row lookup).
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  check_attention(p, 32, 8, 128, TensorType::F16, 24);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  check_attention(p, 14, 2, 64, TensorType::BF16, 8);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  for (const bool tc : {false, true}) {
+    check_det_attention(p, TensorType::F16, 32, 8, 128, tc);
+    check_det_attention(p, TensorType::BF16, 14, 2, 64, tc);
+  }
+}
+
+bool g_prefill_attn_only = false;  // --prefill-attn-only: the tensor-core prefill attention timings only
+
 void bench_attention(double bw) {
   const std::vector<std::pair<TensorType, std::vector<std::pair<uint32_t, uint32_t>>>> decode = {
       {TensorType::F16, {{1024, 1}, {1024, 32}, {1024, 128}, {8192, 1}, {8192, 8}, {8192, 64}, {32768, 1}, {32768, 8}}},
       {TensorType::BF16, {{8192, 8}}},
       {TensorType::F32, {{8192, 1}, {8192, 8}}}};
   for (const auto& [kv_type, cases] : decode) {
+    if (g_prefill_attn_only) break;
     for (const auto& [ctx, nseq] : cases) {
       // 16-bit pools: the default (round 5's kernel up to 8 rows, round 7's above), then round 5's
       // and round 7's kernels, round 7's with 3 stages and (F16) with forced spans per block.
@@ -1962,15 +1995,18 @@ void bench_attention(double bw) {
     }
   }
   for (const TensorType kv_type : {TensorType::F16, TensorType::BF16}) {
-    for (uint32_t T : {512u, 2048u}) {
-      const double tc = attention_ms(kv_type, 1, 0, T, 1, 20), split = attention_ms(kv_type, 1, 0, T, 0, 5);
+    for (uint32_t T : {512u, 2048u, 8192u}) {
+      if (T == 8192 && !g_prefill_attn_only) continue;
+      const double tc = attention_ms(kv_type, 1, 0, T, 1, 20), split = T > 2048 ? 0.0 : attention_ms(kv_type, 1, 0, T, 0, 5);
       const double flops = 4.0 * 32 * 128 * (double(T) * (T + 1) / 2);  // QK and PV over the causal triangle
       bench_line(fmt::format("prefill attention {} tokens per layer (32q/8kv x128, {} KV): tensor cores {:.4f} ms ({:.0f} TFLOP/s), "
-                             "split path {:.4f} ms",
-                             T, tensor_type_name(kv_type), tc, flops / (tc * 1e-3) / 1e12, split));
+                             "split path {}",
+                             T, tensor_type_name(kv_type), tc, flops / (tc * 1e-3) / 1e12,
+                             split > 0 ? fmt::format("{:.4f} ms", split) : std::string("not timed")));
     }
   }
   for (uint32_t q : {1u, 2u, 4u, 8u, 16u, 32u, 64u, 128u}) {
+    if (g_prefill_attn_only) break;
     const double tc = attention_ms(TensorType::F16, 4, 1024, q, 1, 20), split = attention_ms(TensorType::F16, 4, 1024, q, 0, 20);
     bench_line(fmt::format("chunk attention 4 seqs x {} rows after 1024 (F16 KV): tensor cores {:.4f} ms, split path {:.4f} ms", q,
                            tc, split));
@@ -2461,6 +2497,7 @@ void bench_prefill_gemms(double gemm_tflops) {
   cudaFree(ws);
 }
 
+bool g_prefill_only = false;  // --prefill-only: of the model timings, prefill 512 / 2 048 only (round 25)
 bool g_no_mmq = false;  // --no-mmq: model timings with the dequantize + cuBLAS path (before round 5)
 
 void bench_model(const std::string& path, double bw, double gemm_tflops) {
@@ -2500,6 +2537,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const double floor_tps = bw / (bytes / 1e9);  // HBM bytes moved per second, as the copy measured them
   // Eager, then CUDA graphs without and with programmatic dependent launch (first steps capture).
   for (const int variant : {0, 1, 2}) {
+    if (g_prefill_only) break;
     const bool graphs = variant > 0;
     be.set_cuda_graphs(graphs);
     be.set_programmatic_launch(variant == 2);
@@ -2564,6 +2602,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
                              T / ps, tflops, 100.0 * tflops / gemm_tflops));
     }
   }
+  if (g_prefill_only) return;
   {
     const auto st = be.dequant_ahead_stats();
     bench_line(fmt::format("dequantization ahead so far: {} right guesses, {} in line", st.hits, st.misses));
@@ -3216,6 +3255,8 @@ int run(int argc, char** argv) {
       g_deterministic = true;
     } else if (a == "--batch1-only") {
       g_batch1_only = true;
+    } else if (a == "--prefill-only") {
+      g_prefill_only = true;
     } else if (a == "--long-ctx-only") {
       g_long_only = true;
     } else if (a == "--gemv-only") {
@@ -3223,6 +3264,10 @@ int run(int argc, char** argv) {
     } else if (a == "--attn-bench") {  // copy bandwidth and the attention timings only
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_attention(bench_copy());
+    } else if (a == "--prefill-attn-only") {  // the tensor-core prefill attention at 512 / 2 048 / 8 192 tokens
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      g_prefill_attn_only = true;
+      bench_attention(0.0);
     } else if (a == "--bf16-rows") {  // round 7's many-row bf16 checks only
       Pair p;
       p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
@@ -3244,6 +3289,9 @@ int run(int argc, char** argv) {
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);
+    } else if (a == "--attn-only") {  // the attention checks only (round 25)
+      Pair p;
+      check_attention_all(p);
     } else if (a == "--det-only") {  // the deterministic mode's matmul checks only (round 22)
       Pair p;
       for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::BF16, TensorType::F16}) {
@@ -3274,7 +3322,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--det-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -3366,31 +3414,7 @@ int run(int argc, char** argv) {
     check_layer_kernel(p);
     check_bf16_rows(p);
     check_dense_copies(p);
-    check_attention(p, 32, 8, 128);
-    p.cpu.release_scratch();
-    p.gpu.release_scratch();
-    check_attention(p, 14, 2, 64);
-    for (const TensorType t : {TensorType::F16, TensorType::BF16}) {
-      p.cpu.release_scratch();
-      p.gpu.release_scratch();
-      check_attention(p, 32, 8, 128, t);
-      p.cpu.release_scratch();
-      p.gpu.release_scratch();
-      check_attention(p, 14, 2, 64, t);
-    }
-    // Block sizes whose 16-position tiles straddle KV blocks (round 14's per-row lookup).
-    p.cpu.release_scratch();
-    p.gpu.release_scratch();
-    check_attention(p, 32, 8, 128, TensorType::F16, 24);
-    p.cpu.release_scratch();
-    p.gpu.release_scratch();
-    check_attention(p, 14, 2, 64, TensorType::BF16, 8);
-    p.cpu.release_scratch();
-    p.gpu.release_scratch();
-    for (const bool tc : {false, true}) {
-      check_det_attention(p, TensorType::F16, 32, 8, 128, tc);
-      check_det_attention(p, TensorType::BF16, 14, 2, 64, tc);
-    }
+    check_attention_all(p);
   }
   if (bench) {
     const double bw = bench_copy();

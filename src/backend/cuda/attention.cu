@@ -962,9 +962,14 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 // only: every tile is aligned to position 0, mma rows are independent, the softmax code is the same
 // in every row slot, and a tile masked whole for a row leaves its state as it was (scale exp2(0) = 1,
 // P = 0).
-template <typename T, int HD, int STAGES, bool kSpans>
-__global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
+//
+// HPB (round 25): query heads a block takes, 2 in the default mode when a KV group has an even number
+// of heads. Warps 4w..4w+3 take head HPB·y + w over the same K/V tiles, so a copied tile serves
+// twice the rows (prefill attention at 2 048 tokens 1.5x faster than one head a block).
+template <typename T, int HD, int STAGES, bool kSpans, int HPB>
+__global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
   pdl_wait();
+  constexpr int NT = kTcThreads * HPB;
   constexpr int LDS = HD + 8, KK = HD / 16, NS = kTcCols / 8, ND = HD / 8;
   extern __shared__ uint4 tc_smem[];
   T* const ks = reinterpret_cast<T*>(tc_smem);  // [STAGES][kTcCols][LDS]
@@ -975,10 +980,10 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
   // blocks of 64. A slot's arithmetic is the same either way.
   const int G = p.heads / p.kv.kv_heads, gp = kSpans ? G : 1, sub = kSpans ? p.tc_sub : 1;
   const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x) / sub];  // longest contexts first
-  const int h = blockIdx.y, kvh = kSpans ? h : h / G;
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
+  const int h = int(blockIdx.y) * HPB + warp / 4, kvh = kSpans ? int(blockIdx.y) : h / G;
   const int ctx_last = tile.ctx0 + tile.rows - 1;
-  const int slots = tile.rows * gp, sw = (kSpans ? int(blockIdx.x) % sub * 64 : 0) + warp * 16;  // the warp's first slot
+  const int slots = tile.rows * gp, sw = (kSpans ? int(blockIdx.x) % sub * 64 : 0) + warp % 4 * 16;  // the warp's first slot
   const int s0 = sw + gr, s1 = s0 + 8;
   const int i0 = s0 / gp, i1 = s1 / gp;  // query rows (past the tile for slots past it)
   const int h0 = kSpans ? kvh * G + min(s0, slots - 1) % G : h, h1 = kSpans ? kvh * G + min(s1, slots - 1) % G : h;
@@ -1011,14 +1016,21 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
     if (jb >= je) return;  // a span past every row of the tile (block-uniform)
   }
   // Thread t copies 16-byte chunk t % CH of rows t / CH + STEP·k of each tile.
-  constexpr int CH = HD / 8, STEP = kTcThreads / CH, RPT = kTcCols / STEP;
+  constexpr int CH = HD / 8, STEP = NT / CH, RPT = kTcCols / STEP;
   const int ch = (threadIdx.x % CH) * 8, pr0 = threadIdx.x / CH;
-  int blk[RPT];
-  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context)
+  // Block ids of those rows of tile j (-1: past the context) and their slots in the blocks: one
+  // division a tile, then steps (a division and a remainder a row by the runtime block size took
+  // ~30% of the kernel: round 25).
+  int blk[RPT], slot[RPT];
+  auto fetch = [&](int j) {
+    const int bs = p.kv.block_size, pos0 = j * kTcCols + pr0;
+    int q = pos0 / bs, r = pos0 - q * bs;
 #pragma unroll
     for (int k = 0; k < RPT; ++k) {
-      const int pos = j * kTcCols + pr0 + k * STEP;
-      blk[k] = pos < ctx_last ? table[pos / p.kv.block_size] : -1;
+      blk[k] = pos0 + k * STEP < ctx_last ? table[q] : -1;
+      slot[k] = r;
+      r += STEP;
+      while (r >= bs) r -= bs, ++q;
     }
   };
   auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
@@ -1026,9 +1038,9 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
       const int stage = j % STAGES;
 #pragma unroll
       for (int k = 0; k < RPT; ++k) {
-        const int pr = pr0 + k * STEP, pos = j * kTcCols + pr;
+        const int pr = pr0 + k * STEP;
         const bool in = blk[k] >= 0;
-        const T* base = pool + (in ? int64_t(blk[k]) * p.kv.block_elems + int64_t(pos % p.kv.block_size) * row_elems +
+        const T* base = pool + (in ? int64_t(blk[k]) * p.kv.block_elems + int64_t(slot[k]) * row_elems +
                                          int64_t(kvh) * HD + ch
                                    : 0);
         cp_async16(ks + (stage * kTcCols + pr) * LDS + ch, in ? base + p.kv.k_off : pool, in ? 16 : 0);
@@ -1062,13 +1074,17 @@ __global__ void __launch_bounds__(kTcThreads) attn_tc_kernel(AttnParams p, const
       float s[NS][4];
 #pragma unroll
       for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-      // k outer, positions inner: 8 independent mma in a row (no chain of dependent ones).
+      // K fragments by ldmatrix: one x4 holds positions 8n..8n+7 at dims 32k2..32k2+31 (matrix i
+      // from lane 8i's row address), the B operands of two mma; s[n] adds k in order as before.
+      const T* kl = kt + (lane & 7) * LDS + ((lane >> 3) & 1) * 8 + (lane >> 4) * 16;
 #pragma unroll
-      for (int kk = 0; kk < KK; ++kk) {
+      for (int k2 = 0; k2 < KK / 2; ++k2) {
 #pragma unroll
         for (int n = 0; n < NS; ++n) {
-          const T* krow = kt + (n * 8 + gr) * LDS + gc * 2 + kk * 16;
-          mma(s[n], qa[kk], *reinterpret_cast<const uint32_t*>(krow), *reinterpret_cast<const uint32_t*>(krow + 8), T{});
+          uint32_t b[4];
+          ldmatrix_x4(b, kl + n * 8 * LDS + k2 * 32);
+          mma(s[n], qa[2 * k2], b[0], b[1], T{});
+          mma(s[n], qa[2 * k2 + 1], b[2], b[3], T{});
         }
       }
       const bool masked = t0 + kTcCols > warp_ctx_min;
@@ -1370,25 +1386,28 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   return true;
 }
 
-template <typename T, int HD, int STAGES, bool kSpans>
+template <typename T, int HD, int STAGES, bool kSpans, int HPB>
 cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   static bool raised = false;
   constexpr size_t smem = tc_smem_bytes<HD, STAGES>();
-  const auto kernel = attn_tc_kernel<T, HD, STAGES, kSpans>;
+  const auto kernel = attn_tc_kernel<T, HD, STAGES, kSpans, HPB>;
   if (!raised) {
     const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
-  const dim3 grid = kSpans ? dim3(unsigned(n_tiles * p.tc_sub), unsigned(p.kv.kv_heads), unsigned(p.spans)) : dim3(n_tiles, p.heads);
-  kernel<<<grid, kTcThreads, smem, stream>>>(p, tiles, n_tiles);
+  const dim3 grid = kSpans ? dim3(unsigned(n_tiles * p.tc_sub), unsigned(p.kv.kv_heads), unsigned(p.spans)) : dim3(n_tiles, p.heads / HPB);
+  kernel<<<grid, kTcThreads * HPB, smem, stream>>>(p, tiles, n_tiles);
   return cudaGetLastError();
 }
 
-// Two cp.async stages: three measured 3-5% slower (docs/cuda.md, round 5, v3).
+// Two cp.async stages: three measured 3-5% slower (docs/cuda.md, round 5, v3) and 0-2% slower in
+// round 25. The default mode pairs the heads of a KV group when their count is even.
 template <typename T, int HD>
 cudaError_t launch_tc(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  return p.spans > 0 ? launch_tc_stages<T, HD, 2, true>(p, tiles, n_tiles, stream) : launch_tc_stages<T, HD, 2, false>(p, tiles, n_tiles, stream);
+  if (p.spans > 0) return launch_tc_stages<T, HD, 2, true, 1>(p, tiles, n_tiles, stream);
+  if ((p.heads / p.kv.kv_heads) % 2 == 0) return launch_tc_stages<T, HD, 2, false, 2>(p, tiles, n_tiles, stream);
+  return launch_tc_stages<T, HD, 2, false, 1>(p, tiles, n_tiles, stream);
 }
 
 }  // namespace
