@@ -944,6 +944,14 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
 // ---- tensor-core path ----------------------------------------------------------------------------
 
 constexpr int kTcCols = 64, kTcThreads = 128;
+// 2^x as the hardware computes it (ex2.approx, subnormal results flushed to 0): exp2f's extra
+// instructions for results below 2^-126 sat on every score's dependency chain. Such weights are
+// below f32's resolution of a row sum, which always holds a weight of 1 (the row's maximum).
+__device__ __forceinline__ float tc_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 template <int HD, int STAGES>
 constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padded row × 2 bytes
   return size_t(STAGES) * 2 * kTcCols * (HD + 8) * 2;
@@ -1087,6 +1095,8 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
           mma(s[n], qa[2 * k2 + 1], b[2], b[3], T{});
         }
       }
+      // Scores stay unscaled: the maximum scales exactly (sl2 > 0: 1/sqrt(d) or a model's positive scale), and each weight is
+      // 2^(s·sl2 − max) with one rounding (an fma) instead of a multiply and a subtract.
       const bool masked = t0 + kTcCols > warp_ctx_min;
       float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
@@ -1094,8 +1104,8 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int pos = t0 + n * 8 + gc * 2 + e;
-          s[n][e] = masked && pos >= c0 ? -INFINITY : s[n][e] * sl2;
-          s[n][2 + e] = masked && pos >= c1 ? -INFINITY : s[n][2 + e] * sl2;
+          if (masked && pos >= c0) s[n][e] = -INFINITY;
+          if (masked && pos >= c1) s[n][2 + e] = -INFINITY;
           mx0 = fmaxf(mx0, s[n][e]), mx1 = fmaxf(mx1, s[n][2 + e]);
         }
       }
@@ -1104,19 +1114,23 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
       mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 1));
       mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 2));
       // Position 0 is visible to every row, so after the first tile the maxima are finite.
-      const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-      const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+      const float n0 = fmaxf(m0, mx0 * sl2), n1 = fmaxf(m1, mx1 * sl2);
+      const float a0 = tc_exp2(m0 - n0), a1 = tc_exp2(m1 - n1);
       m0 = n0, m1 = n1;
       float r0 = 0.0f, r1 = 0.0f;
 #pragma unroll
       for (int n = 0; n < NS; ++n) {
-        s[n][0] = exp2f(s[n][0] - n0), s[n][1] = exp2f(s[n][1] - n0);
-        s[n][2] = exp2f(s[n][2] - n1), s[n][3] = exp2f(s[n][3] - n1);
+        s[n][0] = tc_exp2(fmaf(s[n][0], sl2, -n0)), s[n][1] = tc_exp2(fmaf(s[n][1], sl2, -n0));
+        s[n][2] = tc_exp2(fmaf(s[n][2], sl2, -n1)), s[n][3] = tc_exp2(fmaf(s[n][3], sl2, -n1));
         r0 += s[n][0] + s[n][1], r1 += s[n][2] + s[n][3];
       }
       l0 = l0 * a0 + r0, l1 = l1 * a1 + r1;
+      // A row whose maximum held has a = 1 exactly: the warp skips the rescale when all of its rows held
+      // (most tiles of a long row), with the same bits.
+      if (__any_sync(kFull, a0 != 1.0f || a1 != 1.0f)) {
 #pragma unroll
-      for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
+        for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
+      }
 #pragma unroll
       for (int kk = 0; kk < kTcCols / 16; ++kk) {
         const uint32_t pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1], T{}), pack2(s[2 * kk][2], s[2 * kk][3], T{}),
