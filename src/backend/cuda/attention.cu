@@ -222,12 +222,14 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
   uint4 vr[IT];
   // This thread's K/V of positions [lo, hi) of the span; lo = 0 also zeroes the others.
   const auto load_kv = [&](const int32_t* table, int lo, int hi) {
+    const int bs = p.kv.block_size, pos0 = p0 + warp * PW + sub;
+    int q = pos0 / bs, rm = pos0 - q * bs;  // one division, then steps (as attn_tc_kernel's fetch)
 #pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int pos = p0 + warp * PW + it * PPI + sub;
+    for (int it = 0; it < IT; ++it, rm += PPI) {
+      while (rm >= bs) rm -= bs, ++q;
+      const int pos = pos0 + it * PPI;
       if (pos >= lo && pos < hi) {
-        const T* base = pool + int64_t(table[pos / p.kv.block_size]) * p.kv.block_elems +
-                        int64_t(pos % p.kv.block_size) * row_elems + int64_t(kvh) * HD + part * 8;
+        const T* base = pool + int64_t(table[q]) * p.kv.block_elems + int64_t(rm) * row_elems + int64_t(kvh) * HD + part * 8;
         kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
         vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
       } else if (lo == 0) {
@@ -420,12 +422,18 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
   const int cch = threadIdx.x % LG, cr0 = threadIdx.x / LG;
-  int blk[CPT];
-  auto fetch = [&](int k) {  // block ids of this thread's copy rows of span k (-1: none)
+  // Block ids of this thread's copy rows of span k (-1: none) and their slots: one division a span
+  // (round 25: a division and a remainder a row cost the tensor-core prefill kernel ~30%).
+  int blk[CPT], slot[CPT];
+  auto fetch = [&](int k) {
+    const int bs = p.kv.block_size, pos0 = (sp0 + k) * kAttnSplit + cr0;
+    int q = pos0 / bs, rm = pos0 - q * bs;
 #pragma unroll
     for (int c = 0; c < CPT; ++c) {
-      const int pos = (sp0 + k) * kAttnSplit + cr0 + c * CSTEP;
-      blk[c] = k < n && pos < ctx ? table[pos / p.kv.block_size] : -1;
+      blk[c] = k < n && pos0 + c * CSTEP < ctx ? table[q] : -1;
+      slot[c] = rm;
+      rm += CSTEP;
+      while (rm >= bs) rm -= bs, ++q;
     }
   };
   auto issue = [&](int k) {  // span k into stage k % STAGES; always one commit group
@@ -433,9 +441,9 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
       const int stage = k % STAGES;
 #pragma unroll
       for (int c = 0; c < CPT; ++c) {
-        const int pr = cr0 + c * CSTEP, pos = (sp0 + k) * kAttnSplit + pr;
+        const int pr = cr0 + c * CSTEP;
         const bool in = blk[c] >= 0;
-        const T* base = in ? pool + int64_t(blk[c]) * p.kv.block_elems + int64_t(pos % p.kv.block_size) * row_elems +
+        const T* base = in ? pool + int64_t(blk[c]) * p.kv.block_elems + int64_t(slot[c]) * row_elems +
                                  int64_t(kvh) * HD + cch * 8
                            : pool;
         const int dst = stage * kAttnSplit * HD + swz<HD>(pr, cch);
