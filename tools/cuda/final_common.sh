@@ -46,3 +46,44 @@ det_proofs() {
     timeout 120 $C --deterministic --graphs /tmp/p.gguf 2>/dev/null | grep -E "graphs vs eager" | head -1 | cut -c1-220
   done
 }
+# ---- round 25 -----------------------------------------------------------------------------------
+# b1 LABEL TYPE ENV...: batch-1 decode of /tmp/l8b-TYPE.gguf (eager, and graphs + PDL) with ENV, one
+# line (with the bench's L2 prefetch and graph stats line, where the binary prints one) into $O/b1.txt.
+b1() {
+  local L=$1 TY=$2; shift 2
+  local G=/tmp/b1-$TY-$L.log
+  env "$@" timeout 100 $C --only-bench --batch1-only --model /tmp/l8b-$TY.gguf > $G 2>/dev/null
+  echo "$TY $L: eager $(grep 'decode batch 1' $G | grep 'graphs off' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') graphs $(grep 'decode batch 1' $G | grep 'graphs on\]' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') | $(grep 'L2 prefetch' $G | sed -E 's/.*prefetch: //' | cut -c1-190)" >> $O/b1.txt
+}
+# model_checks: stories260K greedy against run.c's reference, graphs vs eager, CPU vs GPU greedy
+# (qwen2.5-0.5b F16), a line each.
+model_checks() {
+  local T=$(mktemp -d)
+  $V gguf convert-llama2c $D/fixtures/stories260K.bin $D/fixtures/tok512.bin $T/s.gguf > /dev/null
+  python3 $D/stories_greedy.py $V $T/s.gguf $D/fixtures/greedy-reference.json 2>&1 | tail -1
+  timeout 60 $C --graphs $T/s.gguf 2>&1 | tail -1
+  $V gguf synth --preset qwen2.5-0.5b --type F16 -o /tmp/q.gguf > /dev/null 2>&1
+  timeout 150 $C --compare /tmp/q.gguf --graphs /tmp/q.gguf 2>/tmp/compare.log | grep -E "greedy|graphs vs|checks," | cut -c1-200
+}
+# attn_checks: --attn-only and --det-only, model_checks and det_proofs BF16, a line each.
+attn_checks() {
+  timeout 200 $C --attn-only > /tmp/attn-check.txt 2>&1; echo "attention checks (exit $?): $(tail -1 /tmp/attn-check.txt)"
+  grep FAIL /tmp/attn-check.txt | head -5
+  timeout 200 $C --det-only > /tmp/det-check.txt 2>&1; echo "deterministic checks (exit $?): $(tail -1 /tmp/det-check.txt)"
+  model_checks
+  det_proofs BF16 2>&1
+}
+# attn_prefill LABEL BINARY [ENV...]: the tensor-core prefill attention (--prefill-attn-only) on one line.
+attn_prefill() {
+  local L=$1 X=$2; shift 2
+  env "$@" timeout 120 $X --prefill-attn-only > /tmp/pa-$L.txt 2>&1
+  echo "$L: $(grep "prefill attention" /tmp/pa-$L.txt | sort -u | sed -E "s/^prefill attention ([0-9]+) tokens per layer \(32q\/8kv x128, ([A-Z0-9]+) KV\): tensor cores ([0-9.]+) ms \(([0-9]+) TFLOP\/s\).*/\2 \1 \3 ms (\4)/" | tr '\n' ';')"
+}
+# model_prefill LABEL BINARY TYPE [FLAGS...]: prefill 512 / 2 048 of /tmp/l8b-TYPE.gguf (the default path
+# twice) with the GEMM peak, on one line.
+model_prefill() {
+  local L=$1 X=$2 TY=$3; shift 3
+  local G=/tmp/prefill-$L-$TY.log
+  VELLUM_BENCH_QUICK=1 timeout 150 $X --only-bench --skip-op-bench --prefill-only "$@" --model /tmp/l8b-$TY.gguf > $G 2>&1
+  echo "$TY $L: $(grep -E 'GEMM 8192|prefill (512|2048) tokens' $G | sort -u | sed -E 's/.*prefill ([0-9]+) tokens.*: ([0-9]+) tok\/s.* = ([0-9.]+)% .*/\1: \2 (\3%)/; s/.*GEMM 8192.*: ([0-9.]+) TFLOP.*/peak \1/' | tr '\n' ' ')"
+}

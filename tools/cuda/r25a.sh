@@ -6,21 +6,10 @@ D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 nvidia-smi -L
 (for T in Q4_K_M Q8_0 BF16; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
-T=$(mktemp -d)
-$V gguf convert-llama2c $D/fixtures/stories260K.bin $D/fixtures/tok512.bin $T/s.gguf > /dev/null
 export VELLUM_CUDA_L2_PREFETCH_MIB=16
-python3 $D/stories_greedy.py $V $T/s.gguf $D/fixtures/greedy-reference.json 2>&1 | tail -1
-timeout 60 $C --graphs $T/s.gguf 2>&1 | tail -1
-$V gguf synth --preset qwen2.5-0.5b --type F16 -o /tmp/q.gguf > /dev/null 2>&1
-timeout 120 $C --compare /tmp/q.gguf --graphs /tmp/q.gguf 2>$O/compare.log | grep -E "greedy|graphs vs|checks,"
+model_checks
 unset VELLUM_CUDA_L2_PREFETCH_MIB
 wait
-b1() {  # LABEL TYPE ENV...: batch-1 decode, eager and graphs + PDL, with the prefetch's stats
-  local L=$1 TY=$2; shift 2
-  G=$O/b1-$TY-$L.log
-  env "$@" timeout 100 $C --only-bench --batch1-only --model /tmp/l8b-$TY.gguf > $G 2>&1
-  echo "$TY $L: eager $(grep 'decode batch 1' $G | grep 'graphs off' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') graphs $(grep 'decode batch 1' $G | grep 'graphs on\]' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') | $(grep 'L2 prefetch' $G | sed -E 's/.*prefetch: //' | cut -c1-140)"
-}
 P=VELLUM_CUDA_L2_PREFETCH_MIB
 b1 off Q4_K_M $P=0
 b1 16M Q4_K_M $P=16
@@ -39,3 +28,4 @@ b1 32M Q8_0 $P=32
 b1 off BF16 $P=0
 b1 16M BF16 $P=16
 b1 32M BF16 $P=32
+cat $O/b1.txt

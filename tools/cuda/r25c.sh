@@ -5,12 +5,6 @@ D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 nvidia-smi -L
 (for T in Q4_K_M BF16; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done)
-b1() {  # LABEL TYPE ENV...: batch-1 decode, eager and graphs + PDL, with the prefetch's stats
-  local L=$1 TY=$2; shift 2
-  G=/tmp/b1-$TY-$L.log
-  env "$@" timeout 100 $C --only-bench --batch1-only --model /tmp/l8b-$TY.gguf > $G 2>/dev/null
-  echo "$TY $L: eager $(grep 'decode batch 1' $G | grep 'graphs off' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') graphs $(grep 'decode batch 1' $G | grep 'graphs on\]' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') | $(grep 'L2 prefetch' $G | sed -E 's/.*prefetch: //' | cut -c1-190)" >> $O/b1.txt
-}
 P=VELLUM_CUDA_L2_PREFETCH_MIB; DE=VELLUM_CUDA_L2_PREFETCH_DEPTH; F=VELLUM_CUDA_L2_PREFETCH_FULL; E=VELLUM_CUDA_L2_PREFETCH_EARLY
 for r in 1 2; do
   b1 off Q4_K_M $P=0

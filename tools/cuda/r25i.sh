@@ -7,9 +7,5 @@ source $D/final_common.sh
 nvidia-smi -L
 $V gguf synth --preset llama3-8b --type BF16 -o /tmp/l8b-BF16.gguf > /dev/null 2>&1
 for r in 1 2; do
-  for tc in 0 1; do
-    G=/tmp/det-$tc-$r.log
-    VELLUM_CUDA_DET_ATTN_TC=$tc VELLUM_BENCH_QUICK=1 timeout 150 $C --only-bench --skip-op-bench --deterministic --prefill-only --model /tmp/l8b-BF16.gguf > $G 2>&1
-    echo "det attention tc=$tc: $(grep -E 'prefill (512|2048) tokens' $G | sort -u | sed -E 's/.*prefill ([0-9]+) tokens.*: ([0-9]+) tok\/s.* = ([0-9.]+)% .*/\1: \2 (\3%)/' | tr '\n' ' ')"
-  done
+  for tc in 0 1; do export VELLUM_CUDA_DET_ATTN_TC=$tc; model_prefill "det-attention-tc=$tc" $C BF16 --deterministic; done
 done
