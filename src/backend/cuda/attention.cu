@@ -981,7 +981,7 @@ constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padde
 //
 // HPB (round 25): query heads a block takes, 2 in the default mode when a KV group has an even number
 // of heads. Warps 4w..4w+3 take head HPB·y + w over the same K/V tiles, so a copied tile serves
-// twice the rows (prefill attention at 2 048 tokens 1.5x faster than one head a block).
+// twice the rows (prefill attention at 2 048 tokens: 234 → 218 µs against one head a block).
 template <typename T, int HD, int STAGES, bool kSpans, int HPB>
 __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams p, const AttnTile* tiles, int n_tiles) {
   pdl_wait();
@@ -1103,8 +1103,8 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
           mma(s[n], qa[2 * k2 + 1], b[2], b[3], T{});
         }
       }
-      // Scores stay unscaled: the maximum scales exactly (sl2 > 0: 1/sqrt(d) or a model's positive scale), and each weight is
-      // 2^(s·sl2 − max) with one rounding (an fma) instead of a multiply and a subtract.
+      // Scores stay unscaled: the maximum scales exactly (sl2 > 0: 1/sqrt(d) or a model's positive
+      // scale), and each weight is 2^(s·sl2 − max) with one rounding (an fma), not two.
       const bool masked = t0 + kTcCols > warp_ctx_min;
       float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
@@ -1133,8 +1133,8 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
         r0 += s[n][0] + s[n][1], r1 += s[n][2] + s[n][3];
       }
       l0 = l0 * a0 + r0, l1 = l1 * a1 + r1;
-      // A row whose maximum held has a = 1 exactly: the warp skips the rescale when all of its rows held
-      // (most tiles of a long row), with the same bits.
+      // A row whose maximum held has a = 1 exactly: the warp skips the rescale when all of its rows
+      // held (most tiles of a long row), with the same bits.
       if (__any_sync(kFull, a0 != 1.0f || a1 != 1.0f)) {
 #pragma unroll
         for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
