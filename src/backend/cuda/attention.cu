@@ -206,6 +206,18 @@ __device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int6
 // block before exponentiating, then each warp's weighted V sum is added in warp order: the
 // reduction order depends on positions only. Math in f32 on the exact widened 16-bit values.
 constexpr int kDecHeads = 4;  // query heads per block
+// A position's entry in its row's block table and slot in that KV block, stepped along the rows a
+// thread copies with one division in all (round 25: a division and a remainder a row by the runtime
+// block size took ~30% of the tensor-core prefill kernel).
+struct BlockSlot {
+  int block, slot;
+  __device__ BlockSlot(int pos, int bs) : block(pos / bs), slot(pos - pos / bs * bs) {}
+  __device__ void advance(int step, int bs) {
+    slot += step;
+    while (slot >= bs) slot -= bs, ++block;
+  }
+};
+
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
@@ -223,13 +235,13 @@ __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t 
   // This thread's K/V of positions [lo, hi) of the span; lo = 0 also zeroes the others.
   const auto load_kv = [&](const int32_t* table, int lo, int hi) {
     const int bs = p.kv.block_size, pos0 = p0 + warp * PW + sub;
-    int q = pos0 / bs, rm = pos0 - q * bs;  // one division, then steps (as attn_tc_kernel's fetch)
+    BlockSlot at(pos0, bs);
 #pragma unroll
-    for (int it = 0; it < IT; ++it, rm += PPI) {
-      while (rm >= bs) rm -= bs, ++q;
+    for (int it = 0; it < IT; ++it) {
+      if (it > 0) at.advance(PPI, bs);
       const int pos = pos0 + it * PPI;
       if (pos >= lo && pos < hi) {
-        const T* base = pool + int64_t(table[q]) * p.kv.block_elems + int64_t(rm) * row_elems + int64_t(kvh) * HD + part * 8;
+        const T* base = pool + int64_t(table[at.block]) * p.kv.block_elems + int64_t(at.slot) * row_elems + int64_t(kvh) * HD + part * 8;
         kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
         vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
       } else if (lo == 0) {
@@ -422,18 +434,14 @@ __global__ void __launch_bounds__(128, 3) attn_decode2_kernel(AttnParams p, int6
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const T* pool = static_cast<const T*>(p.kv.pool);
   const int cch = threadIdx.x % LG, cr0 = threadIdx.x / LG;
-  // Block ids of this thread's copy rows of span k (-1: none) and their slots: one division a span
-  // (round 25: a division and a remainder a row cost the tensor-core prefill kernel ~30%).
   int blk[CPT], slot[CPT];
-  auto fetch = [&](int k) {
+  auto fetch = [&](int k) {  // block ids of this thread's copy rows of span k (-1: none) and their slots
     const int bs = p.kv.block_size, pos0 = (sp0 + k) * kAttnSplit + cr0;
-    int q = pos0 / bs, rm = pos0 - q * bs;
+    BlockSlot at(pos0, bs);
 #pragma unroll
-    for (int c = 0; c < CPT; ++c) {
-      blk[c] = k < n && pos0 + c * CSTEP < ctx ? table[q] : -1;
-      slot[c] = rm;
-      rm += CSTEP;
-      while (rm >= bs) rm -= bs, ++q;
+    for (int c = 0; c < CPT; ++c, at.advance(CSTEP, bs)) {
+      blk[c] = k < n && pos0 + c * CSTEP < ctx ? table[at.block] : -1;
+      slot[c] = at.slot;
     }
   };
   auto issue = [&](int k) {  // span k into stage k % STAGES; always one commit group
@@ -1034,19 +1042,14 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
   // Thread t copies 16-byte chunk t % CH of rows t / CH + STEP·k of each tile.
   constexpr int CH = HD / 8, STEP = NT / CH, RPT = kTcCols / STEP;
   const int ch = (threadIdx.x % CH) * 8, pr0 = threadIdx.x / CH;
-  // Block ids of those rows of tile j (-1: past the context) and their slots in the blocks: one
-  // division a tile, then steps (a division and a remainder a row by the runtime block size took
-  // ~30% of the kernel: round 25).
   int blk[RPT], slot[RPT];
-  auto fetch = [&](int j) {
+  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context) and their slots
     const int bs = p.kv.block_size, pos0 = j * kTcCols + pr0;
-    int q = pos0 / bs, r = pos0 - q * bs;
+    BlockSlot at(pos0, bs);
 #pragma unroll
-    for (int k = 0; k < RPT; ++k) {
-      blk[k] = pos0 + k * STEP < ctx_last ? table[q] : -1;
-      slot[k] = r;
-      r += STEP;
-      while (r >= bs) r -= bs, ++q;
+    for (int k = 0; k < RPT; ++k, at.advance(STEP, bs)) {
+      blk[k] = pos0 + k * STEP < ctx_last ? table[at.block] : -1;
+      slot[k] = at.slot;
     }
   };
   auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
