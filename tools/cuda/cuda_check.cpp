@@ -3286,6 +3286,19 @@ int run(int argc, char** argv) {
     } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
       Pair p;
       check_sampling(p);
+    } else if (a == "--dq-only") {  // the quantized many-row matmul checks (dq_mma's kernels, mmq, cuBLAS; round 26)
+      Pair p;
+      p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // as the full check
+      p.gpu.set_mmq_max_rows(int64_t(1) << 30);
+      p.gpu.set_dq_mma_rows(2, int64_t(1) << 30);
+      for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
+        check_matmul(p, t, 2048, 1000, {2, 32, 128, 300}, false);
+        check_matmul(p, t, 256, 77, {3, 200}, true);
+        check_matmul(p, t, 1280, 1000, {40}, true);
+        check_matmul(p, t, 4096, 256, {512}, false);
+        p.cpu.release_scratch();
+        p.gpu.release_scratch();
+      }
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);
@@ -3322,7 +3335,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

@@ -16,20 +16,21 @@
 
 #include "backend/cuda/dq_mma.h"
 
-#include <cuda_bf16.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/dq_finish.cuh"
+#include "backend/cuda/dq_weights.cuh"
 #include "backend/cuda/mma_tile_store.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/wgmma.cuh"
 
 namespace vellum::cuda {
 namespace {
+using namespace dq;
 
 constexpr int kK = 64;              // K elements a stage: one 128-byte swizzled row of bf16
 constexpr int kRows = 128;          // weight rows a block: 2 warpgroups × 64
@@ -37,163 +38,6 @@ constexpr int kThreads = 256;
 constexpr int kStages = 4;          // raw (weights + x) ring
 constexpr int kATile = kRows * kK * 2;  // 16 KiB of dequantized bf16 weights, double-buffered
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-__device__ __forceinline__ uint32_t bf2_fma(uint32_t a, uint32_t b, uint32_t c) {
-  uint32_t d;
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-__device__ __forceinline__ uint32_t bf2_dup(float v) {  // v rounded to bf16, in both halves
-  const uint32_t h = __bfloat16_as_ushort(__float2bfloat16_rn(v));
-  return h | (h << 16);
-}
-constexpr uint32_t kBf2One = 0x3F803F80u;      // (1, 1)
-constexpr uint32_t kBf2NegZero = 0x80008000u;  // (-0, -0): a·b + (-0) = a·b exactly
-constexpr uint32_t kBf2Neg128 = 0xC300C300u;   // (-128, -128)
-constexpr uint32_t kBf2Neg160 = 0xC320C320u;   // (-160, -160)
-// Bytes 0..3 of v (each < 128) as bf16 pairs 128 + b: lo = (b0, b1), hi = (b2, b3).
-__device__ __forceinline__ void biased_pairs(uint32_t v, uint32_t& lo, uint32_t& hi) {
-  lo = __byte_perm(v, 0x43434343u, 0x5140);
-  hi = __byte_perm(v, 0x43434343u, 0x7362);
-}
-// Byte offset of 16-byte chunk c (elements 8c..8c+7) of row r in a 128-byte swizzled tile.
-__device__ __forceinline__ int sw128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
-// Bytes 2t, 2t+1, 2t+8, 2t+9 of a 16-byte piece in shared memory (a lane's part of an mma A row).
-__device__ __forceinline__ uint32_t quad_bytes(const uint8_t* p, int t) {
-  const uint32_t a = *reinterpret_cast<const uint16_t*>(p + 2 * t), b = *reinterpret_cast<const uint16_t*>(p + 2 * t + 8);
-  return a | (b << 16);
-}
-
-// ---- weight types ------------------------------------------------------------------------------
-// Stage s of a row is elements 64s..64s+63 (sub-blocks or blocks 2s and 2s + 1). kPieces 16-byte
-// pieces of the row's device layout hold them; piece_off(s, i) is piece i's offset from the row
-// start. dequant(raw, s, h, p) gives elements 32h..32h+31 of the stage from the staged pieces as 16
-// bf16 pairs in element order. Q4_K and Q6_K build 128 + q in bf16 by byte permutes, subtract the
-// bias exactly and scale with one bf16x2 FMA (sub-block scales rounded to bf16, ~2^-9 relative:
-// below x's own bf16 rounding); ~2 instructions an element where the f32 decoder's arithmetic
-// took ~7 and made the kernel issue-bound (round 11, first version). Q8_0 goes through f32 and
-// equals the dequantization kernel's bf16 weights bit for bit.
-struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 sub-blocks × 16
-  static constexpr int kPieces = 3;
-  static constexpr bool kRegFrags = true;  // the two sub-blocks' quants, the super-block's header
-  static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
-  __device__ static int64_t piece_off(int s, int i) {
-    const int64_t g = int64_t(s / 16) * DecQ4_KR::kGroupBytes;
-    return i < 2 ? g + DecQ4_KR::kQuantOff + 16 * ((2 * s) % 32 + i) : g + 16 * ((s / 4) % 4);
-  }
-  __device__ static void dequant(const uint8_t* raw, int s, int h, uint32_t* p) {
-    const uint8_t* hd = raw + 32;
-    int sc, m;
-    scale_min_k4((2 * s + h) % 8, hd + 4, sc, m);
-    const uint32_t d1 = bf2_dup(ld_f16(hd) * float(sc)), m1 = bf2_dup(-(ld_f16(hd + 2) * float(m)));
-    const uint4 v = *reinterpret_cast<const uint4*>(raw + 16 * h);
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {  // byte b: element b (low nibble), b + 16 (high)
-      uint32_t lo, hi;
-      biased_pairs(w[i] & 0x0F0F0F0Fu, lo, hi);
-      p[2 * i] = bf2_fma(bf2_fma(lo, kBf2One, kBf2Neg128), d1, m1);
-      p[2 * i + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg128), d1, m1);
-      biased_pairs((w[i] >> 4) & 0x0F0F0F0Fu, lo, hi);
-      p[8 + 2 * i] = bf2_fma(bf2_fma(lo, kBf2One, kBf2Neg128), d1, m1);
-      p[8 + 2 * i + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg128), d1, m1);
-    }
-  }
-  // One row's part of the register A fragments of stage s (dq_mma_rs_kernel): lo[kk] = elements
-  // 16kk + 2t, +1 and hi[kk] = 16kk + 2t + 8, +9 (t = lane % 4): bytes 2t, 2t+1, 2t+8, 2t+9 of each
-  // sub-block hold them (low nibbles: kk even, high: kk odd). The same bf16 values as dequant().
-  __device__ static void frag(const uint8_t* raw, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
-    const uint8_t* hd = raw + 32;
-    const float d = ld_f16(hd), dmin = ld_f16(hd + 2);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      int sc, m;
-      scale_min_k4((2 * s + h) % 8, hd + 4, sc, m);
-      const uint32_t d1 = bf2_dup(d * float(sc)), m1 = bf2_dup(-(dmin * float(m)));
-      const uint32_t v = quad_bytes(raw + 16 * h, t);
-      uint32_t a, b;
-      biased_pairs(v & 0x0F0F0F0Fu, a, b);
-      lo[2 * h] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg128), d1, m1);
-      hi[2 * h] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg128), d1, m1);
-      biased_pairs((v >> 4) & 0x0F0F0F0Fu, a, b);
-      lo[2 * h + 1] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg128), d1, m1);
-      hi[2 * h + 1] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg128), d1, m1);
-    }
-  }
-};
-
-struct WQ6_K {  // DecQ6_KR: per 1 024 elements, ql 32 × 16, qh 32 × 8, scales 64, d 4 × 2, pad 8
-  static constexpr bool kRegFrags = true;
-  static constexpr int kPieces = 5;  // ql of the two sub-blocks, their qh, the scales' and d's slots
-  static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
-  __device__ static int64_t piece_off(int s, int i) {
-    const int64_t g = int64_t(s / 16) * DecQ6_KR::kGroupBytes;
-    const int t0 = (2 * s) % 32;
-    return i < 2 ? g + 16 * (t0 + i) : i == 2 ? g + DecQ6_KR::kQhOff + 8 * t0 : i == 3 ? g + DecQ6_KR::kScOff + 16 * (t0 / 8) : g + DecQ6_KR::kDOff;
-  }
-  __device__ static void dequant(const uint8_t* raw, int s, int h, uint32_t* p) {
-    const int t = (2 * s) % 32 + h;
-    const float d = ld_f16(raw + 64 + 2 * (t / 8));
-    const uint32_t d0 = bf2_dup(d * float(int8_t(raw[48 + 2 * (t % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[48 + 2 * (t % 8) + 1])));
-    const uint4 v = *reinterpret_cast<const uint4*>(raw + 16 * h);
-    const uint2 hq = *reinterpret_cast<const uint2*>(raw + 32 + 8 * h);
-    const uint32_t ql[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {  // 6-bit values of elements 4w.. (a) and 16 + 4w.. (b)
-      const uint32_t a = (ql[w] & 0x0F0F0F0Fu) | DecQ6_KR::hi2(hq.x, w), b = ((ql[w] >> 4) & 0x0F0F0F0Fu) | DecQ6_KR::hi2(hq.y, w);
-      uint32_t lo, hi;
-      biased_pairs(a, lo, hi);
-      p[2 * w] = bf2_fma(bf2_fma(lo, kBf2One, kBf2Neg160), d0, kBf2NegZero);  // (v - 32)·d·sc
-      p[2 * w + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg160), d0, kBf2NegZero);
-      biased_pairs(b, lo, hi);
-      p[8 + 2 * w] = bf2_fma(bf2_fma(lo, kBf2One, kBf2Neg160), d1, kBf2NegZero);
-      p[8 + 2 * w + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg160), d1, kBf2NegZero);
-    }
-  }
-  // As WQ4_K::frag. Elements 2t, 2t+1 have their high 2 bits at bits 2(t/2).. of bytes 2(t%2),
-  // +1 of a qh word, elements 2t+8, 2t+9 at bits 2(t/2)+4.. of the same bytes.
-  __device__ static void frag(const uint8_t* raw, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
-    const int i0 = 2 * (t % 2), sh = 2 * (t / 2);
-    const uint32_t sel = uint32_t(i0 | (i0 + 1) << 4 | (i0 + 4) << 8 | (i0 + 5) << 12);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int tb = (2 * s) % 32 + h;
-      const float d = ld_f16(raw + 64 + 2 * (tb / 8));
-      const uint32_t d0 = bf2_dup(d * float(int8_t(raw[48 + 2 * (tb % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[48 + 2 * (tb % 8) + 1])));
-      const uint32_t v = quad_bytes(raw + 16 * h, t);
-      const uint2 q = *reinterpret_cast<const uint2*>(raw + 32 + 8 * h);
-      const uint32_t hx = (__byte_perm(q.x >> sh, q.x >> (sh + 4), sel) & 0x03030303u) << 4;
-      const uint32_t hy = (__byte_perm(q.y >> sh, q.y >> (sh + 4), sel) & 0x03030303u) << 4;
-      uint32_t a, b;
-      biased_pairs((v & 0x0F0F0F0Fu) | hx, a, b);
-      lo[2 * h] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg160), d0, kBf2NegZero);
-      hi[2 * h] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg160), d0, kBf2NegZero);
-      biased_pairs(((v >> 4) & 0x0F0F0F0Fu) | hy, a, b);
-      lo[2 * h + 1] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg160), d1, kBf2NegZero);
-      hi[2 * h + 1] = bf2_fma(bf2_fma(b, kBf2One, kBf2Neg160), d1, kBf2NegZero);
-    }
-  }
-};
-
-struct WQ8_0 {  // DecQ8_0R: per 256 elements, 8 f16 scales (16 bytes) then 8 blocks × 32 int8
-  static constexpr int kPieces = 5;  // the two blocks' 64 quant bytes, the group's scales
-  static constexpr bool kRegFrags = false;  // its int8 values need more than the bf16 byte trick
-  static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
-  __device__ static int64_t piece_off(int s, int i) {
-    const int64_t g = int64_t(s / 4) * DecQ8_0R::kGroupBytes;
-    return i < 4 ? g + 16 + 64 * (s % 4) + 16 * i : g;
-  }
-  __device__ static void dequant(const uint8_t* raw, int s, int h, uint32_t* p) {
-    const float d = ld_f16(raw + 64 + 2 * (2 * (s % 4) + h));
-    uint32_t q[8];
-    load32(raw + 32 * h, q);
-#pragma unroll
-    for (int l = 0; l < 16; ++l) p[l] = pack_bf16(mul(s8f(byte_of(q, 2 * l)), d), mul(s8f(byte_of(q, 2 * l + 1)), d));
-  }
-};
 
 template <class T, int BT, int Stages = kStages, int ABufs = 2>
 struct DqLayout {
@@ -253,46 +97,6 @@ struct StageCopies {
   }
 };
 
-// The end of both kernels: with a K split every block stores its partial tile and the last to
-// arrive adds them in split order (deterministic); then the tile goes out (+ bias).
-template <int BT>
-__device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
-                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
-                                            int* last_block) {
-  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
-  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kRows;
-  const int splits = int(gridDim.z), split = int(blockIdx.z);
-  if (splits > 1) {
-    const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
-    constexpr int kTile = kRows * BT;
-    float* part = ws + (tile * splits + split) * kTile;
-#pragma unroll
-    for (int j = 0; j < BT / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kThreads + tid] = acc[j][e];
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) *last_block = atomicAdd(&counters[tile], 1) == splits - 1;
-    __syncthreads();
-    if (!*last_block) return;
-    __threadfence();
-    // Split by split, all of a split's values at once: `splits` round trips to L2 (round 15; the
-    // loops the other way round made one a value and a split, ~20-100 us a tile). The same sums in
-    // the same order (0 + split 0 + split 1 + ...).
-    const float* base = ws + tile * splits * kTile;
-#pragma unroll
-    for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-    for (int q = 0; q < splits; ++q) {
-      const float* src = base + q * kTile + tid;
-#pragma unroll
-      for (int j = 0; j < BT / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] += __ldcg(src + (j * 4 + e) * kThreads);
-    }
-    if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
-  }
-  store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(acc), n0 + wg * 64 + wwarp * 16, m0, g, t, n, m, out, ldo, bias);
-}
 
 // grid: (token tiles, row tiles, K splits); token tiles vary fastest, so the blocks that read one
 // weight tile run together and share it through L2.

@@ -24,6 +24,9 @@ __device__ __forceinline__ void wgmma_wait() {
 // to the async proxy that wgmma reads shared memory through.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// Byte offset of 16-byte chunk c (elements 8c..8c+7) of row r in such a 128-byte swizzled tile.
+__device__ __forceinline__ int sw128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
+
 // Matrix descriptor of a K-major 128-byte-swizzled tile starting at p (shared memory): start
 // address / 16, leading offset 1 (unused by this layout), stride 1 024 bytes between 8-row atoms,
 // swizzle mode 1 (128 B). Advancing along K by 16 elements adds 32 bytes to the start address.

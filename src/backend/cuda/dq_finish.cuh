@@ -1,0 +1,55 @@
+#pragma once
+// The end of a dequantizing GEMM's block (dq_mma.cu's two kernels): 128 weight rows x BT tokens in
+// two warpgroups' wgmma accumulators (256 threads). With a K split every block stores its
+// partial tile and the last to arrive adds them in split order (deterministic; the counters reset
+// themselves); then the tile goes out (+ bias).
+
+#include <cstdint>
+
+#include "backend/cuda/mma_tile_store.cuh"
+
+namespace vellum::cuda::dq {
+
+constexpr int kTileRows = 128;     // weight rows a block: 2 warpgroups x 64
+constexpr int kTileThreads = 256;  // the threads that hold the accumulators
+
+template <int BT>
+__device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
+                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
+                                            int* last_block) {
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
+  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kTileRows;
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  if (splits > 1) {
+    const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    constexpr int kTile = kTileRows * BT;
+    float* part = ws + (tile * splits + split) * kTile;
+#pragma unroll
+    for (int j = 0; j < BT / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kTileThreads + tid] = acc[j][e];
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) *last_block = atomicAdd(&counters[tile], 1) == splits - 1;
+    __syncthreads();
+    if (!*last_block) return;
+    __threadfence();
+    // Split by split, all of a split's values at once: `splits` round trips to L2 (round 15; the
+    // loops the other way round made one a value and a split, ~20-100 us a tile). The same sums in
+    // the same order (0 + split 0 + split 1 + ...).
+    const float* base = ws + tile * splits * kTile;
+#pragma unroll
+    for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+    for (int q = 0; q < splits; ++q) {
+      const float* src = base + q * kTile + tid;
+#pragma unroll
+      for (int j = 0; j < BT / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[j][e] += __ldcg(src + (j * 4 + e) * kTileThreads);
+    }
+    if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
+  }
+  store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(acc), n0 + wg * 64 + wwarp * 16, m0, g, t, n, m, out, ldo, bias);
+}
+
+}  // namespace vellum::cuda::dq
