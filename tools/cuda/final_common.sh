@@ -87,3 +87,10 @@ model_prefill() {
   VELLUM_BENCH_QUICK=1 timeout 150 $X --only-bench --skip-op-bench --prefill-only "$@" --model /tmp/l8b-$TY.gguf > $G 2>&1
   echo "$TY $L: $(grep -E 'GEMM 8192|prefill (512|2048) tokens' $G | sort -u | sed -E 's/.*prefill ([0-9]+) tokens.*: ([0-9]+) tok\/s.* = ([0-9.]+)% .*/\1: \2 (\3%)/; s/.*GEMM 8192.*: ([0-9.]+) TFLOP.*/peak \1/' | tr '\n' ' ')"
 }
+# ---- round 26 -----------------------------------------------------------------------------------
+# dq_checks [PATTERN]: --dq-only (the many-row quantized matmul checks), its verdict and its failures
+# (and the lines matching PATTERN), a line each.
+dq_checks() {
+  timeout 300 $C --dq-only > $O/dq-check.txt 2>&1; echo "dq checks (exit $?): $(tail -1 $O/dq-check.txt)"
+  grep -E "FAIL${1:+|$1}" $O/dq-check.txt | cut -c1-200 | head -40
+}

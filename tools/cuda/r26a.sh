@@ -9,8 +9,7 @@ source $D/final_common.sh
 nvidia-smi -L
 $V gguf synth --preset llama3-8b --type Q4_K_M -o /tmp/l8b-Q4_K_M.gguf > /dev/null 2>&1 &
 S=$O/summary.txt
-timeout 300 $C --dq-only > $O/dq-check.txt 2>&1; echo "dq checks (exit $?): $(tail -1 $O/dq-check.txt)" >> $S
-grep -E "FAIL|dq tma" $O/dq-check.txt | cut -c1-200 | head -40 >> $S
+dq_checks "dq tma" >> $S
 timeout 300 $C --tma-bench > $O/tma-bench.txt 2>&1; echo "tma bench exit $?" >> $S
 grep -E "^dq_tma|GEMM 8192" $O/tma-bench.txt | cut -c1-400 >> $S
 wait

@@ -9,9 +9,7 @@ source $D/final_common.sh
 nvidia-smi -L
 (for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
 S=$O/summary.txt
-timeout 300 $C --dq-only > $O/dq-check.txt 2>&1; echo "dq checks (exit $?): $(tail -1 $O/dq-check.txt)" >> $S
-grep -E "FAIL" $O/dq-check.txt | cut -c1-200 | head -20 >> $S
-grep -E "dq tma" $O/dq-check.txt | cut -c1-120 | head -12 >> $S
+dq_checks "dq tma" >> $S
 for BT in 256 192; do for DBG in 0 2; do
   echo "probe bt $BT dbg $DBG: $(VELLUM_CUDA_DQ_RS=3 VELLUM_CUDA_DQ_TMA_BT=$BT VELLUM_CUDA_DQ_TMA_DBG=$DBG timeout 60 $C --dq-probe Q4_K 14336 4096 2048 2>&1 | tail -1)" >> $S
 done; done

@@ -7,7 +7,6 @@ gunzip -kf $D/vellum.gz
 source $D/final_common.sh
 nvidia-smi -L
 S=$O/summary.txt
-timeout 300 $C --dq-only > $O/dq-check.txt 2>&1; echo "dq checks (exit $?): $(tail -1 $O/dq-check.txt)" >> $S
-grep FAIL $O/dq-check.txt | head >> $S
+dq_checks >> $S
 model_checks >> $S 2>&1
 cat $S

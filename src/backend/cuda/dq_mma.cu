@@ -33,8 +33,8 @@ namespace {
 using namespace dq;
 
 constexpr int kK = 64;              // K elements a stage: one 128-byte swizzled row of bf16
-constexpr int kRows = 128;          // weight rows a block: 2 warpgroups × 64
-constexpr int kThreads = 256;
+constexpr int kRows = kTileRows;    // weight rows a block: 2 warpgroups × 64 (dq_finish.cuh)
+constexpr int kThreads = kTileThreads;
 constexpr int kStages = 4;          // raw (weights + x) ring
 constexpr int kATile = kRows * kK * 2;  // 16 KiB of dequantized bf16 weights, double-buffered
 
