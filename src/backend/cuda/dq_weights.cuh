@@ -1,8 +1,8 @@
 #pragma once
 // How each quantized weight type becomes bf16 for the dequantizing tensor-core GEMM (dq_mma.cu):
-// the 16-byte pieces of the device layouts (dequant.cuh) that hold a 64-element stage
-// of a row, and the arithmetic that turns them into bf16 pairs: whole half-stages (dequant) or one
-// lane's wgmma A fragments (frag).
+// the 16-byte pieces of the device layouts (dequant.cuh) that hold a 64-element stage of a row,
+// and the arithmetic that turns them into bf16 pairs: whole half-stages (dequant) or one lane's
+// wgmma A fragments (frag).
 
 #include <cuda_bf16.h>
 
@@ -45,11 +45,11 @@ __device__ __forceinline__ uint32_t quad_bytes(const uint8_t* p, int t) {
 // Stage s of a row is elements 64s..64s+63 (sub-blocks or blocks 2s and 2s + 1). kPieces 16-byte
 // pieces of the row's device layout hold them; piece_off(s, i) is piece i's offset from the row
 // start. dequant(raw, s, h, p) gives elements 32h..32h+31 of the stage from the staged pieces (side
-// by side from raw) as 16 bf16 pairs in element order. Q4_K and Q6_K build 128 + q in bf16 by byte permutes, subtract the bias exactly and scale
-// with one bf16x2 FMA (sub-block scales rounded to bf16, ~2^-9 relative: below x's own bf16
-// rounding); ~2 instructions an element where the f32 decoder's arithmetic took ~7 and made the
-// kernel issue-bound (round 11, first version). Q8_0 goes through f32 and equals the
-// dequantization kernel's bf16 weights bit for bit.
+// by side from raw) as 16 bf16 pairs in element order. Q4_K and Q6_K build 128 + q in bf16 by byte
+// permutes, subtract the bias exactly and scale with one bf16x2 FMA (sub-block scales rounded to
+// bf16, ~2^-9 relative: below x's own bf16 rounding); ~2 instructions an element where the f32
+// decoder's arithmetic took ~7 and made the kernel issue-bound (round 11, first version). Q8_0 goes
+// through f32 and equals the dequantization kernel's bf16 weights bit for bit.
 struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 sub-blocks × 16
   static constexpr int kPieces = 3;
   static constexpr bool kRegFrags = true;  // the two sub-blocks' quants, the super-block's header
