@@ -24,7 +24,6 @@
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/dq_finish.cuh"
 #include "backend/cuda/dq_weights.cuh"
-#include "backend/cuda/mma_tile_store.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/wgmma.cuh"
 
