@@ -29,6 +29,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/attention.h"
+#include "backend/cuda/attn_wgmma.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -1999,10 +2000,24 @@ void bench_attention(double bw) {
       if (T == 8192 && !g_prefill_attn_only) continue;
       const double tc = attention_ms(kv_type, 1, 0, T, 1, 20), split = T > 2048 ? 0.0 : attention_ms(kv_type, 1, 0, T, 0, 5);
       const double flops = 4.0 * 32 * 128 * (double(T) * (T + 1) / 2);  // QK and PV over the causal triangle
+      // The two tensor-core kernels side by side (round 27): mma.sync (round 25) and wgmma with 64
+      // or 128 K/V positions a step.
+      const bool wg_default = cuda::attn_wg_on();
+      const int wg_kv_default = cuda::attn_wg_kv();
+      std::string kernels;
+      for (const int kv : {0, 64, 128}) {
+        cuda::set_attn_wg(kv > 0);
+        if (kv > 0) cuda::set_attn_wg_kv(kv);
+        const double ms = attention_ms(kv_type, 1, 0, T, 1, 20);
+        kernels += fmt::format(", {} {:.4f} ms ({:.0f})", kv == 0 ? std::string("mma.sync") : fmt::format("wgmma/{}", kv), ms,
+                               flops / (ms * 1e-3) / 1e12);
+      }
+      cuda::set_attn_wg(wg_default);
+      cuda::set_attn_wg_kv(wg_kv_default);
       bench_line(fmt::format("prefill attention {} tokens per layer (32q/8kv x128, {} KV): tensor cores {:.4f} ms ({:.0f} TFLOP/s), "
-                             "split path {}",
+                             "split path {}{}",
                              T, tensor_type_name(kv_type), tc, flops / (tc * 1e-3) / 1e12,
-                             split > 0 ? fmt::format("{:.4f} ms", split) : std::string("not timed")));
+                             split > 0 ? fmt::format("{:.4f} ms", split) : std::string("not timed"), kernels));
     }
   }
   for (uint32_t q : {1u, 2u, 4u, 8u, 16u, 32u, 64u, 128u}) {
@@ -2743,7 +2758,11 @@ void compare_greedy(const std::string& path) {
   CudaBackend gpu(0);
   gpu.set_gemv_max_rows(cuda::kMaxGemvRows);
   model::Transformer mc(file, cpu), mg(file, gpu);
-  const uint32_t bs = 16, ctx = 80;
+  // VELLUM_COMPARE_PROMPT=N: prompts of N tokens (8 by default), so that long ones take the
+  // tensor-core prefill attention.
+  const char* pl = std::getenv("VELLUM_COMPARE_PROMPT");
+  const uint32_t prompt_len = pl != nullptr ? uint32_t(std::clamp(std::atoi(pl), 1, 4096)) : 8u;
+  const uint32_t bs = 16, ctx = (prompt_len + 64 + bs - 1) / bs * bs;
   cpu.init_kv(mc.kv_layout(bs), ctx / bs);
   gpu.init_kv(mg.kv_layout(bs), ctx / bs);
   std::vector<int32_t> table(ctx / bs);
@@ -2752,7 +2771,7 @@ void compare_greedy(const std::string& path) {
   std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
   int total_match = 0;
   for (int prompt = 0; prompt < 5; ++prompt) {
-    std::vector<int32_t> ids(8);
+    std::vector<int32_t> ids(prompt_len);
     for (auto& t : ids) t = tok(g_rng);
     uint32_t n_past = 0;
     std::vector<int32_t> next_in = ids;

@@ -3,6 +3,9 @@
 
 #include "backend/cuda/attention.h"
 #include "backend/cuda/arrive_last.cuh"
+#include "backend/cuda/attn_wgmma.h"
+#include "backend/cuda/block_slot.cuh"
+#include "backend/cuda/exp2_approx.cuh"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/mma16.cuh"
 #include "backend/cuda/cuda_util.h"
@@ -206,18 +209,6 @@ __device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int6
 // block before exponentiating, then each warp's weighted V sum is added in warp order: the
 // reduction order depends on positions only. Math in f32 on the exact widened 16-bit values.
 constexpr int kDecHeads = 4;  // query heads per block
-// A position's entry in its row's block table and slot in that KV block, stepped along the rows a
-// thread copies with one division in all (round 25: a division and a remainder a row by the runtime
-// block size took ~30% of the tensor-core prefill kernel).
-struct BlockSlot {
-  int block, slot;
-  __device__ BlockSlot(int pos, int bs) : block(pos / bs), slot(pos - pos / bs * bs) {}
-  __device__ void advance(int step, int bs) {
-    slot += step;
-    while (slot >= bs) slot -= bs, ++block;
-  }
-};
-
 template <typename T, int HD>
 __global__ void __launch_bounds__(128) attn_decode_kernel(AttnParams p, int64_t row0) {
   constexpr int LG = HD / 8, PPI = 32 / LG, PW = kAttnSplit / 4, IT = PW / PPI;
@@ -960,14 +951,6 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
 // ---- tensor-core path ----------------------------------------------------------------------------
 
 constexpr int kTcCols = 64, kTcThreads = 128;
-// 2^x as the hardware computes it (ex2.approx, subnormal results flushed to 0): exp2f's extra
-// instructions for results below 2^-126 sat on every score's dependency chain. Such weights are
-// below f32's resolution of a row sum, which always holds a weight of 1 (the row's maximum).
-__device__ __forceinline__ float tc_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 template <int HD, int STAGES>
 constexpr size_t tc_smem_bytes() {  // stages × (K, V) × 64 positions × padded row × 2 bytes
   return size_t(STAGES) * 2 * kTcCols * (HD + 8) * 2;
@@ -1505,6 +1488,7 @@ cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int 
   if (n_tiles == 0) return cudaSuccess;
   if (!attn_tc_supported(p.kv) || p.heads % p.kv.kv_heads != 0) return cudaErrorInvalidValue;
   if (p.spans > 0 && (p.part_acc == nullptr || p.part_ml == nullptr || p.tc_sub < 1 || p.span_tiles < 1)) return cudaErrorInvalidValue;
+  if (attn_wg_takes(p)) return launch_attention_wg(p, tiles, n_tiles, stream);  // round 27: wgmma
   const bool f16 = p.kv.type == TensorType::F16;
   if (p.kv.head_dim == 64) return f16 ? launch_tc<__half, 64>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 64>(p, tiles, n_tiles, stream);
   return f16 ? launch_tc<__half, 128>(p, tiles, n_tiles, stream) : launch_tc<__nv_bfloat16, 128>(p, tiles, n_tiles, stream);

@@ -1,0 +1,294 @@
+// The tensor-core prefill attention on warpgroup MMA (attn_wgmma.h; round 27).
+//
+// Round 25 left attn_tc_kernel (mma.sync) at 230 TFLOP/s at 8k tokens: every K and V fragment of a
+// tile passes through registers (ldmatrix) for each warp's 16 rows, so each warp reads the whole
+// tile from shared memory for 16 rows of work. Here a warpgroup owns the tile's 64 query rows of one
+// head and the tensor cores read K and V from shared memory themselves:
+// - S = Q·Kᵀ: 8 wgmma m64nNKVk16, A = Q from registers (the rows' fragments, built once), B = the
+//   K tile, K-major;
+// - the online softmax in f32 on S in the accumulator layout, exactly attn_tc_kernel's expressions;
+// - O += P·V: NKV/16 wgmma m64n128k16, A = P rounded to the pool's type in registers (S's
+//   accumulator layout is wgmma's A layout), B = the V tile read MN-major (transposed by the
+//   instruction, no copy).
+// K and V tiles share one shared-memory layout: two 64-dim halves, each NKV rows of 128 bytes in
+// the 128-byte swizzle, so one copy pattern (cp.async through the block table) fills both.
+// A block holds HPB warpgroups, one query head each over the same K/V tiles (a KV group's heads).
+// Each wgmma group is awaited before its results are read, so no register feeds a wgmma in flight.
+
+#include "backend/cuda/attn_wgmma.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+#include "backend/cuda/block_slot.cuh"
+#include "backend/cuda/cp_async.cuh"
+#include "backend/cuda/exp2_approx.cuh"
+#include "backend/cuda/pack16.cuh"
+#include "backend/cuda/pdl.cuh"
+#include "backend/cuda/warp_reduce.cuh"
+#include "backend/cuda/wgmma.cuh"
+
+namespace vellum::cuda {
+namespace {
+
+constexpr int kHD = 128;  // head dims this kernel takes
+
+template <int NKV, int STAGES, int HPB>
+constexpr int wg_smem_bytes() {  // stages × (K, V) × NKV rows × 256 bytes, Q tiles, + 1 KiB to align atoms
+  return STAGES * 2 * NKV * kHD * 2 + HPB * 64 * kHD * 2 + 1024;
+}
+
+// Named barriers 1 and 2 (0 is __syncthreads): warpgroup w waits on 1 + w for its turn at the
+// tensor cores and hands the turn to the other by arriving on the other's barrier.
+__device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
+__device__ __forceinline__ void named_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
+
+template <typename T, int NKV, int STAGES, int HPB>
+__global__ void __launch_bounds__(128 * HPB, 1)
+    attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong) {
+  pdl_wait();
+  constexpr int NT = 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
+  constexpr int kHalf = NKV * 128;     // bytes of one 64-dim half of a K or V tile
+  constexpr int kTile = 2 * kHalf;     // one K (or V) tile
+  constexpr int kQTile = 64 * kHD * 2;  // a warpgroup's 64 query rows
+  extern __shared__ uint8_t wg_smem_raw[];
+  uint8_t* const smem = wg_smem_raw + ((1024 - (__cvta_generic_to_shared(wg_smem_raw) & 1023)) & 1023);
+  const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
+  const int G = p.heads / p.kv.kv_heads;
+  const int h = int(blockIdx.y) * HPB + warp / 4, kvh = h / G;
+  const int ctx_last = tile.ctx0 + tile.rows - 1;
+  const int i0 = warp % 4 * 16 + gr, i1 = i0 + 8;  // query rows (past the tile: never stored)
+  const int c0 = min(tile.ctx0 + i0, ctx_last), c1 = min(tile.ctx0 + i1, ctx_last);
+  const int warp_ctx_min = min(tile.ctx0 + warp % 4 * 16, ctx_last);
+  // Ping-pong (two warpgroups): their wgmma groups take turns, 0 first, so that one's softmax runs
+  // while the other's products occupy the tensor cores (issued at once, they would finish together
+  // and leave the tensor cores idle through both softmaxes).
+  const int wgi = warp / 4;
+  const bool pp = HPB == 2 && pingpong != 0;
+  if (pp && wgi == 1) named_arrive(1, 256);
+
+  // Q as the S products' A operand: this warpgroup's 64 rows in a K-major tile after the stages (two
+  // 64-dim halves of 8 KiB, 128-byte swizzle), rounded to the pool's type; rows past the tile repeat
+  // its last row. (From registers, ptxas gave P's registers Q's while Q was still live across the
+  // loop: call 6 of round 27.) Written before the loop's first block barrier and proxy fence.
+  uint8_t* const qt = smem + STAGES * 2 * kTile + (warp / 4) * kQTile;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    const int idx = threadIdx.x % 128 + c * 128, row = idx / 16, ch16 = idx % 16;
+    const float* qr = p.q + int64_t(tile.row0 + min(row, tile.rows - 1)) * p.ldq + int64_t(h) * kHD + ch16 * 8;
+    const float4 a = *reinterpret_cast<const float4*>(qr), b = *reinterpret_cast<const float4*>(qr + 4);
+    *reinterpret_cast<uint4*>(qt + ch16 / 8 * 8192 + sw128(row, ch16 % 8)) =
+        make_uint4(pack2(a.x, a.y, T{}), pack2(a.z, a.w, T{}), pack2(b.x, b.y, T{}), pack2(b.z, b.w, T{}));
+  }
+
+  const int32_t* table = p.tables + tile.table;
+  const int64_t row_elems = int64_t(p.kv.kv_heads) * kHD;
+  const T* pool = static_cast<const T*>(p.kv.pool);
+  const int n_kv = (ctx_last + NKV - 1) / NKV;
+  // Thread t copies 16-byte chunk t % 16 of rows t / 16 + STEP·k of each tile; all its rows have the
+  // same row % 8, so the chunk's swizzled place in a row is fixed.
+  constexpr int STEP = NT / 16, RPT = NKV / STEP;
+  static_assert(STEP % 8 == 0 && NKV % STEP == 0, "a thread's rows share row % 8");
+  const int ch = threadIdx.x % 16, pr0 = threadIdx.x / 16;
+  const uint32_t dst0 = uint32_t(ch / 8 * kHalf + pr0 * 128 + (((ch % 8) ^ (pr0 & 7)) << 4));
+  const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  int blk[RPT], slot[RPT];
+  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context) and their slots
+    const int bs = p.kv.block_size, pos0 = j * NKV + pr0;
+    BlockSlot at(pos0, bs);
+#pragma unroll
+    for (int k = 0; k < RPT; ++k, at.advance(STEP, bs)) {
+      blk[k] = pos0 + k * STEP < ctx_last ? table[at.block] : -1;
+      slot[k] = at.slot;
+    }
+  };
+  auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
+    if (j < n_kv) {
+      const uint32_t ks = smem_base + uint32_t((j % STAGES) * 2 * kTile) + dst0, vs = ks + kTile;
+#pragma unroll
+      for (int k = 0; k < RPT; ++k) {
+        const bool in = blk[k] >= 0;
+        const T* base = pool + (in ? int64_t(blk[k]) * p.kv.block_elems + int64_t(slot[k]) * row_elems + int64_t(kvh) * kHD + ch * 8 : 0);
+        cp_async16_z(ks + k * STEP * 128, in ? base + p.kv.k_off : pool, in);
+        cp_async16_z(vs + k * STEP * 128, in ? base + p.kv.v_off : pool, in);
+      }
+    }
+    cp_async_commit();
+  };
+
+  const float sl2 = p.scale * 1.4426950408889634f;  // exp(x) = exp2(x · log2 e)
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+  float o[ND][4], s[NS][4];
+#pragma unroll
+  for (int d = 0; d < ND; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+#pragma unroll
+  for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+
+#pragma unroll
+  for (int j = 0; j < STAGES - 1; ++j) {
+    fetch(j);
+    issue(j);
+  }
+  fetch(STAGES - 1);
+  for (int j = 0; j < n_kv; ++j) {
+    cp_async_wait<STAGES - 2>();  // this thread's copies of tile j landed
+    fence_proxy_async();          // ... and are visible to wgmma
+    __syncthreads();              // everyone's; and the stage read at j - 1 is free (its wgmma were awaited)
+    issue(j + STAGES - 1);
+    fetch(j + STAGES);
+    const uint8_t* kt = smem + (j % STAGES) * 2 * kTile;
+    const uint8_t* vt = kt + kTile;
+    const int t0 = j * NKV;
+
+    wgmma_fence_operands(s);
+    if (pp) named_sync(1 + wgi, 256);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      WgmmaSs<NKV, T>::run(s, smem_desc_sw128(qt + kk / 4 * 8192 + kk % 4 * 32), smem_desc_sw128(kt + kk / 4 * kHalf + kk % 4 * 32),
+                           kk > 0);
+    }
+    wgmma_commit();
+    if (pp) named_arrive(2 - wgi, 256);
+    wgmma_wait<0>();
+    wgmma_fence_operands(s);
+
+    // Scores stay unscaled: the maximum scales exactly (sl2 > 0), and each weight is
+    // 2^(s·sl2 − max) with one rounding (an fma), as in attn_tc_kernel.
+    const bool masked = t0 + NKV > warp_ctx_min;
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < NS; ++n) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int pos = t0 + n * 8 + gc * 2 + e;
+        if (masked && pos >= c0) s[n][e] = -INFINITY;
+        if (masked && pos >= c1) s[n][2 + e] = -INFINITY;
+        mx0 = fmaxf(mx0, s[n][e]), mx1 = fmaxf(mx1, s[n][2 + e]);
+      }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 2));
+    // Position 0 is visible to every row, so after the first tile the maxima are finite; a row
+    // whose tile is masked whole keeps its state (a = 1, P = 0).
+    const float n0 = fmaxf(m0, mx0 * sl2), n1 = fmaxf(m1, mx1 * sl2);
+    const float a0 = tc_exp2(m0 - n0), a1 = tc_exp2(m1 - n1);
+    m0 = n0, m1 = n1;
+    float r0 = 0.0f, r1 = 0.0f;
+#pragma unroll
+    for (int n = 0; n < NS; ++n) {
+      s[n][0] = tc_exp2(fmaf(s[n][0], sl2, -n0)), s[n][1] = tc_exp2(fmaf(s[n][1], sl2, -n0));
+      s[n][2] = tc_exp2(fmaf(s[n][2], sl2, -n1)), s[n][3] = tc_exp2(fmaf(s[n][3], sl2, -n1));
+      r0 += s[n][0] + s[n][1], r1 += s[n][2] + s[n][3];
+    }
+    l0 = l0 * a0 + r0, l1 = l1 * a1 + r1;
+    if (__any_sync(kFull, a0 != 1.0f || a1 != 1.0f)) {
+#pragma unroll
+      for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
+    }
+    uint32_t pa[NKV / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < NKV / 16; ++kk) {
+      pa[kk][0] = pack2(s[2 * kk][0], s[2 * kk][1], T{}), pa[kk][1] = pack2(s[2 * kk][2], s[2 * kk][3], T{});
+      pa[kk][2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T{}), pa[kk][3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{});
+    }
+    wgmma_fence_operands(pa);
+    wgmma_fence_operands(o);
+    if (pp) named_sync(1 + wgi, 256);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < NKV / 16; ++kk) {
+      // V: 16 rows of K from row 16kk, its two 64-dim halves kHalf bytes apart, 8-row groups 1 KiB apart.
+      WgmmaRs<kHD, T, 1>::run(o, pa[kk], smem_desc_sw128_mn(vt + kk * 16 * 128, kHalf, 1024), 1);
+    }
+    wgmma_commit();
+    if (pp) named_arrive(2 - wgi, 256);
+    wgmma_wait<0>();
+    wgmma_fence_operands(o);
+    wgmma_fence_operands(pa);  // P's registers stay P's until the products reading them are done
+  }
+  cp_async_wait<0>();
+  l0 += __shfl_xor_sync(kFull, l0, 1);
+  l0 += __shfl_xor_sync(kFull, l0, 2);
+  l1 += __shfl_xor_sync(kFull, l1, 1);
+  l1 += __shfl_xor_sync(kFull, l1, 2);
+  const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+  float* out0 = p.out + int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * kHD + gc * 2;
+  float* out1 = p.out + int64_t(tile.row0 + i1) * p.ldo + int64_t(h) * kHD + gc * 2;
+#pragma unroll
+  for (int d = 0; d < ND; ++d) {
+    if (i0 < tile.rows) *reinterpret_cast<float2*>(out0 + d * 8) = make_float2(o[d][0] * inv0, o[d][1] * inv0);
+    if (i1 < tile.rows) *reinterpret_cast<float2*>(out1 + d * 8) = make_float2(o[d][2] * inv1, o[d][3] * inv1);
+  }
+}
+
+int g_wg = -1;     // -1: not read from the environment yet
+int g_wg_kv = -1;
+int env_or(const char* name, int fallback) {
+  const char* e = std::getenv(name);
+  return e != nullptr ? std::atoi(e) : fallback;
+}
+
+template <typename T, int NKV, int kStages, int HPB>
+cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  constexpr int smem = wg_smem_bytes<NKV, kStages, HPB>();
+  static_assert(smem <= 232448, "227 KiB a block at most");
+  const auto kernel = attn_wg_kernel<T, NKV, kStages, HPB>;
+  static bool raised = false;
+  if (!raised) {
+    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
+  static const int pingpong = env_or("VELLUM_CUDA_ATTN_WG_PP", 1);
+  kernel<<<dim3(unsigned(n_tiles), unsigned(p.heads / HPB)), 128 * HPB, smem, stream>>>(p, tiles, n_tiles, pingpong);
+  return cudaGetLastError();
+}
+
+template <typename T, int NKV, int kStages>
+cudaError_t launch_pair(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0;
+  return pair ? launch_wg<T, NKV, kStages, 2>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, kStages, 1>(p, tiles, n_tiles, stream);
+}
+template <typename T>
+cudaError_t launch_type(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  static const int stages = env_or("VELLUM_CUDA_ATTN_WG_STAGES", 2);
+  if (attn_wg_kv() == 128) {
+    return stages == 3 ? launch_pair<T, 128, 3>(p, tiles, n_tiles, stream) : launch_pair<T, 128, 2>(p, tiles, n_tiles, stream);
+  }
+  return stages == 3 ? launch_pair<T, 64, 3>(p, tiles, n_tiles, stream) : launch_pair<T, 64, 2>(p, tiles, n_tiles, stream);
+}
+
+}  // namespace
+
+bool attn_wg_on() {
+  if (g_wg < 0) g_wg = env_or("VELLUM_CUDA_ATTN_WG", 1) != 0 ? 1 : 0;
+  return g_wg == 1;
+}
+void set_attn_wg(bool on) { g_wg = on ? 1 : 0; }
+void set_attn_wg_kv(int positions) { g_wg_kv = positions == 128 ? 128 : 64; }
+int attn_wg_kv() {
+  if (g_wg_kv < 0) set_attn_wg_kv(env_or("VELLUM_CUDA_ATTN_WG_KV", 128));
+  return g_wg_kv;
+}
+
+bool attn_wg_takes(const AttnParams& p) {
+  return attn_wg_on() && p.spans == 0 && p.kv.head_dim == kHD && (p.kv.type == TensorType::F16 || p.kv.type == TensorType::BF16) &&
+         p.kv.block_elems % 8 == 0 && p.kv.k_off % 8 == 0 && p.kv.v_off % 8 == 0 && p.heads % p.kv.kv_heads == 0;
+}
+
+cudaError_t launch_attention_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  if (n_tiles == 0) return cudaSuccess;
+  if (!attn_wg_takes(p)) return cudaErrorInvalidValue;
+  return p.kv.type == TensorType::F16 ? launch_type<__half>(p, tiles, n_tiles, stream)
+                                      : launch_type<__nv_bfloat16>(p, tiles, n_tiles, stream);
+}
+
+}  // namespace vellum::cuda

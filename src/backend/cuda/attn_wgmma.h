@@ -1,0 +1,22 @@
+// The tensor-core prefill attention on warpgroup MMA (wgmma, sm_90a; round 27): what
+// launch_attention_tc runs for 16-bit pools with 128 dims in the default mode. The same rows,
+// masking and online softmax as attn_tc_kernel (attention.cu), with S = Q·Kᵀ and O += P·V as
+// wgmma instead of mma.sync (see attn_wgmma.cu).
+#pragma once
+
+#include "backend/cuda/attention.h"
+
+namespace vellum::cuda {
+
+// Whether the wgmma kernel takes this launch (F16/BF16 pool, 128 dims, no deterministic spans) and
+// it is switched on (set_attn_wg; VELLUM_CUDA_ATTN_WG=0 turns it off for whole programs).
+bool attn_wg_takes(const AttnParams& p);
+void set_attn_wg(bool on);
+bool attn_wg_on();
+// K/V positions a block stages per step: 64 or 128 (VELLUM_CUDA_ATTN_WG_KV; a measurement knob).
+void set_attn_wg_kv(int positions);
+int attn_wg_kv();
+
+cudaError_t launch_attention_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream);
+
+}  // namespace vellum::cuda
