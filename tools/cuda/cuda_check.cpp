@@ -1995,9 +1995,13 @@ void bench_attention(double bw) {
                              ctx, nseq, tensor_type_name(kv_type), ms, bytes / (ms * 1e-3) / 1e9, pct(ms), extra));
     }
   }
+  // VELLUM_PREFILL_ATTN_T=N: only N tokens (one pool type), e.g. to profile one shape.
+  const char* only_t = std::getenv("VELLUM_PREFILL_ATTN_T");
   for (const TensorType kv_type : {TensorType::F16, TensorType::BF16}) {
+    if (only_t != nullptr && kv_type != TensorType::F16) break;
     for (uint32_t T : {512u, 2048u, 8192u}) {
       if (T == 8192 && !g_prefill_attn_only) continue;
+      if (only_t != nullptr && T != uint32_t(std::atoi(only_t))) continue;
       const double tc = attention_ms(kv_type, 1, 0, T, 1, 20), split = T > 2048 ? 0.0 : attention_ms(kv_type, 1, 0, T, 0, 5);
       const double flops = 4.0 * 32 * 128 * (double(T) * (T + 1) / 2);  // QK and PV over the causal triangle
       // The two tensor-core kernels side by side (round 27): mma.sync (round 25) and wgmma with 64

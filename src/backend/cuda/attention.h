@@ -11,8 +11,9 @@
 //   when it has ≤ kAttnFuseSpans spans (round 7's kernel; round 5's in one-row launches, round
 //   12), else by a second kernel. The split depends on positions only, never on the batch.
 // - tensor-core path (prefill / verify chunks of 16-bit pools): FlashAttention-2 style, 64 query
-//   rows of one sequence chunk × one query head per thread block, mma.sync m16n8k16 with f32
-//   accumulation, Q and P rounded to the pool's 16-bit type, online softmax in f32.
+//   rows of one sequence chunk × one query head per warp group of four, mma.sync m16n8k16 with f32
+//   accumulation, Q and P rounded to the pool's 16-bit type, online softmax in f32. With 128 dims
+//   in the default mode the same arithmetic runs on wgmma instead (attn_wgmma.h, round 27).
 #pragma once
 
 #include <cstdint>
