@@ -5,7 +5,7 @@
 #include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/attn_wgmma.h"
 #include "backend/cuda/block_slot.cuh"
-#include "backend/cuda/exp2_approx.cuh"
+#include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/mma16.cuh"
 #include "backend/cuda/cuda_util.h"
@@ -1089,42 +1089,9 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
           mma(s[n], qa[2 * k2 + 1], b[2], b[3], T{});
         }
       }
-      // Scores stay unscaled: the maximum scales exactly (sl2 > 0: 1/sqrt(d) or a model's positive
-      // scale), and each weight is 2^(s·sl2 − max) with one rounding (an fma), not two.
-      const bool masked = t0 + kTcCols > warp_ctx_min;
-      float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < NS; ++n) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int pos = t0 + n * 8 + gc * 2 + e;
-          if (masked && pos >= c0) s[n][e] = -INFINITY;
-          if (masked && pos >= c1) s[n][2 + e] = -INFINITY;
-          mx0 = fmaxf(mx0, s[n][e]), mx1 = fmaxf(mx1, s[n][2 + e]);
-        }
-      }
-      mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 1));
-      mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 2));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 1));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 2));
-      // Position 0 is visible to every row, so after the first tile the maxima are finite.
-      const float n0 = fmaxf(m0, mx0 * sl2), n1 = fmaxf(m1, mx1 * sl2);
-      const float a0 = tc_exp2(m0 - n0), a1 = tc_exp2(m1 - n1);
-      m0 = n0, m1 = n1;
-      float r0 = 0.0f, r1 = 0.0f;
-#pragma unroll
-      for (int n = 0; n < NS; ++n) {
-        s[n][0] = tc_exp2(fmaf(s[n][0], sl2, -n0)), s[n][1] = tc_exp2(fmaf(s[n][1], sl2, -n0));
-        s[n][2] = tc_exp2(fmaf(s[n][2], sl2, -n1)), s[n][3] = tc_exp2(fmaf(s[n][3], sl2, -n1));
-        r0 += s[n][0] + s[n][1], r1 += s[n][2] + s[n][3];
-      }
-      l0 = l0 * a0 + r0, l1 = l1 * a1 + r1;
-      // A row whose maximum held has a = 1 exactly: the warp skips the rescale when all of its rows
-      // held (most tiles of a long row), with the same bits.
-      if (__any_sync(kFull, a0 != 1.0f || a1 != 1.0f)) {
-#pragma unroll
-        for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
-      }
+      float a0, a1;
+      online_softmax_tile(s, t0, t0 + kTcCols > warp_ctx_min, c0, c1, gc, sl2, m0, m1, l0, l1, a0, a1);
+      rescale_rows(o, a0, a1);
 #pragma unroll
       for (int kk = 0; kk < kTcCols / 16; ++kk) {
         const uint32_t pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1], T{}), pack2(s[2 * kk][2], s[2 * kk][3], T{}),

@@ -4,16 +4,21 @@
 // tile passes through registers (ldmatrix) for each warp's 16 rows, so each warp reads the whole
 // tile from shared memory for 16 rows of work. Here a warpgroup owns the tile's 64 query rows of one
 // head and the tensor cores read K and V from shared memory themselves:
-// - S = Q·Kᵀ: 8 wgmma m64nNKVk16, A = Q from registers (the rows' fragments, built once), B = the
-//   K tile, K-major;
-// - the online softmax in f32 on S in the accumulator layout, exactly attn_tc_kernel's expressions;
+// - S = Q·Kᵀ: 8 wgmma m64nNKVk16, A = Q (rounded to the pool's type once, a K-major tile in shared
+//   memory), B = the K tile, K-major;
+// - the online softmax in f32 on S in the accumulator layout: attn_tc_kernel's step
+//   (online_softmax.cuh);
 // - O += P·V: NKV/16 wgmma m64n128k16, A = P rounded to the pool's type in registers (S's
 //   accumulator layout is wgmma's A layout), B = the V tile read MN-major (transposed by the
 //   instruction, no copy).
 // K and V tiles share one shared-memory layout: two 64-dim halves, each NKV rows of 128 bytes in
 // the 128-byte swizzle, so one copy pattern (cp.async through the block table) fills both.
-// A block holds HPB warpgroups, one query head each over the same K/V tiles (a KV group's heads).
-// Each wgmma group is awaited before its results are read, so no register feeds a wgmma in flight.
+// A block holds HPB warpgroups, one query head each over the same K/V tiles (a KV group's heads);
+// with two, they take turns issuing their products (FlashAttention-3's ping-pong), so that one's
+// softmax runs while the other's products hold the tensor cores.
+// Each wgmma group is awaited before its results are read, and P's registers are fenced until the
+// products reading them are done: ptxas gave P's registers to a live Q when Q was A in registers
+// (round 27, docs/cuda.md), which is why Q now sits in shared memory.
 
 #include "backend/cuda/attn_wgmma.h"
 
@@ -26,7 +31,7 @@
 
 #include "backend/cuda/block_slot.cuh"
 #include "backend/cuda/cp_async.cuh"
-#include "backend/cuda/exp2_approx.cuh"
+#include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/warp_reduce.cuh"
@@ -158,41 +163,9 @@ __global__ void __launch_bounds__(128 * HPB, 1)
     wgmma_wait<0>();
     wgmma_fence_operands(s);
 
-    // Scores stay unscaled: the maximum scales exactly (sl2 > 0), and each weight is
-    // 2^(s·sl2 − max) with one rounding (an fma), as in attn_tc_kernel.
-    const bool masked = t0 + NKV > warp_ctx_min;
-    float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < NS; ++n) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int pos = t0 + n * 8 + gc * 2 + e;
-        if (masked && pos >= c0) s[n][e] = -INFINITY;
-        if (masked && pos >= c1) s[n][2 + e] = -INFINITY;
-        mx0 = fmaxf(mx0, s[n][e]), mx1 = fmaxf(mx1, s[n][2 + e]);
-      }
-    }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(kFull, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(kFull, mx1, 2));
-    // Position 0 is visible to every row, so after the first tile the maxima are finite; a row
-    // whose tile is masked whole keeps its state (a = 1, P = 0).
-    const float n0 = fmaxf(m0, mx0 * sl2), n1 = fmaxf(m1, mx1 * sl2);
-    const float a0 = tc_exp2(m0 - n0), a1 = tc_exp2(m1 - n1);
-    m0 = n0, m1 = n1;
-    float r0 = 0.0f, r1 = 0.0f;
-#pragma unroll
-    for (int n = 0; n < NS; ++n) {
-      s[n][0] = tc_exp2(fmaf(s[n][0], sl2, -n0)), s[n][1] = tc_exp2(fmaf(s[n][1], sl2, -n0));
-      s[n][2] = tc_exp2(fmaf(s[n][2], sl2, -n1)), s[n][3] = tc_exp2(fmaf(s[n][3], sl2, -n1));
-      r0 += s[n][0] + s[n][1], r1 += s[n][2] + s[n][3];
-    }
-    l0 = l0 * a0 + r0, l1 = l1 * a1 + r1;
-    if (__any_sync(kFull, a0 != 1.0f || a1 != 1.0f)) {
-#pragma unroll
-      for (int d = 0; d < ND; ++d) o[d][0] *= a0, o[d][1] *= a0, o[d][2] *= a1, o[d][3] *= a1;
-    }
+    float a0, a1;
+    online_softmax_tile(s, t0, t0 + NKV > warp_ctx_min, c0, c1, gc, sl2, m0, m1, l0, l1, a0, a1);
+    rescale_rows(o, a0, a1);
     uint32_t pa[NKV / 16][4];
 #pragma unroll
     for (int kk = 0; kk < NKV / 16; ++kk) {

@@ -13,7 +13,8 @@ namespace vellum::cuda {
 bool attn_wg_takes(const AttnParams& p);
 void set_attn_wg(bool on);
 bool attn_wg_on();
-// K/V positions a block stages per step: 64 or 128 (VELLUM_CUDA_ATTN_WG_KV; a measurement knob).
+// K/V positions a block stages per step: 128 (the default) or 64 (VELLUM_CUDA_ATTN_WG_KV; a
+// measurement knob, as VELLUM_CUDA_ATTN_WG_PP=0 (no turns) and VELLUM_CUDA_ATTN_WG_STAGES=3).
 void set_attn_wg_kv(int positions);
 int attn_wg_kv();
 
