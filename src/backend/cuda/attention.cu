@@ -1026,15 +1026,7 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
   constexpr int CH = HD / 8, STEP = NT / CH, RPT = kTcCols / STEP;
   const int ch = (threadIdx.x % CH) * 8, pr0 = threadIdx.x / CH;
   int blk[RPT], slot[RPT];
-  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context) and their slots
-    const int bs = p.kv.block_size, pos0 = j * kTcCols + pr0;
-    BlockSlot at(pos0, bs);
-#pragma unroll
-    for (int k = 0; k < RPT; ++k, at.advance(STEP, bs)) {
-      blk[k] = pos0 + k * STEP < ctx_last ? table[at.block] : -1;
-      slot[k] = at.slot;
-    }
-  };
+  auto fetch = [&](int j) { table_rows(table, j * kTcCols + pr0, STEP, p.kv.block_size, ctx_last, blk, slot); };
   auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
     if (j < je) {
       const int stage = j % STAGES;

@@ -103,15 +103,7 @@ __global__ void __launch_bounds__(128 * HPB, 1)
   const uint32_t dst0 = uint32_t(ch / 8 * kHalf + pr0 * 128 + (((ch % 8) ^ (pr0 & 7)) << 4));
   const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   int blk[RPT], slot[RPT];
-  auto fetch = [&](int j) {  // block ids of those rows of tile j (-1: past the context) and their slots
-    const int bs = p.kv.block_size, pos0 = j * NKV + pr0;
-    BlockSlot at(pos0, bs);
-#pragma unroll
-    for (int k = 0; k < RPT; ++k, at.advance(STEP, bs)) {
-      blk[k] = pos0 + k * STEP < ctx_last ? table[at.block] : -1;
-      slot[k] = at.slot;
-    }
-  };
+  auto fetch = [&](int j) { table_rows(table, j * NKV + pr0, STEP, p.kv.block_size, ctx_last, blk, slot); };
   auto issue = [&](int j) {  // tile j into stage j % STAGES; always one commit group
     if (j < n_kv) {
       const uint32_t ks = smem_base + uint32_t((j % STAGES) * 2 * kTile) + dst0, vs = ks + kTile;
