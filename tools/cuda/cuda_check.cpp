@@ -37,6 +37,7 @@
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/det_mma16.h"
 #include "backend/cuda/dq_mma.h"
+#include "backend/cuda/dq_tma.h"
 #include "backend/cuda/mmq.h"
 #include "backend/cuda/row_draw.h"
 #include "backend/cuda/rows_mma.h"
@@ -194,14 +195,17 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    const bool mmq = m >= 2 && cuda::mmq_supports(type, k);
    const bool dq = m >= 2 && cuda::dq_mma_supports(type, k);
    const bool dq_rs = m >= 2 && cuda::dq_mma_rs_supports(type, k);
+   const bool dq_tma = m >= 2 && cuda::dq_tma_supports(type, k);
    // 0: int8 GEMV, 1: mmq, 2: the f32 GEMV / cuBLAS path, 3: dq_mma, 4 / 5: dq_mma's register-A
-   // kernel (DqMmaPlan::rs 1 / 2).
+   // kernel (DqMmaPlan::rs 1 / 2), 6 / 7: the bulk-copy kernels (dq_tma.h; rs 3: A tiles dequantized
+   // by warps of their own, rs 4: A fragments dequantized by the multiplying warpgroups).
    std::vector<int> modes;
    if (i8) modes.push_back(0);
    if (mmq) modes.push_back(1);
    modes.push_back(2);
    if (dq) modes.push_back(3);
    if (dq_rs) modes.push_back(4), modes.push_back(5);
+   if (dq_tma) modes.push_back(6), modes.push_back(7);
    std::vector<float> dq_got;
    const int rs_default = p.gpu.dq_rs();
    for (const int mode : modes) {
@@ -209,6 +213,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     p.gpu.set_mmq(mode == 1);
     p.gpu.set_dq_mma(mode >= 3);
     p.gpu.set_dq_rs(mode >= 4 ? mode - 3 : 0);  // mode 3: round 11's kernel
+    p.gpu.set_dq_tma(mode >= 3 ? 1 : 0);         // modes 0-2: not the bulk-copy kernel the default takes at 65+ rows
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -233,7 +238,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     const double bound = int8 ? 2e-2 : (mma || dqm) ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : f16_gemm ? 1e-3 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     const std::string name = fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                                         int8 ? "int8 gemv" : mma ? "int8 mma" : mode == 3 ? "dq mma" : mode == 4 ? "dq mma rs" : mode == 5 ? "dq mma rs2" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : f16_gemm ? "f16 gemm" : "bf16 gemm"));
+                                         int8 ? "int8 gemv" : mma ? "int8 mma" : mode == 3 ? "dq mma" : mode == 4 ? "dq mma rs" : mode == 5 ? "dq mma rs2" : mode == 6 ? "dq tma" : mode == 7 ? "dq tma rs" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : f16_gemm ? "f16 gemm" : "bf16 gemm"));
     const std::vector<float> got = p.get_gpu(out.g);
     // The register-A kernel multiplies the same bf16 weights, but wgmma's RS form does not round like
     // its SS form (measured: not bit for bit), so the difference is shown, not bounded.
@@ -259,6 +264,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     }
    }
    p.gpu.set_dq_rs(rs_default);
+   p.gpu.set_dq_tma(1);
   }
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
@@ -1398,6 +1404,7 @@ void check_bf16_rows(Pair& p) {
   check_swiglu_rows(p, TensorType::BF16, 264, 1024, 1024);
   check_swiglu_rows(p, TensorType::F16, 264, 1024, 1024);  // f16 GEMMs on the weights as stored (round 14)
   check_swiglu_rows(p, TensorType::BF16, 9, 2048, 512);
+  check_swiglu_rows(p, TensorType::Q4_K, 264, 1000, 1024);  // round 28's bulk-copy kernel, bf16 gate/up rows
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   check_multi_rows(p, 264, {1024, 256, 256}, 1024, false, false);
@@ -2364,14 +2371,12 @@ void bench_gemv(double bw) {
   }
 }
 
-// dq_mma's kernel alone (no backend, x already bf16): launches timed back to back with events.
-double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps, int rs = 0) {
+// dq_mma's or dq_tma's kernel alone (no backend, x already bf16) with `plan`: launches timed back to
+// back with events.
+double time_dq_plan(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps, const cuda::DqMmaPlan& plan) {
   std::vector<uint16_t> xh(size_t(m * k));
   const std::vector<float> xv = randn(xh.size());
   for (size_t i = 0; i < xh.size(); ++i) xh[i] = __bfloat16_as_ushort(__float2bfloat16(xv[i]));
-  const char* sp = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS");
-  cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132, sp != nullptr ? std::atoi(sp) : 0);
-  plan.rs = cuda::dq_mma_rs_supports(t, k) ? rs : 0;
   void *x = nullptr, *ws = nullptr, *cnt = nullptr, *out = nullptr;
   cuda::check(cudaMalloc(&x, xh.size() * 2), "alloc");
   cuda::check(cudaMalloc(&ws, std::max<size_t>(plan.ws_floats, 1) * 4), "alloc");
@@ -2380,9 +2385,10 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   cuda::check(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice), "copy");
   cuda::check(cudaMemset(cnt, 0, std::max<size_t>(plan.counters, 1) * 4), "memset");
   const auto launch = [&] {
-    cuda::check(cuda::launch_dq_mma(t, w, n, k, x, m, plan, static_cast<float*>(ws), static_cast<int32_t*>(cnt),
-                                    static_cast<float*>(out), n, nullptr, nullptr),
-                "dq_mma");
+    float* o = static_cast<float*>(out);
+    cuda::check(plan.rs >= 3 ? cuda::launch_dq_tma(t, w, n, k, x, m, plan, static_cast<float*>(ws), static_cast<int32_t*>(cnt), o, n, nullptr, nullptr)
+                             : cuda::launch_dq_mma(t, w, n, k, x, m, plan, static_cast<float*>(ws), static_cast<int32_t*>(cnt), o, n, nullptr, nullptr),
+                "dq kernel");
   };
   launch();
   cudaEvent_t e0, e1;
@@ -2398,6 +2404,71 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   cudaEventDestroy(e1);
   for (void* p : {x, ws, cnt, out}) cudaFree(p);
   return double(ms) / reps;
+}
+double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps, int rs = 0) {
+  const char* sp = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS");
+  const int splits = sp != nullptr ? std::atoi(sp) : 0;
+  if (rs >= 3 && cuda::dq_tma_supports(t, k)) {  // the bulk-copy kernels (VELLUM_CUDA_DQ_TMA_BT: their token tile)
+    const char* bt = std::getenv("VELLUM_CUDA_DQ_TMA_BT");
+    cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, 132, bt != nullptr ? std::atoi(bt) : 0, splits, rs);
+    return time_dq_plan(t, w, n, k, m, reps, plan);
+  }
+  cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132, splits);
+  plan.rs = cuda::dq_mma_rs_supports(t, k) ? rs : 0;
+  return time_dq_plan(t, w, n, k, m, reps, plan);
+}
+
+// Rounds 26 and 28: the bulk-copy kernels (dq_tma.h) against dequantize + cuBLAS and round 15's
+// kernel on llama3-8b's weight shapes at prefill row counts, µs and TFLOP/s (2·M·N·K) against the
+// BF16 GEMM peak. The through-backend rows include the backend's own work (bf16 copy of x,
+// dequantization); "kernel alone" rows time the kernel with x already in bf16.
+void bench_dq_tma(double gemm_tflops) {
+  CudaBackend be(0);
+  be.set_dq_mma_rows(1, int64_t(1) << 30);
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}, {4096, 4096}, {1024, 4096}}) {
+      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+      const HostWeight hw = make_weight(t, n / 16, k);  // real blocks (finite scales), repeated
+      std::vector<uint8_t> w(bytes);
+      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
+      const Weight wt = be.upload_weight("w", t, k, n, w);
+      for (int64_t m : {256, 512, 2048}) {
+        Tensor x = be.scratch(m, k), out = be.scratch(m, n);
+        const std::vector<float> xv = randn(size_t(m * k));
+        be.write(x, xv.data());
+        const double flop = 2.0 * m * n * k;
+        const auto tf = [&](double ms) { return flop / (ms * 1e-3) / 1e12; };
+        be.set_dq_mma(false);
+        be.set_dq_tma(0);
+        const double cublas = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 10);
+        be.set_dq_tma(1);
+        be.set_dq_mma(true);
+        be.set_dq_rs(2);
+        const double rs2 = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 10);
+        std::string line = fmt::format("dq_tma {} {}x{} rows {}: dequant+cuBLAS {:.1f} us ({:.0f} TFLOP/s), dq_mma {:.1f} ({:.0f})",
+                                       tensor_type_name(t), n, k, m, cublas * 1e3, tf(cublas), rs2 * 1e3, tf(rs2));
+        for (const int rs : {3, 4}) {
+          be.set_dq_rs(rs);
+          const double ms = time_ms([&] { be.matmul(wt, x, out, nullptr); }, 10);
+          line += fmt::format(", tma{} {:.1f} ({:.0f} = {:.0f}% of peak)", rs == 3 ? "" : " rs", ms * 1e3, tf(ms), 100.0 * tf(ms) / gemm_tflops);
+        }
+        line += "; kernel alone:";
+        for (const int rs : {3, 4}) {
+          for (const int bt : {128, 192, 256}) {
+            if (rs == 4 && bt == 192) continue;
+            const cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, sms, bt, 0, rs);
+            const double ms = time_dq_plan(t, wt.data, n, k, m, 20, plan);
+            line += fmt::format(" {}{} x{} {:.1f} us ({:.0f});", rs == 4 ? "rs" : "", bt, plan.splits, ms * 1e3, tf(ms));
+          }
+        }
+        bench_line(line);
+        be.release_scratch();
+      }
+    }
+  }
+  be.set_dq_rs(2);
 }
 
 // Matmul of many token rows: wgmma on weights dequantized once a block into shared memory (dq_mma,
@@ -2592,7 +2663,17 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   const bool quick = std::getenv("VELLUM_BENCH_QUICK") != nullptr;
   // Prefill: round 6's path (f32 producers, conversions) and round 7's (bf16 producers, paired
   // GEMMs) in the same process, each timed twice (the spread says what is noise).
-  for (uint32_t T : {512u, 2048u}) {
+  // VELLUM_BENCH_PREFILL="N,N,...": other prefill lengths (round 28: 1 024).
+  std::vector<uint32_t> prefill_lengths{512u, 2048u};
+  if (const char* e = std::getenv("VELLUM_BENCH_PREFILL"); e != nullptr) {
+    prefill_lengths.clear();
+    for (const char* p = e; *p != '\0';) {
+      if (const int v = std::atoi(p); v > 0) prefill_lengths.push_back(uint32_t(v));
+      while (*p != '\0' && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+  }
+  for (uint32_t T : prefill_lengths) {
     if ((T + bs - 1) / bs > blocks || g_long_only) continue;
     const auto once = [&] {
       engine::Batch b;
@@ -3309,6 +3390,9 @@ int run(int argc, char** argv) {
     } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
       Pair p;
       check_sampling(p);
+    } else if (a == "--tma-bench") {  // rounds 26 and 28: the bulk-copy dequantizing GEMMs' speed
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      bench_dq_tma(bench_gemm());
     } else if (a == "--dq-only") {  // the quantized many-row matmul checks (dq_mma's kernels, mmq, cuBLAS; round 26)
       Pair p;
       p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // as the full check
@@ -3321,6 +3405,15 @@ int run(int argc, char** argv) {
         check_matmul(p, t, 4096, 256, {512}, false);
         p.cpu.release_scratch();
         p.gpu.release_scratch();
+      }
+      // The many-row SwiGLU with the backend's defaults: at 65..1 024 rows the register-A kernel
+      // writes bf16 gate/up rows (round 28), its f32 path in the round-6 comparison.
+      Pair d;
+      for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
+        check_swiglu_rows(d, t, 200, 1000, 1024);
+        check_swiglu_rows(d, t, 700, 512, 2048);
+        d.cpu.release_scratch();
+        d.gpu.release_scratch();
       }
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
@@ -3358,7 +3451,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

@@ -85,7 +85,7 @@ model_prefill() {
   local L=$1 X=$2 TY=$3; shift 3
   local G=/tmp/prefill-$L-$TY.log
   VELLUM_BENCH_QUICK=1 timeout 150 $X --only-bench --skip-op-bench --prefill-only "$@" --model /tmp/l8b-$TY.gguf > $G 2>&1
-  echo "$TY $L: $(grep -E 'GEMM 8192|prefill (512|2048) tokens' $G | sort -u | sed -E 's/.*prefill ([0-9]+) tokens.*: ([0-9]+) tok\/s.* = ([0-9.]+)% .*/\1: \2 (\3%)/; s/.*GEMM 8192.*: ([0-9.]+) TFLOP.*/peak \1/' | tr '\n' ' ')"
+  echo "$TY $L: $(grep -E 'GEMM 8192|prefill [0-9]+ tokens' $G | sort -u | sed -E 's/.*prefill ([0-9]+) tokens.*: ([0-9]+) tok\/s.* = ([0-9.]+)% .*/\1: \2 (\3%)/; s/.*GEMM 8192.*: ([0-9.]+) TFLOP.*/peak \1/' | tr '\n' ' ')"
 }
 # ---- round 26 -----------------------------------------------------------------------------------
 # dq_checks [PATTERN]: --dq-only (the many-row quantized matmul checks), its verdict and its failures

@@ -28,6 +28,7 @@
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
+#include "backend/cuda/dq_tma.h"
 #include "backend/cuda/mmq.h"
 #include "backend/cuda/log_normalizer.h"
 #include "backend/cuda/logit_edits.h"
@@ -193,6 +194,19 @@ struct CudaBackend::Impl {
   // wgmma waited for), 2 (default) the same with one stage of wgmma in flight: 0-18% faster than 0
   // (round 15, call 4).
   int dq_rs = 2;
+  // Rounds 26 and 28: the kernels fed by the bulk tensor copy engine (dq_tma.h) for Q8_0 / Q4_K /
+  // Q6_K. dq_tma 1 (the default; VELLUM_CUDA_DQ_TMA, set_dq_tma): matmuls of dq_tma_min_rows..
+  // dq_tma_max_rows token rows; 2: of dq_tma_min_rows rows and more; 0 off. dq_tma_kind 4 (the
+  // default): round 28's kernel (A fragments dequantized by the multiplying warpgroups); 3: round
+  // 26's (A tiles dequantized by warps of their own; VELLUM_CUDA_DQ_TMA_KIND). Round 28 measured
+  // the default range on llama3-8b Q4_K_M (H100, call 5, against VELLUM_CUDA_DQ_TMA=0): decode of
+  // 128 / 256 sequences 7 087 -> 8 105 / 8 486 -> 10 158 tok/s; prefill of 512 tokens 42% -> 48% of
+  // the GEMM peak, 1 024 the same (~53%); at 2 048 rows dequantize + cuBLAS wins (61% vs 52%, call
+  // 2). Its token tile dq_tma_bt (0 the plan's choice; VELLUM_CUDA_DQ_TMA_BT). dq_rs 3 / 4 forces
+  // that kernel wherever dq_mma runs (the checks).
+  int dq_tma = 1, dq_tma_kind = 4;
+  int64_t dq_tma_min_rows = 65, dq_tma_max_rows = 1024;
+  int dq_tma_bt = 0;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
@@ -439,8 +453,36 @@ struct CudaBackend::Impl {
     if (deterministic || !cuda::dq_mma_supports(type, K)) return false;
     if (dq_mma) return M >= dq_min_rows && M <= dq_max_rows;
     if (w != nullptr && M > kDenseDqMaxRows && dense.count(w) != 0) return false;
+    if (tma_for(type, M, K, N)) return true;
     if (!dq_auto || M < dq_auto_min_rows || N < dq_auto_min_n) return false;
     return type == TensorType::Q8_0 ? M <= dq_auto_q8_max_rows : M <= dq_auto_max_rows;
+  }
+  bool tma_for(TensorType type, int64_t M, int64_t K, int64_t N) const {
+    if (dq_tma == 0 || M < dq_tma_min_rows || !cuda::dq_tma_supports(type, K)) return false;
+    return dq_tma == 2 || M <= dq_tma_max_rows;
+  }
+  // The K split's partial sums and arrival counters of a dq_mma / dq_tma plan (none unsplit).
+  void dq_scratch(const cuda::DqMmaPlan& plan, float*& ws, int32_t*& cnt) {
+    ws = nullptr;
+    cnt = nullptr;
+    if (plan.splits <= 1) return;
+    ws = static_cast<float*>(grow(dq_ws, plan.ws_floats * sizeof(float), "matmul partial sums"));
+    const void* old_cnt = dq_cnt.get();
+    const size_t old_size = dq_cnt.size();
+    cnt = static_cast<int32_t*>(grow(dq_cnt, plan.counters * sizeof(int32_t), "matmul counters"));
+    if (cnt != old_cnt || dq_cnt.size() != old_size) {  // zeroed once; every launch leaves them zero
+      check(cudaMemsetAsync(cnt, 0, dq_cnt.size(), stream), "matmul counters");
+    }
+  }
+  // The plan of a matmul that dq_mma_for chose: which kernel (DqMmaPlan::rs) and its tiles.
+  cuda::DqMmaPlan dq_plan(TensorType type, int64_t M, int64_t K, int64_t N) const {
+    int rs = cuda::dq_mma_rs_supports(type, K) ? std::min(dq_rs, 2) : 0;
+    if (dq_rs >= 3 && cuda::dq_tma_supports(type, K)) rs = dq_rs;
+    if (dq_rs < 3 && !dq_mma && tma_for(type, M, K, N)) rs = dq_tma_kind;  // not where dq_mma is forced
+    if (rs >= 3) return cuda::dq_tma_plan(N, K, M, sms, dq_tma_bt, dq_splits, rs);
+    cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, sms, dq_splits);
+    plan.rs = rs;
+    return plan;
   }
   // Rows of a dequantized weight tile (BF16 weights are read in place: all rows).
   int64_t weight_tile_elems = kWeightTileElems;
@@ -614,7 +656,12 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
     if (std::sscanf(d, "%lld,%lld", &lo, &hi) == 2) m.dq_min_rows = lo, m.dq_max_rows = hi;
   }
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_SPLITS"); d != nullptr) m.dq_splits = std::max(0, std::atoi(d));
-  if (const char* d = std::getenv("VELLUM_CUDA_DQ_RS"); d != nullptr) m.dq_rs = std::clamp(std::atoi(d), 0, 2);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_RS"); d != nullptr) m.dq_rs = std::clamp(std::atoi(d), 0, 4);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA"); d != nullptr) m.dq_tma = std::clamp(std::atoi(d), 0, 2);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_KIND"); d != nullptr) m.dq_tma_kind = std::clamp(std::atoi(d), 3, 4);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_MAX"); d != nullptr) m.dq_tma_max_rows = std::atoll(d);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_MIN"); d != nullptr) m.dq_tma_min_rows = std::max<int64_t>(2, std::atoll(d));
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_BT"); d != nullptr) m.dq_tma_bt = std::atoi(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN"); d != nullptr) m.dq_auto_min_rows = std::atoll(d);
@@ -661,7 +708,8 @@ void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
-void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 2); }
+void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
+void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
 int CudaBackend::dq_rs() const { return impl_->dq_rs; }
 void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
   impl_->dq_min_rows = min_rows;
@@ -1262,25 +1310,18 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   // dq_mma (dq_mma_for: forced, or by default the shapes where it wins): bf16 tensor cores, the
   // weights dequantized once a block, x in bf16 (the copy a norm left, or converted once for Q, K and V).
   if (m.dq_mma_for(type, M, K, N, wd)) {
-    cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, m.sms, m.dq_splits);
-    plan.rs = cuda::dq_mma_rs_supports(type, K) ? m.dq_rs : 0;
-    float* ws = nullptr;
-    int32_t* cnt = nullptr;
-    if (plan.splits > 1) {
-      ws = static_cast<float*>(m.grow(m.dq_ws, plan.ws_floats * sizeof(float), "matmul partial sums"));
-      const void* old_cnt = m.dq_cnt.get();
-      const size_t old_size = m.dq_cnt.size();
-      cnt = static_cast<int32_t*>(m.grow(m.dq_cnt, plan.counters * sizeof(int32_t), "matmul counters"));
-      if (cnt != old_cnt || m.dq_cnt.size() != old_size) {  // zeroed once; every launch leaves them zero
-        check(cudaMemsetAsync(cnt, 0, m.dq_cnt.size(), m.stream), "matmul counters");
-      }
-    }
+    const cuda::DqMmaPlan plan = m.dq_plan(type, M, K, N);
+    float* ws;
+    int32_t* cnt;
+    m.dq_scratch(plan, ws, cnt);
     const void* xb = m.bf16_input(x);
     float* od = out.data;
     const int64_t ldo = out.cols;
     m.graphs.mix(47, type, wd, N, K, M, xb, ws, cnt, od, ldo, b, plan.splits, plan.nt, plan.rs);
     m.graphs.run([=, &m] {
-      m.launched(cuda::launch_dq_mma(type, wd, N, K, xb, M, plan, ws, cnt, od, ldo, b, m.stream), "dq_mma kernel");
+      m.launched(plan.rs >= 3 ? cuda::launch_dq_tma(type, wd, N, K, xb, M, plan, ws, cnt, od, ldo, b, m.stream)
+                              : cuda::launch_dq_mma(type, wd, N, K, xb, M, plan, ws, cnt, od, ldo, b, m.stream),
+                 plan.rs >= 3 ? "dq_tma kernel" : "dq_mma kernel");
     });
     return;
   }
@@ -1693,6 +1734,12 @@ void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> 
 void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
   Impl& m = *impl_;
   if (x.rows != 1 && m.bf16_act && m.swiglu_rows && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
+      x.cols == gate.cols && out.cols == gate.rows && out.rows == x.rows && m.dq_mma_for(gate.type, x.rows, gate.cols, gate.rows, gate.data) &&
+      m.dq_plan(gate.type, x.rows, gate.cols, gate.rows).rs == 4) {
+    matmul_swiglu_dq(gate, up, x, out);
+    return;
+  }
+  if (x.rows != 1 && m.bf16_act && m.swiglu_rows && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
       m.cublas_bf16(gate.type, x.rows, gate.cols, gate.rows, gate.data) && gate.rows % 8 == 0 && x.cols == gate.cols && out.cols == gate.rows &&
       out.rows == x.rows) {
     matmul_swiglu_rows(gate, up, x, out);
@@ -1839,6 +1886,41 @@ void CudaBackend::matmul_swiglu_rows(const Weight& gate_w, const Weight& up_w, c
       m.gemm_bf16(type, gw, N, K, xb, M, gout, CUDA_R_16BF, N, tile, wb);
       m.gemm_bf16(type, uw, N, K, xb, M, uout, CUDA_R_16BF, N, tile, wb);
     }
+    m.launched(cuda::launch_swiglu_bf16(gout, uout, lazy ? nullptr : od, ob, n, m.stream), "swiglu_bf16 kernel");
+  });
+  m.bf16_of = od;
+  m.bf16_elems = n;
+  m.bf16_at = ob;
+  if (lazy) m.lazy = {od, n, gout, uout};
+}
+
+// Many rows of quantized weights on round 28's register-A kernel (dq_tma.h, plan rs 4): gate and
+// up written in bf16 by the kernel itself, then the BF16 path's SwiGLU (f32 rows on demand, the bf16
+// copy for the down projection). Through matmul they were f32 rows, an f32 SwiGLU (37 us at 512
+// rows of llama3-8b) and a conversion for the down projection (round 28, call 4).
+void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out) {
+  Impl& m = *impl_;
+  const TensorType type = gate.type;
+  const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
+  m.wrote(out);
+  m.materialize();
+  // Workspaces first (a reallocation drops a copy that lived there), then x's bf16 copy.
+  auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
+  void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
+  const cuda::DqMmaPlan plan = m.dq_plan(type, M, K, N);
+  float* ws;
+  int32_t* cnt;
+  m.dq_scratch(plan, ws, cnt);
+  const void* xb = m.bf16_input(x);
+  const void *gw = gate.data, *uw = up.data;
+  uint8_t* gout = gu;
+  uint8_t* uout = gu + n * 2;
+  float* od = out.data;
+  const bool lazy = m.lazy_swiglu;
+  m.graphs.mix(54, type, gw, uw, N, K, M, xb, gu, ob, od, ws, cnt, plan.splits, plan.nt, lazy);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_dq_tma_bf16(type, gw, N, K, xb, M, plan, ws, cnt, gout, N, nullptr, m.stream), "dq_tma kernel (gate)");
+    m.launched(cuda::launch_dq_tma_bf16(type, uw, N, K, xb, M, plan, ws, cnt, uout, N, nullptr, m.stream), "dq_tma kernel (up)");
     m.launched(cuda::launch_swiglu_bf16(gout, uout, lazy ? nullptr : od, ob, n, m.stream), "swiglu_bf16 kernel");
   });
   m.bf16_of = od;

@@ -1,6 +1,6 @@
 #pragma once
-// The end of a dequantizing GEMM's block (dq_mma.cu's two kernels): 128 weight rows x BT tokens in
-// two warpgroups' wgmma accumulators (256 threads). With a K split every block stores its
+// The end of a dequantizing GEMM's block (dq_mma.cu, dq_tma.cu): 128 weight rows x BT tokens in
+// two warpgroups' wgmma accumulators (threads 0..255). With a K split every block stores its
 // partial tile and the last to arrive adds them in split order (deterministic; the counters reset
 // themselves); then the tile goes out (+ bias).
 
@@ -13,10 +13,12 @@ namespace vellum::cuda::dq {
 constexpr int kTileRows = 128;     // weight rows a block: 2 warpgroups x 64
 constexpr int kTileThreads = 256;  // the threads that hold the accumulators
 
-template <int BT>
+// `sync` is a barrier of exactly those 256 threads (__syncthreads where they are the whole block).
+// `out` f32 or bf16 (OutT).
+template <int BT, class Sync, class OutT>
 __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
-                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
-                                            int* last_block) {
+                                            OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
+                                            int* last_block, Sync sync) {
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
   const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kTileRows;
   const int splits = int(gridDim.z), split = int(blockIdx.z);
@@ -29,9 +31,9 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
 #pragma unroll
       for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kTileThreads + tid] = acc[j][e];
     __threadfence();
-    __syncthreads();
+    sync();
     if (tid == 0) *last_block = atomicAdd(&counters[tile], 1) == splits - 1;
-    __syncthreads();
+    sync();
     if (!*last_block) return;
     __threadfence();
     // Split by split, all of a split's values at once: `splits` round trips to L2 (round 15; the

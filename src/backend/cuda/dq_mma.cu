@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int drow = tid / 2, dh = tid % 2;
   const auto dequant = [&](int buf, int s, int a) {
     uint32_t p[16];
-    T::dequant(ring_slot<L>(smem, buf) + L::kXBytes + drow * L::kRawStride, s, dh, p);
+    T::dequant(ring_slot<L>(smem, buf) + L::kXBytes + drow * L::kRawStride, 16, s, dh, p);
     uint8_t* dst = abuf + a * kATile;
 #pragma unroll
     for (int c = 0; c < 4; ++c) *reinterpret_cast<uint4*>(dst + sw128(drow, 4 * dh + c)) = {p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]};
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   wgmma_wait<0>();
   wgmma_fence_operands(acc);
   cp_async_wait<0>();
-  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block, [] { __syncthreads(); });
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_DBG bit 8): per block, global timer at the start, after the K walk
@@ -252,10 +252,10 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
       }
     } else {
       uint32_t lo[4], hi[4];
-      T::frag(raw + row * L::kRawStride, s, t, lo, hi);
+      T::frag(raw + row * L::kRawStride, 16, s, t, lo, hi);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[kk][0] = lo[kk], a[kk][2] = hi[kk];
-      T::frag(raw + (row + 8) * L::kRawStride, s, t, lo, hi);
+      T::frag(raw + (row + 8) * L::kRawStride, 16, s, t, lo, hi);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[kk][1] = lo[kk], a[kk][3] = hi[kk];
     }
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(kThreads, BT <= 64 ? 2 : 1)
   wgmma_fence_operands(acc);
   cp_async_wait<0>();
   dbg_time(dbg, 1);
-  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block);
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block, [] { __syncthreads(); });
   dbg_time(dbg, 2);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// How each quantized weight type becomes bf16 for the dequantizing tensor-core GEMM (dq_mma.cu):
-// the 16-byte pieces of the device layouts (dequant.cuh) that hold a 64-element stage of a row,
-// and the arithmetic that turns them into bf16 pairs: whole half-stages (dequant) or one lane's
-// wgmma A fragments (frag).
+// How each quantized weight type becomes bf16 for the dequantizing tensor-core GEMMs (dq_mma.cu,
+// dq_tma.cu): the 16-byte pieces of the device layouts (dequant.cuh) that hold a 64-element stage
+// of a row, and the arithmetic that turns them into bf16 pairs: whole half-stages (dequant) or one
+// lane's wgmma A fragments (frag).
 
 #include <cuda_bf16.h>
 
@@ -44,12 +44,13 @@ __device__ __forceinline__ uint32_t quad_bytes(const uint8_t* p, int t) {
 // ---- weight types ------------------------------------------------------------------------------
 // Stage s of a row is elements 64s..64s+63 (sub-blocks or blocks 2s and 2s + 1). kPieces 16-byte
 // pieces of the row's device layout hold them; piece_off(s, i) is piece i's offset from the row
-// start. dequant(raw, s, h, p) gives elements 32h..32h+31 of the stage from the staged pieces (side
-// by side from raw) as 16 bf16 pairs in element order. Q4_K and Q6_K build 128 + q in bf16 by byte
-// permutes, subtract the bias exactly and scale with one bf16x2 FMA (sub-block scales rounded to
-// bf16, ~2^-9 relative: below x's own bf16 rounding); ~2 instructions an element where the f32
-// decoder's arithmetic took ~7 and made the kernel issue-bound (round 11, first version). Q8_0 goes
-// through f32 and equals the dequantization kernel's bf16 weights bit for bit.
+// start. dequant(raw, ps, s, h, p) gives elements 32h..32h+31 of the stage from the staged pieces
+// (piece i at raw + i·ps: 16 where a row's pieces lie side by side) as 16 bf16 pairs in element
+// order. Q4_K and Q6_K build 128 + q in bf16 by byte permutes, subtract the bias exactly and scale
+// with one bf16x2 FMA (sub-block scales rounded to bf16, ~2^-9 relative: below x's own bf16
+// rounding); ~2 instructions an element where the f32 decoder's arithmetic took ~7 and made the
+// kernel issue-bound (round 11, first version). Q8_0 goes through f32 and equals the
+// dequantization kernel's bf16 weights bit for bit.
 struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 sub-blocks × 16
   static constexpr int kPieces = 3;
   static constexpr bool kRegFrags = true;  // the two sub-blocks' quants, the super-block's header
@@ -58,12 +59,12 @@ struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 su
     const int64_t g = int64_t(s / 16) * DecQ4_KR::kGroupBytes;
     return i < 2 ? g + DecQ4_KR::kQuantOff + 16 * ((2 * s) % 32 + i) : g + 16 * ((s / 4) % 4);
   }
-  __device__ static void dequant(const uint8_t* raw, int s, int h, uint32_t* p) {
-    const uint8_t* hd = raw + 32;
+  __device__ static void dequant(const uint8_t* raw, int ps, int s, int h, uint32_t* p) {
+    const uint8_t* hd = raw + 2 * ps;
     int sc, m;
     scale_min_k4((2 * s + h) % 8, hd + 4, sc, m);
     const uint32_t d1 = bf2_dup(ld_f16(hd) * float(sc)), m1 = bf2_dup(-(ld_f16(hd + 2) * float(m)));
-    const uint4 v = *reinterpret_cast<const uint4*>(raw + 16 * h);
+    const uint4 v = *reinterpret_cast<const uint4*>(raw + h * ps);
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {  // byte b: element b (low nibble), b + 16 (high)
@@ -76,18 +77,19 @@ struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 su
       p[8 + 2 * i + 1] = bf2_fma(bf2_fma(hi, kBf2One, kBf2Neg128), d1, m1);
     }
   }
-  // One row's part of the register A fragments of stage s (dq_mma_rs_kernel): lo[kk] = elements
+  // One row's part of the register A fragments of stage s (dq_mma_rs_kernel, dq_tma_kernel), piece i
+  // of the row at raw + i·ps (16 where a row's pieces lie side by side). lo[kk] = elements
   // 16kk + 2t, +1 and hi[kk] = 16kk + 2t + 8, +9 (t = lane % 4): bytes 2t, 2t+1, 2t+8, 2t+9 of each
   // sub-block hold them (low nibbles: kk even, high: kk odd). The same bf16 values as dequant().
-  __device__ static void frag(const uint8_t* raw, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
-    const uint8_t* hd = raw + 32;
+  __device__ static void frag(const uint8_t* raw, int ps, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+    const uint8_t* hd = raw + 2 * ps;
     const float d = ld_f16(hd), dmin = ld_f16(hd + 2);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       int sc, m;
       scale_min_k4((2 * s + h) % 8, hd + 4, sc, m);
       const uint32_t d1 = bf2_dup(d * float(sc)), m1 = bf2_dup(-(dmin * float(m)));
-      const uint32_t v = quad_bytes(raw + 16 * h, t);
+      const uint32_t v = quad_bytes(raw + h * ps, t);
       uint32_t a, b;
       biased_pairs(v & 0x0F0F0F0Fu, a, b);
       lo[2 * h] = bf2_fma(bf2_fma(a, kBf2One, kBf2Neg128), d1, m1);
@@ -108,12 +110,12 @@ struct WQ6_K {  // DecQ6_KR: per 1 024 elements, ql 32 × 16, qh 32 × 8, scales
     const int t0 = (2 * s) % 32;
     return i < 2 ? g + 16 * (t0 + i) : i == 2 ? g + DecQ6_KR::kQhOff + 8 * t0 : i == 3 ? g + DecQ6_KR::kScOff + 16 * (t0 / 8) : g + DecQ6_KR::kDOff;
   }
-  __device__ static void dequant(const uint8_t* raw, int s, int h, uint32_t* p) {
+  __device__ static void dequant(const uint8_t* raw, int ps, int s, int h, uint32_t* p) {
     const int t = (2 * s) % 32 + h;
-    const float d = ld_f16(raw + 64 + 2 * (t / 8));
-    const uint32_t d0 = bf2_dup(d * float(int8_t(raw[48 + 2 * (t % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[48 + 2 * (t % 8) + 1])));
-    const uint4 v = *reinterpret_cast<const uint4*>(raw + 16 * h);
-    const uint2 hq = *reinterpret_cast<const uint2*>(raw + 32 + 8 * h);
+    const float d = ld_f16(raw + 4 * ps + 2 * (t / 8));
+    const uint32_t d0 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * (t % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * (t % 8) + 1])));
+    const uint4 v = *reinterpret_cast<const uint4*>(raw + h * ps);
+    const uint2 hq = *reinterpret_cast<const uint2*>(raw + 2 * ps + 8 * h);
     const uint32_t ql[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int w = 0; w < 4; ++w) {  // 6-bit values of elements 4w.. (a) and 16 + 4w.. (b)
@@ -129,16 +131,16 @@ struct WQ6_K {  // DecQ6_KR: per 1 024 elements, ql 32 × 16, qh 32 × 8, scales
   }
   // As WQ4_K::frag. Elements 2t, 2t+1 have their high 2 bits at bits 2(t/2).. of bytes 2(t%2),
   // +1 of a qh word, elements 2t+8, 2t+9 at bits 2(t/2)+4.. of the same bytes.
-  __device__ static void frag(const uint8_t* raw, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+  __device__ static void frag(const uint8_t* raw, int ps, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
     const int i0 = 2 * (t % 2), sh = 2 * (t / 2);
     const uint32_t sel = uint32_t(i0 | (i0 + 1) << 4 | (i0 + 4) << 8 | (i0 + 5) << 12);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int tb = (2 * s) % 32 + h;
-      const float d = ld_f16(raw + 64 + 2 * (tb / 8));
-      const uint32_t d0 = bf2_dup(d * float(int8_t(raw[48 + 2 * (tb % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[48 + 2 * (tb % 8) + 1])));
-      const uint32_t v = quad_bytes(raw + 16 * h, t);
-      const uint2 q = *reinterpret_cast<const uint2*>(raw + 32 + 8 * h);
+      const float d = ld_f16(raw + 4 * ps + 2 * (tb / 8));
+      const uint32_t d0 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * (tb % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * (tb % 8) + 1])));
+      const uint32_t v = quad_bytes(raw + h * ps, t);
+      const uint2 q = *reinterpret_cast<const uint2*>(raw + 2 * ps + 8 * h);
       const uint32_t hx = (__byte_perm(q.x >> sh, q.x >> (sh + 4), sel) & 0x03030303u) << 4;
       const uint32_t hy = (__byte_perm(q.y >> sh, q.y >> (sh + 4), sel) & 0x03030303u) << 4;
       uint32_t a, b;
@@ -160,12 +162,24 @@ struct WQ8_0 {  // DecQ8_0R: per 256 elements, 8 f16 scales (16 bytes) then 8 bl
     const int64_t g = int64_t(s / 4) * DecQ8_0R::kGroupBytes;
     return i < 4 ? g + 16 + 64 * (s % 4) + 16 * i : g;
   }
-  __device__ static void dequant(const uint8_t* raw, int s, int h, uint32_t* p) {
-    const float d = ld_f16(raw + 64 + 2 * (2 * (s % 4) + h));
-    uint32_t q[8];
-    load32(raw + 32 * h, q);
+  __device__ static void dequant(const uint8_t* raw, int ps, int s, int h, uint32_t* p) {
+    const float d = ld_f16(raw + 4 * ps + 2 * (2 * (s % 4) + h));
+    const uint4 a = *reinterpret_cast<const uint4*>(raw + 2 * h * ps), b = *reinterpret_cast<const uint4*>(raw + (2 * h + 1) * ps);
+    const uint32_t q[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
     for (int l = 0; l < 16; ++l) p[l] = pack_bf16(mul(s8f(byte_of(q, 2 * l)), d), mul(s8f(byte_of(q, 2 * l + 1)), d));
+  }
+  // As WQ4_K::frag (dq_tma_rs_kernel only; kRegFrags stays false for dq_mma): piece kk holds
+  // elements 16kk..16kk+15, one byte each; the same bf16 values as dequant().
+  __device__ static void frag(const uint8_t* raw, int ps, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
+    const float d0 = ld_f16(raw + 4 * ps + 2 * (2 * (s % 4))), d1 = ld_f16(raw + 4 * ps + 2 * (2 * (s % 4) + 1));
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const float d = kk < 2 ? d0 : d1;
+      const uint32_t a = *reinterpret_cast<const uint16_t*>(raw + kk * ps + 2 * t), b = *reinterpret_cast<const uint16_t*>(raw + kk * ps + 2 * t + 8);
+      lo[kk] = pack_bf16(mul(s8f(a & 0xFFu), d), mul(s8f(a >> 8), d));
+      hi[kk] = pack_bf16(mul(s8f(b & 0xFFu), d), mul(s8f(b >> 8), d));
+    }
   }
 };
 

@@ -1,0 +1,504 @@
+// The dequantizing GEMM fed by the bulk tensor copy engine (dq_tma.h; round 26).
+//
+// A block: 128 weight rows x BT tokens (128, 192 or 256), K in 64-element stages, three roles.
+// - The last warp's lane 0 issues the bulk tensor copies: the x tile (BT tokens x 64 bf16, swizzled by
+//   the copy engine as wgmma reads it) and each 16-byte piece of the 128 rows' stage, into a ring
+//   slot once `raw_empty` says both the dequantizers and the multipliers are done with it. Rows
+//   past n and tokens past m arrive as zeros.
+// - The warps between (3 at 256 tokens, 7 below: kDequantizers) dequantize: wait for a stage's raw
+//   pieces (`raw_full`), turn the 128 rows' 64 elements into bf16 (dq_weights.cuh) in an A tile in
+//   wgmma's 128-byte swizzle (a ring of kABufs), fence the writes for the async proxy and arrive
+//   on `a_full`.
+// - Warpgroups 0 and 1 multiply (64 weight rows each): wait on `a_full`, issue 4 wgmma m64nBTk16
+//   with both operands in shared memory, keep one stage in flight, and release the stage before
+//   (`a_empty`, `raw_empty`). No block barrier in the K walk and no A operand in registers (round
+//   26's first version had each multiplying warpgroup dequantize its own register fragments: ptxas
+//   serialized every wgmma, and the dequantization sat on the multipliers' critical path).
+// The end is dq_mma's (dq_finish.cuh), over the multipliers only.
+//
+// Round 28 (dq_tma_rs_kernel, DqMmaPlan::rs 4): two roles. The copies as above (one warpgroup, its
+// lane 0 busy, its registers given back with setmaxnreg); two warpgroups each dequantize exactly
+// their own wgmma A fragments from the raw pieces (round 15's frag) and multiply in the RS form, A
+// from registers, one stage in flight while the next stage's fragments are built into the other
+// register set. What round 26's first version of this lacked: registers (setmaxnreg gives the
+// multipliers 232, where 384 threads cap every thread at 168, so the 256-token accumulators left
+// A spilling), and each register set kept alive until the wait that retires its wgmma (otherwise
+// ptxas may give the next set the same registers and serialize every wgmma: C7513).
+
+#include "backend/cuda/dq_tma.h"
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <type_traits>
+
+#include "backend/cuda/dq_finish.cuh"
+#include "backend/cuda/dq_weights.cuh"
+#include "backend/cuda/pdl.cuh"
+#include "backend/cuda/tma.cuh"
+#include "backend/cuda/wgmma.cuh"
+
+namespace vellum::cuda {
+namespace {
+using namespace dq;
+
+constexpr int kK = 64;                        // K elements a stage: one 128-byte swizzled row
+constexpr int kMultipliers = kTileThreads;    // warpgroups 0 and 1
+// The dequantizing warps follow the multipliers, then one warp whose lane 0 issues the copies. A
+// block's threads set the register cap (65 536 / threads, rounded to warpgroups): 384 threads allow
+// 168 registers, which 256 tokens' accumulators (128) need, so 3 dequantizing warps; with 192 or 128
+// tokens 512 threads fit (128 registers), so 7.
+template <int BT>
+constexpr int kDequantizers = BT == 256 ? 96 : 224;
+template <int BT>
+constexpr int kThreads = kMultipliers + kDequantizers<BT> + 32;
+constexpr int kPieceBytes = kTileRows * 16;   // one 16-byte piece of each of the tile's rows
+constexpr int kSmemPerBlock = 232448;         // 227 KiB at most a block (sm_90)
+
+template <class T, int BT>
+struct TmaLayout {
+  static constexpr int kXBytes = BT * 128;
+  static constexpr uint32_t kTx = kXBytes + T::kPieces * kPieceBytes;  // bytes a stage
+  static constexpr int kStageBytes = (int(kTx) + 1023) / 1024 * 1024;
+  static constexpr int kATile = kTileRows * kK * 2;                    // 16 KiB of bf16 weights
+  static constexpr int kABufs = 3;
+  // What is left for the copy ring: the block's limit less the A tiles, alignment slack and the
+  // static part.
+  static constexpr int kBudget = kSmemPerBlock - kABufs * kATile - 1024 - 256;
+  static constexpr int kStages = kBudget / kStageBytes < 6 ? kBudget / kStageBytes : 6;
+  static constexpr int kSmem = kStages * kStageBytes + kABufs * kATile + 1024;  // + 1 KiB to align the base
+  static_assert(kStages >= 3, "copies two stages ahead at least");
+};
+
+template <class T, int BT>
+struct Ring {
+  using L = TmaLayout<T, BT>;
+  uint8_t* smem;
+  uint64_t *raw_full, *raw_empty, *a_full, *a_empty;
+  __device__ uint8_t* slot(int it) const { return smem + (it % L::kStages) * L::kStageBytes; }
+  __device__ uint8_t* atile(int it) const { return smem + L::kStages * L::kStageBytes + (it % L::kABufs) * L::kATile; }
+  __device__ static uint32_t parity(int it, int depth) { return uint32_t(it / depth) & 1; }
+};
+
+// Stage sb + it of this block into its ring slot, once the slot's previous stage is released.
+template <class T, int BT>
+__device__ __forceinline__ void copy_stage(const Ring<T, BT>& r, const CUtensorMap& wmap, const CUtensorMap& xmap, int sb, int it) {
+  using L = TmaLayout<T, BT>;
+  const int sl = it % L::kStages, s = sb + it;
+  if (it >= L::kStages) mbar_wait(&r.raw_empty[sl], Ring<T, BT>::parity(it - L::kStages, L::kStages));
+  uint8_t* st = r.slot(it);
+  mbar_arrive_expect_tx(&r.raw_full[sl], L::kTx);
+  tma_load_2d(st, &xmap, s * kK, int(blockIdx.x) * BT, &r.raw_full[sl]);
+#pragma unroll
+  for (int i = 0; i < T::kPieces; ++i) {
+    tma_load_2d(st + L::kXBytes + i * kPieceBytes, &wmap, int(T::piece_off(s, i)), int(blockIdx.y) * kTileRows, &r.raw_full[sl]);
+  }
+}
+
+// The dequantizing warps: every stage's 128 rows x 2 halves into the A ring, a half-row at a time.
+template <class T, int BT>
+__device__ __forceinline__ void dequantize(const Ring<T, BT>& r, int sb, int ns, int dbg) {
+  using L = TmaLayout<T, BT>;
+  const int d = int(threadIdx.x) - kMultipliers;
+  for (int it = 0; it < ns; ++it) {
+    const int sl = it % L::kStages, ab = it % L::kABufs;
+    mbar_wait(&r.raw_full[sl], Ring<T, BT>::parity(it, L::kStages));
+    if (it >= L::kABufs) mbar_wait(&r.a_empty[ab], Ring<T, BT>::parity(it - L::kABufs, L::kABufs));
+    const uint8_t* raw = r.slot(it) + L::kXBytes;
+    uint8_t* a = r.atile(it);
+    if (!(dbg & 2)) {  // DIAGNOSTIC bit 2: no dequantization (the A tile keeps whatever it held)
+      // All of a thread's half-rows at once (unrolled, the last one clamped and not stored when past
+      // the tile): their loads and arithmetic interleave instead of running one chain after another.
+      constexpr int kUnits = (2 * kTileRows + kDequantizers<BT> - 1) / kDequantizers<BT>;
+      uint32_t p[kUnits][16];
+#pragma unroll
+      for (int j = 0; j < kUnits; ++j) {
+        const int u = min(d + j * kDequantizers<BT>, 2 * kTileRows - 1);
+        T::dequant(raw + (u / 2) * 16, kPieceBytes, sb + it, u % 2, p[j]);
+      }
+#pragma unroll
+      for (int j = 0; j < kUnits; ++j) {
+        const int u = d + j * kDequantizers<BT>, row = u / 2, h = u % 2;
+        if (u < 2 * kTileRows) {
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            *reinterpret_cast<uint4*>(a + sw128(row, 4 * h + c)) = {p[j][4 * c], p[j][4 * c + 1], p[j][4 * c + 2], p[j][4 * c + 3]};
+          }
+        }
+      }
+    }
+    fence_proxy_async();  // the A writes, visible to wgmma
+    mbar_arrive(&r.a_full[ab]);
+    mbar_arrive(&r.raw_empty[sl]);
+  }
+}
+
+// Warpgroups 0 and 1: the K walk on the tensor cores, then the tile's end.
+template <class T, int BT>
+__device__ __forceinline__ void multiply(const Ring<T, BT>& r, int ns, int64_t n, int64_t m, float* __restrict__ ws,
+                                         int32_t* __restrict__ counters, float* __restrict__ out, int64_t ldo,
+                                         const float* __restrict__ bias, int* last_block) {
+  using L = TmaLayout<T, BT>;
+  const int wg = int(threadIdx.x) / 128, lane = int(threadIdx.x) % 32;
+  float acc[BT / 8][4];
+#pragma unroll
+  for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  for (int it = 0; it < ns; ++it) {
+    mbar_wait(&r.a_full[it % L::kABufs], Ring<T, BT>::parity(it, L::kABufs));
+    mbar_wait(&r.raw_full[it % L::kStages], Ring<T, BT>::parity(it, L::kStages));  // the x tile
+    const uint64_t da = smem_desc_sw128(r.atile(it) + wg * (64 * 128)), db = smem_desc_sw128(r.slot(it));
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16<BT>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes a k16 step
+    wgmma_commit();
+    wgmma_wait<1>();  // stage it - 1's wgmma are done: its A tile and x slot are free
+    if (it >= 1 && lane == 0) {
+      mbar_arrive(&r.a_empty[(it - 1) % L::kABufs]);
+      mbar_arrive(&r.raw_empty[(it - 1) % L::kStages]);
+    }
+  }
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, last_block, [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); });
+}
+
+template <class T, int BT>
+__global__ void __launch_bounds__(kThreads<BT>, 1)
+    dq_tma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap, int64_t n, int nk, int64_t m,
+                  float* __restrict__ ws, int32_t* __restrict__ counters, float* __restrict__ out, int64_t ldo,
+                  const float* __restrict__ bias, int dbg) {
+  using L = TmaLayout<T, BT>;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t raw_full[L::kStages], raw_empty[L::kStages], a_full[L::kABufs], a_empty[L::kABufs];
+  __shared__ int last_block;
+  pdl_wait();
+  const Ring<T, BT> r{smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023),  // swizzle atoms: 1 KiB aligned
+                      raw_full, raw_empty, a_full, a_empty};
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int sb = int(int64_t(nk) * split / splits), se = int(int64_t(nk) * (split + 1) / splits);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < L::kStages; ++i) {
+      mbar_init(&raw_full[i], 1);                                 // the copying thread (+ the stage's bytes)
+      mbar_init(&raw_empty[i], kDequantizers<BT> + kMultipliers / 32);  // every dequantizer, each multiplying warp
+    }
+    for (int i = 0; i < L::kABufs; ++i) {
+      mbar_init(&a_full[i], kDequantizers<BT>);
+      mbar_init(&a_empty[i], kMultipliers / 32);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x >= kMultipliers + kDequantizers<BT>) {  // the last warp: lane 0 keeps the copy ring full
+    if (threadIdx.x == kMultipliers + kDequantizers<BT>) {
+      for (int it = 0; it < se - sb; ++it) copy_stage(r, wmap, xmap, sb, it);
+    }
+  } else if (threadIdx.x >= kMultipliers) {
+    dequantize<T, BT>(r, sb, se - sb, dbg);
+  } else {
+    multiply<T, BT>(r, se - sb, n, m, ws, counters, out, ldo, bias, &last_block);
+  }
+}
+
+// ---- round 28: A fragments in registers -------------------------------------------------------
+template <class T, int BT>
+struct RsLayout {
+  static constexpr int kXBytes = BT * 128;
+  static constexpr uint32_t kTx = kXBytes + T::kPieces * kPieceBytes;  // bytes a stage
+  static constexpr int kStageBytes = (int(kTx) + 1023) / 1024 * 1024;
+  static constexpr int kBudget = kSmemPerBlock - 1024 - 256;
+  static constexpr int kStages = kBudget / kStageBytes < 8 ? kBudget / kStageBytes : 8;
+  static constexpr int kSmem = kStages * kStageBytes + 1024;  // + 1 KiB to align the base
+  static_assert(kStages >= 3, "copies two stages ahead at least");
+};
+constexpr int kRsThreads = kMultipliers + 128;  // the multipliers, then the copying warpgroup
+
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+// D stages' wgmma in flight while the next stage's fragments are built into another register set.
+// D = 2 (three sets) measured the same as D = 1 (round 28, call 2), so only 1 is launched. out: f32
+// or bf16 (OutT).
+template <class T, int BT, int D, class OutT>
+__global__ void __launch_bounds__(kRsThreads, 1)
+    dq_tma_rs_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap, int64_t n, int nk, int64_t m,
+                     float* __restrict__ ws, int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo,
+                     const float* __restrict__ bias, int dbg) {
+  using L = RsLayout<T, BT>;
+  constexpr int S = L::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t full[S], empty[S];
+  __shared__ int last_block;
+  pdl_wait();
+  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int sb = int(int64_t(nk) * split / splits), ns = int(int64_t(nk) * (split + 1) / splits) - sb;
+  const auto parity = [](int it) { return uint32_t(it / S) & 1; };
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) {
+      mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
+      mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x >= kMultipliers) {  // the copying warpgroup: lane 0 of its first warp keeps the ring full
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == kMultipliers) {
+      for (int it = 0; it < ns; ++it) {
+        const int sl = it % S, s = sb + it;
+        if (it >= S) mbar_wait(&empty[sl], parity(it - S));
+        uint8_t* st = smem + sl * L::kStageBytes;
+        // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 4 no weight copies, 8 no x copies.
+        mbar_arrive_expect_tx(&full[sl], (dbg & 4 ? 0u : L::kTx - L::kXBytes) + (dbg & 8 ? 0u : uint32_t(L::kXBytes)));
+        if (!(dbg & 8)) tma_load_2d(st, &xmap, s * kK, int(blockIdx.x) * BT, &full[sl]);
+        if (!(dbg & 4)) {
+#pragma unroll
+          for (int i = 0; i < T::kPieces; ++i) {
+            tma_load_2d(st + L::kXBytes + i * kPieceBytes, &wmap, int(T::piece_off(s, i)), int(blockIdx.y) * kTileRows, &full[sl]);
+          }
+        }
+      }
+    }
+    return;
+  }
+  setmaxnreg_inc<232>();
+  const int tid = int(threadIdx.x), wg = tid / 128, lane = tid % 32, t = lane % 4;
+  const int row = wg * 64 + ((tid % 128) / 32) * 16 + lane / 4;  // and row + 8
+  float acc[BT / 8][4];
+#pragma unroll
+  for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  // Register sets rotate with the stage: stage it uses set C = it % (D + 1). Stage it is built into
+  // set C while the D stages before it run; after it is issued, the wait retires stage it - D, whose
+  // set ((C + 1) % (D + 1)) and ring slot are then free.
+  uint32_t a[D + 1][4][4] = {};
+  const auto step = [&](int it, auto c) {
+    constexpr int C = decltype(c)::value, R = (C + 1) % (D + 1);
+    const int sl = it % S;
+    mbar_wait(&full[sl], parity(it));
+    const uint8_t* st = smem + sl * L::kStageBytes;
+    const uint8_t* raw = st + L::kXBytes;
+    if (dbg & 2) {  // DIAGNOSTIC: raw bytes as A, no dequantization
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        a[C][kk][0] = quad_bytes(raw + row * 16 + (kk / 2) * kPieceBytes, t);
+        a[C][kk][1] = quad_bytes(raw + (row + 8) * 16 + (kk / 2) * kPieceBytes, t);
+        a[C][kk][2] = a[C][kk][0] ^ kk, a[C][kk][3] = a[C][kk][1] ^ kk;
+      }
+    } else {
+      uint32_t lo[4], hi[4];
+      T::frag(raw + row * 16, kPieceBytes, sb + it, t, lo, hi);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) a[C][kk][0] = lo[kk], a[C][kk][2] = hi[kk];
+      T::frag(raw + (row + 8) * 16, kPieceBytes, sb + it, t, lo, hi);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) a[C][kk][1] = lo[kk], a[C][kk][3] = hi[kk];
+    }
+    const uint64_t db = smem_desc_sw128(st);
+    wgmma_fence_operands(a[C]);  // all of the set defined before the fence
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16_rs<BT>(acc, a[C][kk], db + 2 * kk);  // +32 bytes a k16 step
+    wgmma_commit();
+    wgmma_wait<D>();               // stage it - D is done: its slot and register set are free
+    wgmma_fence_operands(a[R]);    // that set live until here, so its registers are not reused while it is read
+    if (it >= D && lane == 0) mbar_arrive(&empty[(it - D) % S]);
+  };
+  using C0 = std::integral_constant<int, 0>;
+  using C1 = std::integral_constant<int, 1>;
+  using C2 = std::integral_constant<int, 2>;
+  // Whole rotations in the loop, the rest after it: a conditional step inside the loop would give
+  // ptxas a path on which a set is redefined while its own wgmma may run, and it serializes every
+  // wgmma of the kernel (C7513).
+  int it = 0;
+  for (; it + D < ns; it += D + 1) {
+    step(it, C0{});
+    step(it + 1, C1{});
+    if constexpr (D == 2) step(it + 2, C2{});
+  }
+  if (it < ns) step(it, C0{});
+  if constexpr (D == 2) {
+    if (it + 1 < ns) step(it + 1, C1{});
+  }
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block, [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); });
+}
+
+// DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 2 no dequantization; the register-A kernel
+// also 4 no weight copies, 8 no x copies.
+int dbg_bits() {
+  static const int bits = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_DBG");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return bits;
+}
+
+// cuTensorMapEncodeTiled through the runtime (no link against the driver library).
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                 const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiled encoder() {
+  static const EncodeTiled fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return EncodeTiled(nullptr);
+    }
+    return reinterpret_cast<EncodeTiled>(p);
+  }();
+  return fn;
+}
+
+// A 2-D row-major array (`inner` elements a row, rows `stride` bytes apart) and its box.
+cudaError_t encode_tensor_map_2d(CUtensorMap& map, CUtensorMapDataType type, const void* base, uint64_t inner, uint64_t rows,
+                                 uint64_t stride, uint32_t box_inner, uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                                 CUtensorMapL2promotion l2) {
+  const EncodeTiled f = encoder();
+  if (f == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t dims[2] = {inner, rows}, strides[1] = {stride};
+  const cuuint32_t box[2] = {box_inner, box_rows}, steps[2] = {1, 1};
+  const CUresult rc = f(&map, type, 2, const_cast<void*>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return rc == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <class T, int BT, int Kind>
+cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                          int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
+  constexpr int kSmem = Kind == 4 ? RsLayout<T, BT>::kSmem : TmaLayout<T, BT>::kSmem;
+  static bool raised = false;  // above the default 48 KiB, once per kernel
+  if (!raised) {
+    cudaError_t rc;
+    if constexpr (Kind == 4) {
+      rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, 1, float>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      if (rc == cudaSuccess) {
+        rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, 1, __nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      }
+    } else {
+      rc = cudaFuncSetAttribute(dq_tma_kernel<T, BT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    }
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
+  const size_t row_bytes = T::row_bytes(k);
+  CUtensorMap wmap, xmap;
+  cudaError_t rc = encode_tensor_map_2d(wmap, CU_TENSOR_MAP_DATA_TYPE_UINT8, w, row_bytes, uint64_t(n), row_bytes, 16, kTileRows,
+                                        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  if (rc == cudaSuccess) {
+    rc = encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  }
+  if (rc != cudaSuccess) return rc;
+  const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
+  const int nk = int(k / kK);
+  if constexpr (Kind == 4) {
+    if (out_bf16) {
+      dq_tma_rs_kernel<T, BT, 1, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(
+          wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits());
+    } else {
+      dq_tma_rs_kernel<T, BT, 1, float><<<grid, kRsThreads, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters,
+                                                                             static_cast<float*>(out), ldo, bias, dbg_bits());
+    }
+  } else {
+    if (out_bf16) return cudaErrorInvalidValue;  // round 26's kernel writes f32 only
+    dq_tma_kernel<T, BT><<<grid, kThreads<BT>, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters, static_cast<float*>(out), ldo,
+                                                                bias, dbg_bits());
+  }
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                        int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (plan.rs == 4) {
+    if (plan.nt == 16) return launch_kernel<T, 128, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+    if (plan.nt == 32) return launch_kernel<T, 256, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+    return cudaErrorInvalidValue;
+  }
+  if (plan.nt == 16) return launch_kernel<T, 128, 3>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+  if (plan.nt == 24) return launch_kernel<T, 192, 3>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+  if (plan.nt == 32) return launch_kernel<T, 256, 3>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+bool dq_tma_supports(TensorType type, int64_t k) {
+  return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30) &&
+         k <= (int64_t(1) << 31) / 2 && encoder() != nullptr;
+}
+
+DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int splits, int kind) {
+  const int64_t slots = std::max(sms, 1), nk = k / kK, row_tiles = (n + kTileRows - 1) / kTileRows;
+  // Share of the multiprocessors' time that does useful work: the last wave's empty slots and the
+  // padded tokens of the last token tile are lost.
+  const auto useful = [&](int64_t toks, int64_t& split) {
+    const int64_t tok_tiles = (m + toks - 1) / toks, tiles = tok_tiles * row_tiles;
+    split = splits > 0 ? splits : std::clamp<int64_t>(slots / tiles, 1, std::max<int64_t>(1, nk / 8));
+    const int64_t blocks = tiles * split, waves = (blocks + slots - 1) / slots;
+    return double(blocks) / double(waves * slots) * double(m) / double(tok_tiles * toks);
+  };
+  if (kind == 4 && bt == 192) bt = 256;  // the register-A kernel has 128- and 256-token tiles
+  int64_t toks = bt == 128 || bt == 192 || bt == 256 ? bt : 256, split = 1;
+  if (kind == 4 && bt != 128 && bt != 256) {
+    // 256-token tiles run ~1.4x more work a stage than 128 (round 28, call 1), but on small weights
+    // at up to 512 rows they leave so few tiles that the K split, whose last block adds every
+    // split's partial tile, costs more: 128 there (Q4_K 1024 x 4096 at 512 rows: 21 µs against 28).
+    toks = m <= 128 || (m <= 512 && n * k <= int64_t(4096) * 4096) ? 128 : 256;
+  } else if (bt != 128 && bt != 192 && bt != 256) {  // 256 unless 192 wastes less (128 only for few rows)
+    int64_t s192 = 1, s256 = 1;
+    const double u192 = useful(192, s192), u256 = useful(256, s256);
+    toks = m <= 128 ? 128 : u192 > u256 ? 192 : 256;
+  }
+  useful(toks, split);
+  DqMmaPlan p;
+  p.nt = int(toks / 8);
+  p.tok_tiles = unsigned((m + toks - 1) / toks);
+  p.row_tiles = unsigned(row_tiles);
+  p.splits = unsigned(std::clamp<int64_t>(split, 1, std::max<int64_t>(1, nk)));
+  p.rs = kind == 4 ? 4 : 3;
+  if (p.splits > 1) {
+    p.ws_floats = size_t(p.tok_tiles) * p.row_tiles * p.splits * kTileRows * toks;
+    p.counters = size_t(p.tok_tiles) * p.row_tiles;
+  }
+  return p;
+}
+
+namespace {
+cudaError_t launch_any(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                       float* ws, int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (!dq_tma_supports(type, k) || (plan.rs != 3 && plan.rs != 4) || m <= 0 || n <= 0 || m > (int64_t(1) << 31) - 256 ||
+      n > (int64_t(1) << 31) - 128 || plan.row_tiles > 65535u || plan.splits > 65535u ||
+      (plan.splits > 1 && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0) {
+    return cudaErrorInvalidValue;
+  }
+  switch (type) {
+    case TensorType::Q8_0: return launch_type<WQ8_0>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+    case TensorType::Q4_K: return launch_type<WQ4_K>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+    default: return launch_type<WQ6_K>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+  }
+}
+}  // namespace
+
+cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                          float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  return launch_any(type, w, n, k, x, m, plan, ws, counters, out, false, ldo, bias, stream);
+}
+
+cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                               float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (plan.rs != 4) return cudaErrorInvalidValue;
+  return launch_any(type, w, n, k, x, m, plan, ws, counters, out, true, ldo, bias, stream);
+}
+
+}  // namespace vellum::cuda

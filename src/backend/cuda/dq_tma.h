@@ -1,0 +1,37 @@
+#pragma once
+// Quantized weights times bf16 activations for prefill-sized row counts, built the way Hopper GEMMs
+// are: roles by warpgroup instead of every thread doing everything. One thread streams each
+// 64-element K stage (the x tile in wgmma's 128-byte swizzle, the weight rows' raw 16-byte pieces)
+// into a shared-memory ring with the bulk tensor copy engine, completing on mbarriers; a warpgroup
+// dequantizes the stage into a swizzled bf16 A tile (dq_weights.cuh: dq_mma's values); two
+// warpgroups multiply the A and x tiles with wgmma, one stage in flight. No block barrier in the K
+// walk (round 15's dq_mma: ~1 500 cycles a stage, latency-bound). Q8_0, Q4_K and Q6_K. Plans and
+// results go through dq_mma.h (DqMmaPlan::rs 3; rs 4: round 28's kernel, the multiplying warpgroups
+// dequantizing their own register A fragments, dq_tma.cu).
+// Plain C++17 interface (host side: cuda_backend.cpp); kernels: dq_tma.cu.
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "backend/cuda/dq_mma.h"
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+// Q8_0, Q4_K and Q6_K, k a multiple of 256, and a driver that encodes tensor maps.
+bool dq_tma_supports(TensorType type, int64_t k);
+// `kind` 3: round 26's kernel (A tiles dequantized by warps of their own), 4: round 28's (each
+// multiplying warpgroup dequantizes its own register A fragments). Tiles of 128 weight rows x 256
+// tokens, or x 192 (kind 3) / x 128 (kind 4) where that wastes less of the last wave and of the last
+// token tile (x 128 up to 128 rows); one block a multiprocessor; K split to fill one wave when the
+// tiles do not. `bt` 128 / 192 / 256 forces the token tile, `splits` > 0 the split.
+DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0, int kind = 3);
+// As launch_dq_mma (x bf16, rows k apart, 16-byte aligned; out f32, rows ldo apart).
+cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                          float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream);
+// The same with out in bf16 (rounded from the f32 sums + bias), for plan.rs 4 only.
+cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                               float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream);
+
+}  // namespace vellum::cuda
