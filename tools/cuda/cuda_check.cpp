@@ -213,7 +213,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     p.gpu.set_mmq(mode == 1);
     p.gpu.set_dq_mma(mode >= 3);
     p.gpu.set_dq_rs(mode >= 4 ? mode - 3 : 0);  // mode 3: round 11's kernel
-    p.gpu.set_dq_tma(mode >= 3 ? 1 : 0);         // modes 0-2: not the bulk-copy kernel the default takes at 65+ rows
+    p.gpu.set_dq_tma(mode >= 3 ? 1 : 0);         // modes 0-2: not the bulk-copy kernel the default takes at 33+ rows
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -3406,7 +3406,7 @@ int run(int argc, char** argv) {
         p.cpu.release_scratch();
         p.gpu.release_scratch();
       }
-      // The many-row SwiGLU with the backend's defaults: at 65..1 024 rows the register-A kernel
+      // The many-row SwiGLU with the backend's defaults: at 33..1 024 rows the register-A kernel
       // writes bf16 gate/up rows (round 28), its f32 path in the round-6 comparison.
       Pair d;
       for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {

@@ -199,13 +199,15 @@ struct CudaBackend::Impl {
   // dq_tma_max_rows token rows; 2: of dq_tma_min_rows rows and more; 0 off. dq_tma_kind 4 (the
   // default): round 28's kernel (A fragments dequantized by the multiplying warpgroups); 3: round
   // 26's (A tiles dequantized by warps of their own; VELLUM_CUDA_DQ_TMA_KIND). Round 28 measured
-  // the default range on llama3-8b Q4_K_M (H100, call 5, against VELLUM_CUDA_DQ_TMA=0): decode of
-  // 128 / 256 sequences 7 087 -> 8 105 / 8 486 -> 10 158 tok/s; prefill of 512 tokens 42% -> 48% of
-  // the GEMM peak, 1 024 the same (~53%); at 2 048 rows dequantize + cuBLAS wins (61% vs 52%, call
-  // 2). Its token tile dq_tma_bt (0 the plan's choice; VELLUM_CUDA_DQ_TMA_BT). dq_rs 3 / 4 forces
-  // that kernel wherever dq_mma runs (the checks).
+  // the default range on llama3-8b (H100, calls 5-6, against VELLUM_CUDA_DQ_TMA=0 and dq_mma below
+  // it): Q4_K_M decode of 64 / 128 / 256 sequences 5 456 -> 5 969, 7 087 -> 8 105, 8 486 -> 10 158
+  // tok/s, Q8_0 128 / 256 5 615 -> 7 628, 8 265 -> 9 866; prefill of 512 tokens 42% -> 48% of the
+  // GEMM peak (Q8_0 41% -> 45%), 1 024 the same (~53%); at 2 048 rows dequantize + cuBLAS wins (61%
+  // vs 52%, call 2); from 17 rows 32 sequences were no faster. Its token tile dq_tma_bt (0 the
+  // plan's choice; VELLUM_CUDA_DQ_TMA_BT). dq_rs 3 / 4 forces that kernel wherever dq_mma runs (the
+  // checks).
   int dq_tma = 1, dq_tma_kind = 4;
-  int64_t dq_tma_min_rows = 65, dq_tma_max_rows = 1024;
+  int64_t dq_tma_min_rows = 33, dq_tma_max_rows = 1024;
   int dq_tma_bt = 0;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;

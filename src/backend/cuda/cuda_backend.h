@@ -90,8 +90,8 @@ class CudaBackend final : public Backend {
   // Which dq_mma kernel Q4_K / Q6_K take (0 round 11's, 1 / 2 round 15's register-A kernel, 2 the
   // default; dq_mma.h; 3 / 4 the bulk-copy kernels of rounds 26 / 28, dq_tma.h, wherever dq_mma runs).
   void set_dq_rs(int kernel);
-  // The bulk-copy kernels for Q8_0 / Q4_K / Q6_K matmuls: 0 off, 1 (default) at 65..1 024 token
-  // rows, 2 at 65 rows and more.
+  // The bulk-copy kernels for Q8_0 / Q4_K / Q6_K matmuls: 0 off, 1 (default) at 33..1 024 token
+  // rows, 2 at 33 rows and more.
   void set_dq_tma(int mode);
   int dq_rs() const;
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead

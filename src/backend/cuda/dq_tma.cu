@@ -421,6 +421,7 @@ template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                         int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
   if (plan.rs == 4) {
+    if (plan.nt == 8) return launch_kernel<T, 64, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
     if (plan.nt == 16) return launch_kernel<T, 128, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
     if (plan.nt == 32) return launch_kernel<T, 256, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
     return cudaErrorInvalidValue;
@@ -448,13 +449,13 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
     const int64_t blocks = tiles * split, waves = (blocks + slots - 1) / slots;
     return double(blocks) / double(waves * slots) * double(m) / double(tok_tiles * toks);
   };
-  if (kind == 4 && bt == 192) bt = 256;  // the register-A kernel has 128- and 256-token tiles
-  int64_t toks = bt == 128 || bt == 192 || bt == 256 ? bt : 256, split = 1;
-  if (kind == 4 && bt != 128 && bt != 256) {
+  if (kind == 4 && bt == 192) bt = 256;  // the register-A kernel has 64-, 128- and 256-token tiles
+  int64_t toks = bt == 128 || bt == 192 || bt == 256 || (kind == 4 && bt == 64) ? bt : 256, split = 1;
+  if (kind == 4 && bt != 64 && bt != 128 && bt != 256) {
     // 256-token tiles run ~1.4x more work a stage than 128 (round 28, call 1), but on small weights
     // at up to 512 rows they leave so few tiles that the K split, whose last block adds every
     // split's partial tile, costs more: 128 there (Q4_K 1024 x 4096 at 512 rows: 21 µs against 28).
-    toks = m <= 128 || (m <= 512 && n * k <= int64_t(4096) * 4096) ? 128 : 256;
+    toks = m <= 64 ? 64 : m <= 128 || (m <= 512 && n * k <= int64_t(4096) * 4096) ? 128 : 256;
   } else if (bt != 128 && bt != 192 && bt != 256) {  // 256 unless 192 wastes less (128 only for few rows)
     int64_t s192 = 1, s256 = 1;
     const double u192 = useful(192, s192), u256 = useful(256, s256);

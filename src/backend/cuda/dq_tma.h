@@ -22,10 +22,12 @@ namespace vellum::cuda {
 // Q8_0, Q4_K and Q6_K, k a multiple of 256, and a driver that encodes tensor maps.
 bool dq_tma_supports(TensorType type, int64_t k);
 // `kind` 3: round 26's kernel (A tiles dequantized by warps of their own), 4: round 28's (each
-// multiplying warpgroup dequantizes its own register A fragments). Tiles of 128 weight rows x 256
-// tokens, or x 192 (kind 3) / x 128 (kind 4) where that wastes less of the last wave and of the last
-// token tile (x 128 up to 128 rows); one block a multiprocessor; K split to fill one wave when the
-// tiles do not. `bt` 128 / 192 / 256 forces the token tile, `splits` > 0 the split.
+// multiplying warpgroup dequantizes its own register A fragments). Tiles of 128 weight rows x BT
+// tokens, one block a multiprocessor, K split to fill one wave when the tiles do not. Kind 3: BT
+// 256, or 192 where that wastes less of the last wave and of the last token tile (128 up to 128
+// rows). Kind 4: 64 up to 64 rows, 128 up to 128 rows and for small weights (n·k ≤ 4096²) up to
+// 512, else 256. `bt` forces the token tile (kind 4: 64 / 128 / 256; kind 3: 128 / 192 / 256),
+// `splits` > 0 the split.
 DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0, int kind = 3);
 // As launch_dq_mma (x bf16, rows k apart, 16-byte aligned; out f32, rows ldo apart).
 cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
