@@ -739,7 +739,8 @@ void check_logprob_rows(Pair& p, int64_t rows, int64_t cols) {
 // and the cache stops at its budget.
 void check_dense_copies(Pair& p) {
   CudaBackend dense(0);
-  for (CudaBackend* b : {&p.gpu, &dense}) b->set_mmq(false), b->set_dq_mma(false);  // many rows: cuBLAS
+  // Many rows: cuBLAS (not mmq, dq_mma or the bulk-copy kernel the default takes at 33..1 024 rows).
+  for (CudaBackend* b : {&p.gpu, &dense}) b->set_mmq(false), b->set_dq_mma(false), b->set_dq_tma(0);
   using T = TensorType;
   for (const T type : {T::Q4_K, T::Q6_K, T::Q8_0}) {
     const int64_t n = 1024, k = 2048;
@@ -801,6 +802,7 @@ void check_dense_copies(Pair& p) {
     }
   }
   p.gpu.set_mmq(true);
+  p.gpu.set_dq_tma(1);
 }
 
 // The rows reduced for sampling: argmax, top-k and draws (also alone: --sampling-only).
@@ -1274,6 +1276,7 @@ void check_dequant_ahead(Pair& p) {
   uint64_t hits = 0;
   p.gpu.set_mmq(false);  // earlier checks raise the mmq row limit: take the cuBLAS path at 64 rows
   p.gpu.set_dq_mma(false);
+  p.gpu.set_dq_tma(0);   // (the default's bulk-copy kernel at 33..1 024 rows: dequantization ahead serves cuBLAS)
   for (const bool ahead : {false, true}) {
     p.gpu.set_dequant_ahead(ahead);
     const auto before = p.gpu.dequant_ahead_stats();
@@ -1301,6 +1304,7 @@ void check_dequant_ahead(Pair& p) {
   p.gpu.set_dequant_ahead(true);
   p.gpu.set_mmq(true);
   p.gpu.set_dq_mma(true);
+  p.gpu.set_dq_tma(1);
 }
 
 void check_multi_rows(Pair& p, int64_t m, const std::vector<int64_t>& ns, int64_t k, bool bias, bool reversed) {
@@ -1404,7 +1408,10 @@ void check_bf16_rows(Pair& p) {
   check_swiglu_rows(p, TensorType::BF16, 264, 1024, 1024);
   check_swiglu_rows(p, TensorType::F16, 264, 1024, 1024);  // f16 GEMMs on the weights as stored (round 14)
   check_swiglu_rows(p, TensorType::BF16, 9, 2048, 512);
-  check_swiglu_rows(p, TensorType::Q4_K, 264, 1000, 1024);  // round 28's bulk-copy kernel, bf16 gate/up rows
+  {
+    Pair d;  // the backend's defaults (earlier checks force dq_mma in p): round 28's kernel, bf16 gate/up rows
+    check_swiglu_rows(d, TensorType::Q4_K, 264, 1000, 1024);
+  }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   check_multi_rows(p, 264, {1024, 256, 256}, 1024, false, false);
