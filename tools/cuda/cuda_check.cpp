@@ -2378,6 +2378,16 @@ void bench_gemv(double bw) {
   }
 }
 
+// An n x k weight of `base` rows of real blocks (finite scales) repeated: a bench's weight of a large
+// shape without making every row.
+Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int64_t base) {
+  const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+  const HostWeight hw = make_weight(t, base, k);
+  std::vector<uint8_t> w(bytes);
+  for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
+  return be.upload_weight("w", t, k, n, w);
+}
+
 // dq_mma's or dq_tma's kernel alone (no backend, x already bf16) with `plan`: launches timed back to
 // back with events.
 double time_dq_plan(TensorType t, const void* w, int64_t n, int64_t k, int64_t m, int reps, const cuda::DqMmaPlan& plan) {
@@ -2436,11 +2446,7 @@ void bench_dq_tma(double gemm_tflops) {
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}, {4096, 4096}, {1024, 4096}}) {
-      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
-      const HostWeight hw = make_weight(t, n / 16, k);  // real blocks (finite scales), repeated
-      std::vector<uint8_t> w(bytes);
-      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
-      const Weight wt = be.upload_weight("w", t, k, n, w);
+      const Weight wt = upload_repeated(be, t, n, k, n / 16);
       for (int64_t m : {256, 512, 2048}) {
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
         const std::vector<float> xv = randn(size_t(m * k));
@@ -2485,14 +2491,12 @@ void bench_mmq(double bw, double gemm_tflops) {
   CudaBackend be(0);
   be.set_mmq_max_rows(int64_t(1) << 30);  // each kernel at every size, also where the default skips it
   be.set_dq_mma_rows(1, int64_t(1) << 30);
+  be.set_dq_tma(0);  // the kernels below, not the bulk-copy kernel the default takes at 33..1 024 rows
   const int rs_default = be.dq_rs();
   for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}, {4096, 4096}, {1024, 4096}}) {
       const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
-      const HostWeight hw = make_weight(t, n / 16, k);  // real blocks (finite scales), repeated
-      std::vector<uint8_t> w(bytes);
-      for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
-      const Weight wt = be.upload_weight("w", t, k, n, w);
+      const Weight wt = upload_repeated(be, t, n, k, n / 16);
       for (int64_t m : {8, 16, 32, 64, 128, 256, 512, 2048}) {
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
         const std::vector<float> xv = randn(size_t(m * k));
@@ -3281,10 +3285,7 @@ int run(int argc, char** argv) {
       }
       CudaBackend be(0);
       const size_t bytes = row_bytes(*t, uint64_t(k)) * size_t(n);
-      const HostWeight hw = make_weight(*t, std::min<int64_t>(n, 64), k);
-      std::vector<uint8_t> wb(bytes);
-      for (size_t j = 0; j < bytes; ++j) wb[j] = hw.bytes[j % hw.bytes.size()];
-      const Weight wt = be.upload_weight("w", *t, k, n, wb);
+      const Weight wt = upload_repeated(be, *t, n, k, std::min<int64_t>(n, 64));
       const double ms = time_dq_kernel(*t, wt.data, n, k, m, 20, be.dq_rs());
       std::printf("dq probe %s %lldx%lld rows %lld: %.1f us, %.0f GB/s\n", argv[i - 3], (long long)n, (long long)k, (long long)m,
                   ms * 1e3, bytes / (ms * 1e-3) / 1e9);
