@@ -57,6 +57,7 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 #if VELLUM_HAVE_CUDA
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/dq_mma.h"
+#include "backend/cuda/dq_tma.h"
 
 namespace vellum::cuda {
 namespace {
@@ -119,6 +120,42 @@ TEST(CudaLayout, DqMmaPlanStaysWithinOneWave) {
   EXPECT_EQ(dq_mma_plan(14336, 4096, 128, 132).splits, 1u);  // 112 tiles: one block each
   EXPECT_EQ(dq_mma_plan(4096, 4096, 32, 132).splits, 8u);    // 32 tiles x 8 = 256 of 264 slots
   EXPECT_EQ(dq_mma_plan(4096, 4096, 32, 132, 3).splits, 3u); // forced
+}
+
+// Round 28's register-A bulk-copy kernel (dq_tma.h, kind 4): its token tile by rows and weight size
+// (64 up to 64 rows, 128 up to 128 and for small weights up to 512, else 256), tiles that cover the
+// matmul, a K split that stays within one wave with at least 8 stages a split, and the workspace
+// for the split's partial tiles.
+TEST(CudaLayout, DqTmaRegisterAPlan) {
+  struct Case {
+    int64_t n, k, m, tokens;
+  };
+  for (const Case c : {Case{14336, 4096, 40, 64}, Case{14336, 4096, 64, 64}, Case{14336, 4096, 65, 128},
+                       Case{14336, 4096, 256, 256}, Case{14336, 4096, 512, 256}, Case{4096, 14336, 512, 256},
+                       Case{4096, 4096, 512, 128}, Case{1024, 4096, 512, 128}, Case{4096, 4096, 513, 256},
+                       Case{1024, 4096, 1024, 256}, Case{1000, 2048, 300, 128}, Case{77, 256, 200, 128}}) {
+    const DqMmaPlan p = dq_tma_plan(c.n, c.k, c.m, 132, 0, 0, 4);
+    const int64_t tokens = int64_t(p.nt) * 8, tiles = int64_t(p.tok_tiles) * p.row_tiles, blocks = tiles * p.splits;
+    EXPECT_EQ(p.rs, 4) << c.n << "x" << c.k << " rows " << c.m;
+    EXPECT_EQ(tokens, c.tokens) << c.n << "x" << c.k << " rows " << c.m;
+    EXPECT_TRUE(p.row_tiles * 128u >= uint64_t(c.n) && (p.row_tiles - 1) * 128u < uint64_t(c.n)) << c.n;
+    EXPECT_TRUE(int64_t(p.tok_tiles) * tokens >= c.m && int64_t(p.tok_tiles - 1) * tokens < c.m) << c.m;
+    EXPECT_GE(p.splits, 1u);
+    if (p.splits > 1) {
+      EXPECT_LE(blocks, 132) << c.n << "x" << c.k << " rows " << c.m << ": " << p.splits << " splits";
+      EXPECT_LE(int64_t(p.splits) * 8, c.k / 64) << "each split at least 8 stages";
+      EXPECT_EQ(p.ws_floats, size_t(blocks) * 128 * size_t(tokens));
+      EXPECT_EQ(p.counters, size_t(tiles));
+    } else {
+      EXPECT_EQ(p.ws_floats, 0u);
+    }
+  }
+  EXPECT_EQ(dq_tma_plan(1024, 4096, 512, 132, 0, 0, 4).splits, 4u);       // 32 tiles x 4 = 128 of 132 slots
+  EXPECT_EQ(dq_tma_plan(14336, 4096, 512, 132, 0, 0, 4).splits, 1u);      // 224 tiles: more than a wave
+  EXPECT_EQ(dq_tma_plan(14336, 4096, 512, 132, 128, 0, 4).nt * 8, 128);   // forced token tile
+  EXPECT_EQ(dq_tma_plan(14336, 4096, 512, 132, 192, 0, 4).nt * 8, 256);   // no 192-token register-A kernel
+  EXPECT_EQ(dq_tma_plan(4096, 4096, 512, 132, 0, 3, 4).splits, 3u);       // forced split
+  EXPECT_EQ(dq_tma_plan(14336, 4096, 512, 132, 0, 0, 3).rs, 3);           // round 26's kernel
 }
 
 }  // namespace
