@@ -1,6 +1,9 @@
-// The dequantizing GEMM fed by the bulk tensor copy engine (dq_tma.h; round 26).
+// The dequantizing GEMMs fed by the bulk tensor copy engine (dq_tma.h): round 26's kernel
+// (dq_tma_kernel, opt-in) and round 28's (dq_tma_rs_kernel, the default at 33..1 024 token rows).
+// They share the copy side, the plan and the tensor maps.
 //
-// A block: 128 weight rows x BT tokens (128, 192 or 256), K in 64-element stages, three roles.
+// Round 26: a block of 128 weight rows x BT tokens (128, 192 or 256), K in 64-element stages, three
+// roles.
 // - The last warp's lane 0 issues the bulk tensor copies: the x tile (BT tokens x 64 bf16, swizzled by
 //   the copy engine as wgmma reads it) and each 16-byte piece of the 128 rows' stage, into a ring
 //   slot once `raw_empty` says both the dequantizers and the multipliers are done with it. Rows
@@ -22,8 +25,9 @@
 // from registers, one stage in flight while the next stage's fragments are built into the other
 // register set. What round 26's first version of this lacked: registers (setmaxnreg gives the
 // multipliers 232, where 384 threads cap every thread at 168, so the 256-token accumulators left
-// A spilling), and each register set kept alive until the wait that retires its wgmma (otherwise
-// ptxas may give the next set the same registers and serialize every wgmma: C7513).
+// A spilling), and each register set kept alive until the wait that retires its wgmma, with whole
+// rotations of the sets in the loop (otherwise ptxas may give the next set the same registers, or
+// see a path that redefines a set in flight, and serializes every wgmma: C7513).
 
 #include "backend/cuda/dq_tma.h"
 

@@ -2,12 +2,14 @@
 // Quantized weights times bf16 activations for prefill-sized row counts, built the way Hopper GEMMs
 // are: roles by warpgroup instead of every thread doing everything. One thread streams each
 // 64-element K stage (the x tile in wgmma's 128-byte swizzle, the weight rows' raw 16-byte pieces)
-// into a shared-memory ring with the bulk tensor copy engine, completing on mbarriers; a warpgroup
-// dequantizes the stage into a swizzled bf16 A tile (dq_weights.cuh: dq_mma's values); two
-// warpgroups multiply the A and x tiles with wgmma, one stage in flight. No block barrier in the K
-// walk (round 15's dq_mma: ~1 500 cycles a stage, latency-bound). Q8_0, Q4_K and Q6_K. Plans and
-// results go through dq_mma.h (DqMmaPlan::rs 3; rs 4: round 28's kernel, the multiplying warpgroups
-// dequantizing their own register A fragments, dq_tma.cu).
+// into a shared-memory ring with the bulk tensor copy engine, completing on mbarriers; no block
+// barrier in the K walk (round 15's dq_mma: ~1 500 cycles a stage, latency-bound). Q8_0, Q4_K and
+// Q6_K. Plans and results go through dq_mma.h's DqMmaPlan:
+// - rs 4 (round 28; the backend's default at 33..1 024 token rows): two warpgroups each dequantize
+//   exactly their own wgmma A fragments (dq_weights.cuh: dq_mma's values) and multiply from
+//   registers, one stage in flight; f32 or bf16 out.
+// - rs 3 (round 26; opt-in): a group of warps dequantizes each stage into a swizzled bf16 A tile
+//   and two warpgroups multiply with both operands in shared memory.
 // Plain C++17 interface (host side: cuda_backend.cpp); kernels: dq_tma.cu.
 
 #include <cstdint>
