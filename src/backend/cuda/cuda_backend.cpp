@@ -455,11 +455,11 @@ struct CudaBackend::Impl {
     if (deterministic || !cuda::dq_mma_supports(type, K)) return false;
     if (dq_mma) return M >= dq_min_rows && M <= dq_max_rows;
     if (w != nullptr && M > kDenseDqMaxRows && dense.count(w) != 0) return false;
-    if (tma_for(type, M, K, N)) return true;
+    if (tma_for(type, M, K)) return true;
     if (!dq_auto || M < dq_auto_min_rows || N < dq_auto_min_n) return false;
     return type == TensorType::Q8_0 ? M <= dq_auto_q8_max_rows : M <= dq_auto_max_rows;
   }
-  bool tma_for(TensorType type, int64_t M, int64_t K, int64_t N) const {
+  bool tma_for(TensorType type, int64_t M, int64_t K) const {
     if (dq_tma == 0 || M < dq_tma_min_rows || !cuda::dq_tma_supports(type, K)) return false;
     return dq_tma == 2 || M <= dq_tma_max_rows;
   }
@@ -480,7 +480,7 @@ struct CudaBackend::Impl {
   cuda::DqMmaPlan dq_plan(TensorType type, int64_t M, int64_t K, int64_t N) const {
     int rs = cuda::dq_mma_rs_supports(type, K) ? std::min(dq_rs, 2) : 0;
     if (dq_rs >= 3 && cuda::dq_tma_supports(type, K)) rs = dq_rs;
-    if (dq_rs < 3 && !dq_mma && tma_for(type, M, K, N)) rs = dq_tma_kind;  // not where dq_mma is forced
+    if (dq_rs < 3 && !dq_mma && tma_for(type, M, K)) rs = dq_tma_kind;  // not where dq_mma is forced
     if (rs >= 3) return cuda::dq_tma_plan(N, K, M, sms, dq_tma_bt, dq_splits, rs);
     cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, sms, dq_splits);
     plan.rs = rs;
