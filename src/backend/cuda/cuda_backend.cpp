@@ -1735,9 +1735,10 @@ void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> 
 
 void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
   Impl& m = *impl_;
+  // (gate.rows % 8: the bf16 SwiGLU works in 16-byte pieces, and up's rows follow gate's in one buffer.)
   if (x.rows != 1 && m.bf16_act && m.swiglu_rows && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
-      x.cols == gate.cols && out.cols == gate.rows && out.rows == x.rows && m.dq_mma_for(gate.type, x.rows, gate.cols, gate.rows, gate.data) &&
-      m.dq_plan(gate.type, x.rows, gate.cols, gate.rows).rs == 4) {
+      gate.rows % 8 == 0 && x.cols == gate.cols && out.cols == gate.rows && out.rows == x.rows &&
+      m.dq_mma_for(gate.type, x.rows, gate.cols, gate.rows, gate.data) && m.dq_plan(gate.type, x.rows, gate.cols, gate.rows).rs == 4) {
     matmul_swiglu_dq(gate, up, x, out);
     return;
   }
