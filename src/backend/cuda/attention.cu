@@ -1117,14 +1117,8 @@ __global__ void __launch_bounds__(kTcThreads * HPB, 1) attn_tc_kernel(AttnParams
     if (gc == 0 && s1 < slots) *reinterpret_cast<float2*>(p.part_ml + 2 * at1) = make_float2(m1, l1);
     return;
   }
-  const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
-  float* out0 = p.out + int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * HD + gc * 2;
-  float* out1 = p.out + int64_t(tile.row0 + i1) * p.ldo + int64_t(h) * HD + gc * 2;
-#pragma unroll
-  for (int d = 0; d < ND; ++d) {
-    if (i0 < tile.rows) *reinterpret_cast<float2*>(out0 + d * 8) = make_float2(o[d][0] * inv0, o[d][1] * inv0);
-    if (i1 < tile.rows) *reinterpret_cast<float2*>(out1 + d * 8) = make_float2(o[d][2] * inv1, o[d][3] * inv1);
-  }
+  store_rows(o, l0, l1, p.out + int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * HD + gc * 2,
+             p.out + int64_t(tile.row0 + i1) * p.ldo + int64_t(h) * HD + gc * 2, i0 < tile.rows, i1 < tile.rows);
 }
 
 // The deterministic mode's merge: row r's spans (those of its context, row_ctx[r]) in order, as the

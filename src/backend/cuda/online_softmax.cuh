@@ -59,4 +59,16 @@ __device__ __forceinline__ void rescale_rows(float (&o)[ND][4], float a0, float 
   }
 }
 
+// The end of a row pair: o (ND 8-column blocks) times 1 / l into the rows' outputs at out0 / out1
+// (this lane's column pair of each block), rows past the tile (in0, in1 false) not written.
+template <int ND>
+__device__ __forceinline__ void store_rows(const float (&o)[ND][4], float l0, float l1, float* out0, float* out1, bool in0, bool in1) {
+  const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+#pragma unroll
+  for (int d = 0; d < ND; ++d) {
+    if (in0) *reinterpret_cast<float2*>(out0 + d * 8) = make_float2(o[d][0] * inv0, o[d][1] * inv0);
+    if (in1) *reinterpret_cast<float2*>(out1 + d * 8) = make_float2(o[d][2] * inv1, o[d][3] * inv1);
+  }
+}
+
 }  // namespace vellum::cuda
