@@ -226,10 +226,10 @@ __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
-// D stages' wgmma in flight while the next stage's fragments are built into another register set.
-// D = 2 (three sets) measured the same as D = 1 (round 28, call 2), so only 1 is launched. out: f32
-// or bf16 (OutT).
-template <class T, int BT, int D, class OutT>
+// One stage's wgmma in flight while the next stage's fragments are built into the other register
+// set (two stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16
+// (OutT).
+template <class T, int BT, class OutT>
 __global__ void __launch_bounds__(kRsThreads, 1)
     dq_tma_rs_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap, int64_t n, int nk, int64_t m,
                      float* __restrict__ ws, int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo,
@@ -278,12 +278,11 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   float acc[BT / 8][4];
 #pragma unroll
   for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  // Register sets rotate with the stage: stage it uses set C = it % (D + 1). Stage it is built into
-  // set C while the D stages before it run; after it is issued, the wait retires stage it - D, whose
-  // set ((C + 1) % (D + 1)) and ring slot are then free.
-  uint32_t a[D + 1][4][4] = {};
+  // Stage it uses register set C = it % 2: it is built into set C while stage it - 1 runs; after it
+  // is issued, the wait retires stage it - 1, whose set (1 - C) and ring slot are then free.
+  uint32_t a[2][4][4] = {};
   const auto step = [&](int it, auto c) {
-    constexpr int C = decltype(c)::value, R = (C + 1) % (D + 1);
+    constexpr int C = decltype(c)::value, R = 1 - C;
     const int sl = it % S;
     mbar_wait(&full[sl], parity(it));
     const uint8_t* st = smem + sl * L::kStageBytes;
@@ -310,26 +309,21 @@ __global__ void __launch_bounds__(kRsThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16_rs<BT>(acc, a[C][kk], db + 2 * kk);  // +32 bytes a k16 step
     wgmma_commit();
-    wgmma_wait<D>();               // stage it - D is done: its slot and register set are free
+    wgmma_wait<1>();               // stage it - 1 is done: its slot and register set are free
     wgmma_fence_operands(a[R]);    // that set live until here, so its registers are not reused while it is read
-    if (it >= D && lane == 0) mbar_arrive(&empty[(it - D) % S]);
+    if (it >= 1 && lane == 0) mbar_arrive(&empty[(it - 1) % S]);
   };
   using C0 = std::integral_constant<int, 0>;
   using C1 = std::integral_constant<int, 1>;
-  using C2 = std::integral_constant<int, 2>;
-  // Whole rotations in the loop, the rest after it: a conditional step inside the loop would give
+  // Pairs in the loop, an odd stage after it: a conditional second step inside the loop would give
   // ptxas a path on which a set is redefined while its own wgmma may run, and it serializes every
   // wgmma of the kernel (C7513).
   int it = 0;
-  for (; it + D < ns; it += D + 1) {
+  for (; it + 1 < ns; it += 2) {
     step(it, C0{});
     step(it + 1, C1{});
-    if constexpr (D == 2) step(it + 2, C2{});
   }
   if (it < ns) step(it, C0{});
-  if constexpr (D == 2) {
-    if (it + 1 < ns) step(it + 1, C1{});
-  }
   wgmma_wait<0>();
   wgmma_fence_operands(acc);
   finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block, [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); });
@@ -384,9 +378,9 @@ cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, in
   if (!raised) {
     cudaError_t rc;
     if constexpr (Kind == 4) {
-      rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, 1, float>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, float>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       if (rc == cudaSuccess) {
-        rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, 1, __nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+        rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, __nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       }
     } else {
       rc = cudaFuncSetAttribute(dq_tma_kernel<T, BT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
@@ -407,10 +401,10 @@ cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, in
   const int nk = int(k / kK);
   if constexpr (Kind == 4) {
     if (out_bf16) {
-      dq_tma_rs_kernel<T, BT, 1, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(
+      dq_tma_rs_kernel<T, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(
           wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits());
     } else {
-      dq_tma_rs_kernel<T, BT, 1, float><<<grid, kRsThreads, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters,
+      dq_tma_rs_kernel<T, BT, float><<<grid, kRsThreads, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters,
                                                                              static_cast<float*>(out), ldo, bias, dbg_bits());
     }
   } else {
