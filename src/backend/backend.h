@@ -222,6 +222,14 @@ class Backend {
     rope(k, head_dim, rc);
     store_kv(layer, k, v);
   }
+  // A layer's attention from its raw Q/K/V rows: rope_store_kv, then attention of q into out. q and
+  // k are the step's scratch and may be left unrotated (the CUDA backend fuses the three for a step
+  // of one token row, attn_rope_row.h).
+  virtual void rope_attention(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,
+                              const AttentionShape& shape, Tensor out) {
+    rope_store_kv(layer, q, k, v, head_dim, rc);
+    attention(layer, q, shape, out);
+  }
 };
 
 }  // namespace vellum::backend

@@ -160,8 +160,7 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
       be.rms_norm(q, L.q_norm, hp_.rms_eps, q);
       be.rms_norm(k, L.k_norm, hp_.rms_eps, k);
     }
-    be.rope_store_kv(layer, q, k, v, hp_.head_dim, hp_.rope);
-    be.attention(layer, q, shape, attn);
+    be.rope_attention(layer, q, k, v, hp_.head_dim, hp_.rope, shape, attn);
     // The rest of the layer with the next layer's norm and Q/K/V (one fused op: backend.h).
     const bool last = layer + 1 == layers_.size();
     const std::array<MatmulOut, 3> next = last ? std::array<MatmulOut, 3>{} : qkv_of(layers_[layer + 1]);

@@ -1497,6 +1497,140 @@ void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
          copied ? max_abs_diff(r1, r2) : INFINITY, 0, copied ? "bit for bit" : "no int8 copy was written");
 }
 
+// Round 29: a step of one token row through rope_attention, which the CUDA backend runs as one
+// kernel (RoPE, the newest K/V into its slot, attention; attn_rope_row.h), against rope_store_kv +
+// attention on layer 1 of the same pool (the same past): the newest K/V stored bit for bit; the
+// output against an f64 attention over the exact stored 16-bit K/V and the q that rope_store_kv
+// rotated, within the f32 bound (poisoned output: every element written); the int8 copy for the
+// output projection bit for bit with quantizing that output. In eager steps rows of 1 to 1 901
+// positions take the kernel (one block, or up to 15 slices merged by the row's last block); 2 001
+// positions must not (round 17's long kernel from 2 048 padded positions).
+void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t hd, TensorType type, const backend::RopeConfig& rc,
+                          const std::string& what) {
+  const uint32_t bs = 16, G = heads / kv_heads;
+  const int64_t row = int64_t(kv_heads) * hd, width = int64_t(heads) * hd;
+  const size_t elem = row_bytes(type, 1);
+  const HostWeight hw = make_weight(TensorType::Q8_0, 64, width);
+  const Weight w = p.gpu.upload_weight("rope_attention wo", TensorType::Q8_0, width, 64, hw.bytes);
+  // Eager steps: a launch's padded positions are the row's, rounded up to 64 (a decode graph pads
+  // them to a power of two of at least 1 024, so that rows past 1 024 take round 17's kernel there).
+  p.gpu.set_cuda_graphs(false);
+  for (const uint32_t n_past : {0u, 1u, 100u, 127u, 128u, 300u, 1023u, 1900u, 2000u}) {
+    const uint32_t ctx = n_past + 1, blocks = (ctx + bs - 1) / bs + 2;
+    const kv::KvLayout layout = kv::KvLayout::uniform(2, kv_heads, hd, TensorType::F32, bs);
+    kv::KvLayout gl = layout;
+    for (auto& l : gl.layers) l.type = type;
+    p.cpu.init_kv(layout, blocks);
+    p.gpu.init_kv(gl, blocks);
+    std::vector<int32_t> table(blocks);
+    for (uint32_t i = 0; i < blocks; ++i) table[i] = int32_t(i);
+    std::shuffle(table.begin(), table.end(), g_rng);
+    const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
+    std::vector<float> past_k, past_v;  // as stored (rounded to the pool's type)
+    if (n_past > 0) {
+      std::vector<int32_t> tok(n_past, 0), pos(n_past);
+      std::vector<int64_t> slots(n_past);
+      for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
+      p.begin_step({tok, pos, slots, {}, {}});
+      past_k = kv_round(randn(size_t(n_past * row)), type);
+      past_v = kv_round(randn(size_t(n_past * row)), type);
+      auto k = p.tensor(past_k, n_past, row), v = p.tensor(past_v, n_past, row);
+      p.gpu.store_kv(0, k.g, v.g);
+      p.gpu.store_kv(1, k.g, v.g);
+      p.cpu.release_scratch();
+      p.gpu.release_scratch();
+    }
+    const std::vector<int32_t> tok{0}, pos{int32_t(n_past)};
+    const std::vector<int64_t> slots{slot(n_past)};
+    const std::vector<backend::StepSequence> ss{{0, 1, n_past, 0, blocks}};
+    p.begin_step({tok, pos, slots, ss, table});
+    const auto qv = randn(size_t(width)), kh = randn(size_t(row)), vh = randn(size_t(row));
+    auto q = p.tensor(qv, 1, width), k = p.tensor(kh, 1, row), v = p.tensor(vh, 1, row);
+    auto q2 = p.tensor(qv, 1, width), k2 = p.tensor(kh, 1, row);
+    auto out = p.output(1, width), out2 = p.output(1, width), again = p.output(1, width);
+    auto o1 = p.output(1, 64), o2 = p.output(1, 64);
+    const backend::AttentionShape shape{heads, kv_heads, hd, 1.0f / std::sqrt(float(hd))};
+    const int64_t calls = p.gpu.rope_row_calls();
+    p.gpu.rope_attention(0, q.g, k.g, v.g, hd, rc, shape, out.g);
+    const bool took = p.gpu.rope_row_calls() == calls + 1;
+    const bool want = (int64_t(ctx) + cuda::kAttnSplit - 1) / cuda::kAttnSplit * cuda::kAttnSplit < 2048;
+    const bool copied = p.gpu.has_int8_copy(out.g);
+    p.gpu.matmul(w, out.g, o1.g, nullptr);  // reads the kernel's int8 copy
+    const std::vector<float> got = p.get_gpu(out.g);
+    p.gpu.write(again.g, got.data());
+    p.gpu.matmul(w, again.g, o2.g, nullptr);  // quantizes x itself
+    p.gpu.rope_store_kv(1, q2.g, k2.g, v.g, hd, rc);
+    p.gpu.attention(1, q2.g, shape, out2.g);
+    // The newest K/V as each path stored them.
+    const std::vector<float> blk = p.gpu.read_kv_block(int32_t(slots[0] / bs));
+    double stored = 0;
+    std::vector<float> new_k(static_cast<size_t>(row)), new_v(static_cast<size_t>(row));
+    for (int which = 0; which < 2; ++which) {
+      const size_t o0 = (which == 0 ? gl.k_offset(0) : gl.v_offset(0)) / elem + size_t(slots[0] % bs) * row;
+      const size_t o1 = (which == 0 ? gl.k_offset(1) : gl.v_offset(1)) / elem + size_t(slots[0] % bs) * row;
+      for (int64_t e = 0; e < row; ++e) {
+        const float a = blk[o0 + e], b = blk[o1 + e];
+        stored = std::max(stored, std::isfinite(a) && std::isfinite(b) ? std::fabs(double(a) - double(b)) : INFINITY);
+        (which == 0 ? new_k : new_v)[size_t(e)] = a;
+      }
+    }
+    // f64 attention over the stored K/V with rope_store_kv's rotated q.
+    const std::vector<float> qr = p.get_gpu(q2.g);
+    std::vector<double> ref(static_cast<size_t>(width));
+    for (uint32_t h = 0; h < heads; ++h) {
+      const int64_t kv0 = int64_t(h / G) * hd;
+      const auto kv_at = [&](const std::vector<float>& pastv, const std::vector<float>& newv, uint32_t t, int64_t d) {
+        return t < n_past ? double(pastv[size_t(t * row + kv0 + d)]) : double(newv[size_t(kv0 + d)]);
+      };
+      std::vector<double> sc(ctx);
+      double mx = -INFINITY;
+      for (uint32_t t = 0; t < ctx; ++t) {
+        double dot = 0;
+        for (int64_t d = 0; d < hd; ++d) dot += double(qr[size_t(h * hd + d)]) * kv_at(past_k, new_k, t, d);
+        sc[t] = dot * shape.scale;
+        mx = std::max(mx, sc[t]);
+      }
+      double sum = 0;
+      for (uint32_t t = 0; t < ctx; ++t) sum += (sc[t] = std::exp(sc[t] - mx));
+      for (int64_t d = 0; d < hd; ++d) {
+        double o = 0;
+        for (uint32_t t = 0; t < ctx; ++t) o += sc[t] * kv_at(past_v, new_v, t, d);
+        ref[size_t(h * hd + d)] = o / sum;
+      }
+    }
+    const std::string name = fmt::format("rope_attention {} {}q/{}kv x{}, {} KV, {} positions", what, heads, kv_heads, hd,
+                                         tensor_type_name(type), ctx);
+    record(name + (want ? ": took the one-row kernel" : ": left to the unfused path"), took == want ? 0 : 1, 0,
+           took ? "one-row kernel" : "rope_store_kv + attention");
+    record(name + " newest K/V vs rope_store_kv", stored, 0, "bit for bit");
+    const double unfused_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
+    record(name + " vs f64 on the stored K/V", rel_err(got, ref), took ? 1e-5 : unfused_bound, took ? "f32 math" : "unfused");
+    record(name + " unfused vs f64 (for scale)", rel_err(p.get_gpu(out2.g), ref), unfused_bound,
+           "round 5's, 7's or 17's kernel: Q and P may be rounded to the pool's type");
+    record(name + " int8 copy -> Q8_0 matmul vs quantized by the matmul", copied ? max_abs_diff(p.get_gpu(o1.g), p.get_gpu(o2.g)) : INFINITY,
+           0, copied ? "bit for bit" : "no int8 copy was written");
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+  const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
+  p.gpu.set_cuda_graphs(graphs == nullptr || std::string(graphs) != "0");
+}
+
+void check_rope_attention_all(Pair& p) {
+  backend::RopeConfig rc;
+  rc.dims = 128;
+  rc.base = 500000.0f;
+  check_rope_attention(p, 32, 8, 128, TensorType::F16, rc, "interleaved");
+  rc.order = backend::RopeOrder::Halves;
+  check_rope_attention(p, 32, 8, 128, TensorType::BF16, rc, "halves");
+  check_rope_attention(p, 28, 4, 128, TensorType::F16, rc, "halves");
+  rc.dims = 32;
+  check_rope_attention(p, 14, 2, 64, TensorType::BF16, rc, "halves partial 32 of 64");
+  rc.dims = 64;
+  rc.order = backend::RopeOrder::Interleaved;
+  check_rope_attention(p, 8, 8, 64, TensorType::F16, rc, "interleaved");
+}
+
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).
 // The deterministic mode's attention (round 24: every row on the tensor-core kernel in spans of
 // kDetSpanTiles · 64 positions, merged per row): rows of one long sequence (positions 0-39, 1000-1063 across the
@@ -3430,6 +3564,7 @@ int run(int argc, char** argv) {
     } else if (a == "--attn-only") {  // the attention checks only (round 25)
       Pair p;
       check_attention_all(p);
+      check_rope_attention_all(p);
     } else if (a == "--det-only") {  // the deterministic mode's matmul checks only (round 22)
       Pair p;
       for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K, TensorType::BF16, TensorType::F16}) {
@@ -3553,6 +3688,7 @@ int run(int argc, char** argv) {
     check_bf16_rows(p);
     check_dense_copies(p);
     check_attention_all(p);
+    check_rope_attention_all(p);
   }
   if (bench) {
     const double bw = bench_copy();

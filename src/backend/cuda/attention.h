@@ -82,6 +82,10 @@ struct AttnParams {
   int span_tiles = 0;  // with spans: tiles of 64 positions a span
 };
 
+// Whether every K/V row of the view starts at a multiple of 8 elements (the 16-byte loads of the
+// 16-bit decode kernels).
+bool rows_aligned8(const KvPoolView& kv);
+
 // Counters launch_attention needs for `rows` split rows (attn_counters(...) int32 each).
 int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 

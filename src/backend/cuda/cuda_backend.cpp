@@ -19,6 +19,7 @@
 
 #include "backend/cuda/argmax.h"
 #include "backend/cuda/attention.h"
+#include "backend/cuda/attn_rope_row.h"
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/dequant_ahead.h"
 #include "backend/cuda/det_mma16.h"
@@ -178,6 +179,7 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer layer_sync;  // the layer kernel's barrier words (zeroed once; launches leave them zero)
   cuda::DeviceBuffer layer_gq8;   // its int8 copy of g
   int64_t layer_kernel_calls = 0;  // layer_tail calls that took the kernel (layer_kernel_calls())
+  int64_t rope_row_calls = 0;      // rope_attention calls that took the one-row kernel (rope_row_calls())
   // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on the weights dequantized once a
   // block (dq_mma.h), ahead of mmq and dequantize + cuBLAS, when forced (set_dq_mma(true),
   // VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By default (dq_auto) where
@@ -366,6 +368,23 @@ struct CudaBackend::Impl {
   }
   // Whether x is the one row whose int8 copy a producer (norm, attention) left in x_q8_norm.
   bool has_q8_copy(const Tensor& x) const { return x.rows == 1 && x.data == q8_of && x.cols == q8_cols; }
+  // A launch of the split / tensor-core attention paths (attn_launch, defined with attention).
+  struct AttnLaunch {
+    cuda::AttnParams p;
+    const cuda::AttnTile* tiles = nullptr;
+    int n_tiles = 0;
+    bool det_spans = false, q8_copy = false;
+    int64_t rows = 0, launch_rows = 0;
+  };
+  bool attn_launch(uint32_t layer, const Tensor& q, const AttentionShape& shape, const Tensor& out, AttnLaunch& a);
+  // Whether rope_store_kv's kernel takes these shapes (else rope and store_kv check and name them).
+  bool rope_store_fits(uint32_t layer, const Tensor& q, const Tensor& k, const Tensor& v, uint32_t head_dim,
+                       const RopeConfig& rc) const {
+    return layer < layout.layers.size() && head_dim > 0 && head_dim % 2 == 0 && rc.dims <= head_dim && rc.dims % 2 == 0 &&
+           q.cols % head_dim == 0 && q.rows == n_tokens && n_slots == n_tokens && layout.layers[layer].head_dim_k == head_dim &&
+           k.cols == int64_t(layout.layers[layer].n_kv_heads) * head_dim && k.rows == q.rows && v.cols == k.cols &&
+           v.rows == q.rows;
+  }
   void forget_q8() {
     q8_of = nullptr;
     q8r_of = nullptr;
@@ -709,6 +728,7 @@ void CudaBackend::set_deterministic(bool on) {
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
+int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
@@ -1464,12 +1484,11 @@ void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
   m.graphs.run([=, &m] { m.launched(cuda::launch_store_kv(view, k.data, v.data, slots, n, m.stream), "store_kv kernel"); });
 }
 
-void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
-  Impl& m = *impl_;
-  m.touch({q}, {out});
-  m.forget_q8();
-  if (layer >= m.layout.layers.size()) throw_error("attention: layer {} of {}", layer, m.layout.layers.size());
-  const auto& s = m.layout.layers[layer];
+// The split and tensor-core paths' launch of `layer`'s attention of q into out (shapes checked,
+// workspaces and counters grown), shared by attention and rope_attention. False: no context.
+bool CudaBackend::Impl::attn_launch(uint32_t layer, const Tensor& q, const AttentionShape& shape, const Tensor& out, AttnLaunch& a) {
+  if (layer >= layout.layers.size()) throw_error("attention: layer {} of {}", layer, layout.layers.size());
+  const auto& s = layout.layers[layer];
   if (shape.kv_heads != s.n_kv_heads || shape.head_dim != s.head_dim_k || shape.kv_heads == 0 ||
       shape.heads % shape.kv_heads != 0) {
     throw_error("attention: {} heads / {} KV heads of {} for a layer of {} KV heads of {}", shape.heads, shape.kv_heads,
@@ -1480,72 +1499,86 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
                 shape.heads / shape.kv_heads, shape.head_dim, cuda::kMaxAttnGroup, cuda::kMaxAttnHeadDim);
   }
   const int64_t width = int64_t(shape.heads) * shape.head_dim;
-  if (q.cols != width || out.cols != width || q.rows != m.n_tokens || out.rows != m.n_tokens) {
-    throw_error("attention: q {} x {}, out {} x {}, expected {} x {}", q.rows, q.cols, out.rows, out.cols, m.n_tokens, width);
+  if (q.cols != width || out.cols != width || q.rows != n_tokens || out.rows != n_tokens) {
+    throw_error("attention: q {} x {}, out {} x {}, expected {} x {}", q.rows, q.cols, out.rows, out.cols, n_tokens, width);
   }
-  if (m.max_ctx == 0) return;
-  cuda::AttnParams p;
+  if (max_ctx == 0) return false;
+  cuda::AttnParams& p = a.p;
+  p = {};
   p.q = q.data;
   p.ldq = q.cols;
   p.out = out.data;
   p.ldo = out.cols;
-  p.kv = {m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size), int(s.n_kv_heads),
-          int(s.head_dim_k), m.kv_type};
-  p.row_ctx = m.d_row_ctx;
-  p.row_table = m.d_row_table;
-  p.tables = m.d_tables;
+  p.kv = {pool, block_elems, k_off[layer], v_off[layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type};
+  p.row_ctx = d_row_ctx;
+  p.row_table = d_row_table;
+  p.tables = d_tables;
   p.heads = int(shape.heads);
   p.scale = shape.scale;
-  p.max_splits = m.attn_splits;
-  p.small_rows = m.deterministic ? 0 : kAttnSmallRows;
-  p.deterministic = m.deterministic ? 1 : 0;
+  p.max_splits = attn_splits;
+  p.small_rows = deterministic ? 0 : kAttnSmallRows;
+  p.deterministic = deterministic ? 1 : 0;
   // Long chunks on tensor cores when this layer's shape allows; the other rows on the split path.
-  const bool tc = m.n_attn_tiles > 0 && cuda::attn_tc_supported(p.kv);
-  const cuda::AttnTile* tiles = tc ? m.d_attn_tiles : nullptr;
-  const int n_tiles = tc ? m.n_attn_tiles : 0;
-  p.split_rows = tc ? m.d_split_rows : nullptr;
+  const bool tc = n_attn_tiles > 0 && cuda::attn_tc_supported(p.kv);
+  a.tiles = tc ? d_attn_tiles : nullptr;
+  a.n_tiles = tc ? n_attn_tiles : 0;
+  p.split_rows = tc ? d_split_rows : nullptr;
   // Deterministic mode (round 24): every row's spans of det_span_tiles tiles on the tensor-core
   // kernel, merged per row; the span slots follow the step's (graph-padded) split count.
-  const bool det_spans = tc && m.deterministic;
-  if (det_spans) {
-    p.span_tiles = m.det_span_tiles;
+  a.det_spans = tc && deterministic;
+  if (a.det_spans) {
+    p.span_tiles = det_span_tiles;
     const int64_t span = int64_t(p.span_tiles) * cuda::kAttnTileRows;
-    p.spans = int((int64_t(m.attn_splits) * cuda::kAttnSplit + span - 1) / span);
-    p.tc_sub = int((int64_t(m.max_tile_rows) * (shape.heads / shape.kv_heads) + cuda::kAttnTileRows - 1) / cuda::kAttnTileRows);
+    p.spans = int((int64_t(attn_splits) * cuda::kAttnSplit + span - 1) / span);
+    p.tc_sub = int((int64_t(max_tile_rows) * (shape.heads / shape.kv_heads) + cuda::kAttnTileRows - 1) / cuda::kAttnTileRows);
     const int64_t slots = q.rows * int64_t(shape.heads) * p.spans;
-    auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(slots * (shape.head_dim + 2)) * sizeof(float), "attention workspace"));
+    auto* ws = static_cast<float*>(grow(attn_ws, size_t(slots * (shape.head_dim + 2)) * sizeof(float), "attention workspace"));
     p.part_acc = ws;
     p.part_ml = ws + slots * shape.head_dim;
   }
-  const int64_t rows = tc ? m.n_split_rows : q.rows;
+  a.rows = tc ? n_split_rows : q.rows;
   // The span partials live in attn_ws, which the split path below would reuse: the mode's plan puts
   // every row on tiles (attention_plan with 1 row), so no row is left to it.
-  if (det_spans && rows > 0) throw_error("attention: {} deterministic rows outside the tensor-core tiles", rows);
+  if (a.det_spans && a.rows > 0) throw_error("attention: {} deterministic rows outside the tensor-core tiles", a.rows);
   const int64_t per_row = int64_t(shape.heads) * p.max_splits * (shape.head_dim + 2);
   const int64_t rows_per_launch = std::clamp<int64_t>(kAttnWorkspaceFloats / per_row, 1, kMaxGridY);
-  const int64_t launch_rows = std::min(rows_per_launch, rows);
-  if (launch_rows > 0) {
-    auto* ws = static_cast<float*>(m.grow(m.attn_ws, size_t(launch_rows * per_row) * sizeof(float), "attention workspace"));
+  a.launch_rows = std::min(rows_per_launch, a.rows);
+  if (a.launch_rows > 0) {
+    auto* ws = static_cast<float*>(grow(attn_ws, size_t(a.launch_rows * per_row) * sizeof(float), "attention workspace"));
     p.part_acc = ws;
-    p.part_ml = ws + launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
+    p.part_ml = ws + a.launch_rows * int64_t(shape.heads) * p.max_splits * shape.head_dim;
     // The fused merge's arrival counters: zeroed once when (re)allocated; kernels leave them zero.
-    const size_t cnt_bytes = size_t(cuda::attn_counters(p.heads, p.kv.kv_heads, launch_rows)) * sizeof(int32_t);
-    const void* old_cnt = m.attn_cnt.get();
-    const size_t old_size = m.attn_cnt.size();
-    p.counters = static_cast<int32_t*>(m.grow(m.attn_cnt, cnt_bytes, "attention counters"));
-    if (p.counters != old_cnt || m.attn_cnt.size() != old_size) {
-      check(cudaMemsetAsync(p.counters, 0, m.attn_cnt.size(), m.stream), "attention counters");
+    const size_t cnt_bytes = size_t(cuda::attn_counters(p.heads, p.kv.kv_heads, a.launch_rows)) * sizeof(int32_t);
+    const void* old_cnt = attn_cnt.get();
+    const size_t old_size = attn_cnt.size();
+    p.counters = static_cast<int32_t*>(grow(attn_cnt, cnt_bytes, "attention counters"));
+    if (p.counters != old_cnt || attn_cnt.size() != old_size) {
+      check(cudaMemsetAsync(p.counters, 0, attn_cnt.size(), stream), "attention counters");
     }
   }
   // One decode row: the int8 copy of out for the output projection's int8 GEMV (round 8), written by
   // the kernel that merges the row instead of a quantize kernel in that matmul (q8_of, as the norms do).
   // A step of one token row writes only that row's position: older K/V may be read before the wait.
-  p.kv_before_wait = q.rows == 1 && n_tiles == 0 && m.n_tokens == 1 ? 1 : 0;
-  const bool q8_copy = q.rows == 1 && n_tiles == 0 && m.int8_gemv && width % 32 == 0;
-  if (q8_copy) {
-    p.out_q8 = static_cast<int8_t*>(m.grow(m.x_q8_norm, cuda::q8_bytes(width), "norm activations (int8)"));
+  p.kv_before_wait = q.rows == 1 && a.n_tiles == 0 && n_tokens == 1 ? 1 : 0;
+  a.q8_copy = q.rows == 1 && a.n_tiles == 0 && int8_gemv && width % 32 == 0;
+  if (a.q8_copy) {
+    p.out_q8 = static_cast<int8_t*>(grow(x_q8_norm, cuda::q8_bytes(width), "norm activations (int8)"));
     p.q8_xs_off = (width + 15) / 16 * 16;
   }
+  return true;
+}
+
+void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
+  Impl& m = *impl_;
+  m.touch({q}, {out});
+  m.forget_q8();
+  Impl::AttnLaunch a;
+  if (!m.attn_launch(layer, q, shape, out, a)) return;
+  const cuda::AttnParams p = a.p;
+  const cuda::AttnTile* tiles = a.tiles;
+  const int n_tiles = a.n_tiles;
+  const bool det_spans = a.det_spans;
+  const int64_t rows = a.rows, launch_rows = a.launch_rows;
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
@@ -1558,9 +1591,50 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
       m.launched(cuda::launch_attention(p, r0, std::min(launch_rows, rows - r0), m.stream), "attention kernel");
     }
   });
-  if (q8_copy) {
+  if (a.q8_copy) {
     m.q8_of = out.data;
-    m.q8_cols = width;
+    m.q8_cols = q.cols;
+  }
+}
+
+// A step of one token row (round 29): RoPE, the K/V store and the attention in one kernel
+// (attn_rope_row.h); otherwise, or in the deterministic mode and under ablation, the two ops.
+void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,
+                                 const AttentionShape& shape, Tensor out) {
+  Impl& m = *impl_;
+  const auto unfused = [&] {
+    rope_store_kv(layer, q, k, v, head_dim, rc);
+    attention(layer, q, shape, out);
+  };
+  if ((m.ablate & ~16u) != 0 || m.deterministic || q.rows != 1 || m.n_tokens != 1 || m.n_slots != 1 || m.n_attn_tiles > 0 ||
+      !m.rope_store_fits(layer, q, k, v, head_dim, rc) || shape.head_dim != head_dim) {
+    return unfused();
+  }
+  m.touch({q, k, v}, {out});
+  m.forget_q8();
+  Impl::AttnLaunch a;
+  cuda::RopeRowInputs in;
+  in.rope = rope_params(rc);
+  if (!m.attn_launch(layer, q, shape, out, a) || a.rows != 1 || a.launch_rows != 1 || a.n_tiles != 0 ||
+      !cuda::attn_rope_row_takes(a.p, in.rope)) {
+    return unfused();
+  }
+  ++m.rope_row_calls;
+  in.k = k.data;
+  in.v = v.data;
+  in.position = m.d_positions;
+  in.slot = m.d_slots;
+  const cuda::AttnParams p = a.p;
+  m.graphs.mix(55, p.q, p.out, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
+               p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
+               p.part_ml, p.counters, p.out_q8, p.q8_xs_off, in.k, in.v, in.position, in.slot);
+  m.graphs.mix_bytes(&in.rope, sizeof in.rope);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_attention_rope_row(p, in, m.stream), "attention kernel (one row, RoPE and K/V store)");
+  });
+  if (a.q8_copy) {
+    m.q8_of = out.data;
+    m.q8_cols = q.cols;
   }
 }
 
@@ -1971,12 +2045,7 @@ void CudaBackend::rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor
   Impl& m = *impl_;
   m.touch({q, k, v}, {q, k});
   m.forget_q8();
-  const bool fits = layer < m.layout.layers.size() && head_dim > 0 && head_dim % 2 == 0 && rc.dims <= head_dim &&
-                    rc.dims % 2 == 0 && q.cols % head_dim == 0 && q.rows == m.n_tokens && m.n_slots == m.n_tokens &&
-                    m.layout.layers[layer].head_dim_k == head_dim &&
-                    k.cols == int64_t(m.layout.layers[layer].n_kv_heads) * head_dim && k.rows == q.rows &&
-                    v.cols == k.cols && v.rows == q.rows;
-  if (!fits) {
+  if (!m.rope_store_fits(layer, q, k, v, head_dim, rc)) {
     Backend::rope_store_kv(layer, q, k, v, head_dim, rc);  // rope and store_kv check and name the shapes
     return;
   }

@@ -57,6 +57,8 @@ class CudaBackend final : public Backend {
   void matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) override;
   void matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) override;
   void rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc) override;
+  void rope_attention(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,
+                      const AttentionShape& shape, Tensor out) override;
   void layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) override;
   // F32, F16 or BF16 K/V (16-bit: converted on store, read into f32 math); F16 by default.
   bool supports_kv_type(TensorType type) const override;
@@ -105,6 +107,7 @@ class CudaBackend final : public Backend {
   // (slower so far, docs/cuda.md round 19); VELLUM_CUDA_LAYER_KERNEL=1 turns it on at construction.
   void set_layer_kernel(bool on);
   int64_t layer_kernel_calls() const;  // layer_tail calls that took the kernel (checks)
+  int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
   // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
   // takes its split path for every row. Norms and element-wise ops are per row already.
