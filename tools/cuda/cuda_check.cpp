@@ -29,6 +29,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/attention.h"
+#include "backend/cuda/attn_rope_row.h"
 #include "backend/cuda/attn_wgmma.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
@@ -875,8 +876,9 @@ void check_add_rms_norm(Pair& p, int64_t rows, int64_t cols) {
   record(what + " (normed)", rel_err(normed, p.get_cpu(out.c)), 1e-5);
 }
 
+// pair: the launch must be one pair launch (round 29: a Q4_K and a Q6_K group, gemv_kernels.h).
 void check_matmul_multi(Pair& p, const std::vector<TensorType>& types, const std::vector<int64_t>& ns, int64_t k,
-                        bool bias) {
+                        bool bias, bool pair = false) {
   const std::vector<float> xv = randn(size_t(k));
   auto x = p.tensor(xv, 1, k);
   std::vector<HostWeight> hw;
@@ -899,7 +901,9 @@ void check_matmul_multi(Pair& p, const std::vector<TensorType>& types, const std
     oc.push_back({&w[i].c, fused[i].c, bias ? &b[i].c : nullptr});
     og.push_back({&w[i].g, fused[i].g, bias ? &b[i].g : nullptr});
   }
+  const int64_t pairs = p.gpu.gemv_pair_calls();
   p.gpu.matmul_multi(x.g, og);
+  const int64_t paired = p.gpu.gemv_pair_calls() - pairs;
   for (size_t i = 0; i < types.size(); ++i) p.gpu.matmul(w[i].g, x.g, single[i].g, bias ? &b[i].g : nullptr);
   std::string name = "matmul_multi";
   for (size_t i = 0; i < types.size(); ++i) name += fmt::format(" {} {}x{}", tensor_type_name(types[i]), ns[i], k);
@@ -913,6 +917,7 @@ void check_matmul_multi(Pair& p, const std::vector<TensorType>& types, const std
   (void)bound;
   record(name + " vs f64 (error / bound)", err, 1, "per output: int8 bound 2e-2, f32 1e-5");
   record(name + " vs one matmul each", same, 0, "bit for bit");
+  if (pair) record(name + ": one pair launch", paired == 1 ? 0 : 1, 0, fmt::format("{} pair launches", paired));
 }
 
 void check_matmul_swiglu(Pair& p, TensorType type, int64_t n, int64_t k) {
@@ -990,7 +995,9 @@ void check_fused(Pair& p) {
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   using T = TensorType;
-  check_matmul_multi(p, {T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096, false);  // Q4_K_M's Q, K, V
+  check_matmul_multi(p, {T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096, false, true);  // Q4_K_M's Q, K, V
+  check_matmul_multi(p, {T::Q6_K, T::Q4_K}, {4096, 1000}, 2048, false, true);  // Q6_K first, 1 pass a warp
+  check_matmul_multi(p, {T::Q4_K, T::Q6_K, T::Q4_K}, {896, 128, 128}, 1280, true, true);  // biases, a short last group
   check_matmul_multi(p, {T::Q8_0, T::Q8_0, T::Q8_0}, {896, 128, 128}, 1024, true);    // qwen2-like, biases
   check_matmul_multi(p, {T::BF16, T::BF16, T::BF16}, {2048, 512, 512}, 2048, false);
   check_matmul_multi(p, {T::Q6_K, T::Q6_K}, {1000, 3}, 512, false);
@@ -1502,9 +1509,9 @@ void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
 // attention on layer 1 of the same pool (the same past): the newest K/V stored bit for bit; the
 // output against an f64 attention over the exact stored 16-bit K/V and the q that rope_store_kv
 // rotated, within the f32 bound (poisoned output: every element written); the int8 copy for the
-// output projection bit for bit with quantizing that output. In eager steps rows of 1 to 1 901
-// positions take the kernel (one block, or up to 15 slices merged by the row's last block); 2 001
-// positions must not (round 17's long kernel from 2 048 padded positions).
+// output projection bit for bit with quantizing that output. In eager steps rows of 1 to 1 024
+// positions take the kernel (one block, or up to 8 slices of a cluster merged by slice 0); 1 101
+// and 2 001 positions must not (round 5's and round 17's kernels).
 void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t hd, TensorType type, const backend::RopeConfig& rc,
                           const std::string& what) {
   const uint32_t bs = 16, G = heads / kv_heads;
@@ -1515,7 +1522,7 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
   // Eager steps: a launch's padded positions are the row's, rounded up to 64 (a decode graph pads
   // them to a power of two of at least 1 024, so that rows past 1 024 take round 17's kernel there).
   p.gpu.set_cuda_graphs(false);
-  for (const uint32_t n_past : {0u, 1u, 100u, 127u, 128u, 300u, 1023u, 1900u, 2000u}) {
+  for (const uint32_t n_past : {0u, 1u, 100u, 127u, 128u, 300u, 1000u, 1023u, 1100u, 2000u}) {
     const uint32_t ctx = n_past + 1, blocks = (ctx + bs - 1) / bs + 2;
     const kv::KvLayout layout = kv::KvLayout::uniform(2, kv_heads, hd, TensorType::F32, bs);
     kv::KvLayout gl = layout;
@@ -1553,7 +1560,7 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
     const int64_t calls = p.gpu.rope_row_calls();
     p.gpu.rope_attention(0, q.g, k.g, v.g, hd, rc, shape, out.g);
     const bool took = p.gpu.rope_row_calls() == calls + 1;
-    const bool want = (int64_t(ctx) + cuda::kAttnSplit - 1) / cuda::kAttnSplit * cuda::kAttnSplit < 2048;
+    const bool want = (int64_t(ctx) + cuda::kAttnSplit - 1) / cuda::kAttnSplit * cuda::kAttnSplit <= cuda::kRopeRowMaxPositions;
     const bool copied = p.gpu.has_int8_copy(out.g);
     p.gpu.matmul(w, out.g, o1.g, nullptr);  // reads the kernel's int8 copy
     const std::vector<float> got = p.get_gpu(out.g);

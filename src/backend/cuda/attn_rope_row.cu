@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "backend/cuda/arrive_last.cuh"
-#include "backend/cuda/attn_merge.cuh"
+#include <cooperative_groups.h>
+
 #include "backend/cuda/block_slot.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pack16.cuh"
@@ -22,9 +22,11 @@
 namespace vellum::cuda {
 namespace {
 
-constexpr int kThreads = 512, kWarps = kThreads / 32;
-constexpr int kWarpPositions = kRopeRowSpan / kWarps;  // 8
-constexpr int kHeads = 4;                              // query heads a block
+namespace cg = cooperative_groups;
+
+constexpr int kThreads = 256, kWarps = kThreads / 32;
+constexpr int kWarpPositions = kRopeRowSpan / kWarps;  // 16
+constexpr int kMaxSlices = kRopeRowMaxPositions / kRopeRowSpan;  // 8: the portable cluster size
 
 __device__ __forceinline__ float2 to_f2(uint32_t u, __half) { return __half22float2(*reinterpret_cast<const __half2*>(&u)); }
 __device__ __forceinline__ float2 to_f2(uint32_t u, __nv_bfloat16) {
@@ -40,35 +42,65 @@ template <typename T>
 __device__ __forceinline__ uint4 pack8(const float* x) {
   return make_uint4(pack2(x[0], x[1], T{}), pack2(x[2], x[3], T{}), pack2(x[4], x[5], T{}), pack2(x[6], x[7], T{}));
 }
+__device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8], __half) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float2 f = to_f2(w[e], __half{});
+    x[2 * e] = f.x, x[2 * e + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8], __nv_bfloat16) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float2 f = to_f2(w[e], __nv_bfloat16{});
+    x[2 * e] = f.x, x[2 * e + 1] = f.y;
+  }
+}
 
-// Block (slice, KV head × query group): positions [128·slice, 128·slice + 128) of row 0 against the
-// group's ≤ 4 query heads. The layout of round 5's decode kernel (attention.cu) with 16 warps of 8
-// positions: HD/8 lanes share a position, each holding 8 dims in one 16-byte K and one V load.
+// Block (slice, query head), the slices of a head one thread block cluster: positions
+// [128·slice, 128·slice + 128) of row 0 against one query head. Everything after the wait is one
+// chain of latencies that the step waits for (docs/cuda.md, round 29), so the kernel keeps it short:
+// a block one head (round 29's first version gave a block a KV group's 4 heads: ~4 µs of arithmetic
+// a layer on few SMs), each warp its own softmax state (no block max before the sums), and the
+// slices merged in slice 0's shared memory, written by each slice through distributed shared memory
+// before one cluster barrier (the first version merged through global memory by the row's last
+// block: a fence, an atomic and the partials' loads, ~3 µs a layer).
+// Here a block holds 8 warps of 16 positions; HD/8 lanes share a position, each holding 8 dims in
+// one 16-byte K and one V load (round 5's layout), so a query head's K/V are loaded by each of its
+// group's blocks (before the wait, where they cost nothing measurable).
 // Before the programmatic wait: the step's inputs, the K/V of every position older than the row's
-// own, and each thread's RoPE angle (one double sincos, as rope_store_kv_kernel). After it: the raw
-// q / k / v rows (L2) are rotated exactly as rope_store_kv_kernel rotates them, the newest k and v
-// rounded to the pool's type and stored by the group-0 block of the slice that holds the position,
-// and used from shared memory, not read back. A row of one slice writes out (and its int8 copy)
-// directly; longer rows write span partials that the row's last block merges (merge_head).
+// own, and the RoPE angles (one double sincos a thread, as rope_store_kv_kernel). After it: the raw
+// q row of the head and k / v rows of its KV head (L2) are rotated exactly as rope_store_kv_kernel
+// rotates them, the newest k and v rounded to the pool's type, stored by the group's first head's
+// block that holds the position, and used from shared memory, not read back. Slice 0 merges the
+// slices' states (max, weight sum, weighted V sum) and writes out and, for the output projection's
+// int8 GEMV, its int8 copy.
 template <typename T, int HD>
 __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, RopeRowInputs in) {
   constexpr int LG = HD / 8, PPI = 32 / LG, IT = kWarpPositions / PPI;
   static_assert(IT >= 1 && kWarpPositions % PPI == 0, "whole position groups a warp");
-  static_assert(kThreads % HD == 0 && kThreads / HD >= 1, "one rotated element a thread");
-  __shared__ __align__(16) float qs[kHeads][HD];
+  static_assert(2 * HD <= kThreads, "a thread per rotated q and k element");
+  __shared__ __align__(16) float qs[HD];
   __shared__ __align__(16) float kn[HD];
   __shared__ __align__(16) float vn[HD];
-  __shared__ float red_m[kWarps][kHeads], red_l[kWarps][kHeads];
-  __shared__ float red_acc[kWarps][kHeads][HD];
-  const int slice = blockIdx.x, p0 = slice * kRopeRowSpan;
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kHeads - 1) / kHeads;
-  const int kvh = blockIdx.y / groups, grp = blockIdx.y % groups, g0 = grp * kHeads, ng = min(kHeads, G - g0);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, lp = lane / LG, part = lane % LG;
+  __shared__ float red_m[kWarps], red_l[kWarps];
+  __shared__ float red_acc[kWarps][HD];
+  // Slice 0's: every slice's state (weighted V sum; max and weight sum), written by the slice.
+  __shared__ float merge_o[kMaxSlices * HD];
+  __shared__ float merge_ml[2 * kMaxSlices];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int slice = blockIdx.x, slices = gridDim.x, p0 = slice * kRopeRowSpan;
+  const int head = blockIdx.y, G = p.heads / p.kv.kv_heads, kvh = head / G;
+  const int t = threadIdx.x, warp = t / 32, lane = t & 31, lp = lane / LG, part8 = lane % LG;
   const int64_t row_elems = int64_t(p.kv.kv_heads) * HD;
   const int ctx = p.row_ctx[0], newest = ctx - 1;
   const int32_t* table = p.tables + p.row_table[0];
   const int pos0 = p0 + warp * kWarpPositions + lp;  // lane group lp's first position
   const T* pool = static_cast<const T*>(p.kv.pool);
+  const bool active = p0 < ctx;                                    // slice 0 always is
+  const bool holds_newest = active && newest < p0 + kRopeRowSpan;  // and newest >= p0
   uint4 kr[IT];
   uint4 vr[IT];
   {
@@ -77,8 +109,8 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       if (it > 0) at.advance(PPI, bs);
-      if (pos0 + it * PPI < newest && (in.dbg & 2) == 0) {
-        const T* base = pool + int64_t(table[at.block]) * p.kv.block_elems + int64_t(at.slot) * row_elems + int64_t(kvh) * HD + part * 8;
+      if (pos0 + it * PPI < newest) {
+        const T* base = pool + int64_t(table[at.block]) * p.kv.block_elems + int64_t(at.slot) * row_elems + int64_t(kvh) * HD + part8 * 8;
         kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
         vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
       } else {
@@ -86,36 +118,45 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
       }
     }
   }
-  // This thread rotates dim td of head tj of the group (and, with tj = 0, of the newest k): pair
-  // pi = (a, b), whose angle it computes now.
+  // Threads [0, HD) rotate q's dim td, threads [HD, 2·HD) the newest k's (and carry v's): pair pi =
+  // (a, b), whose angle they compute now.
   const RopeParams& rp = in.rope;
-  const int tj = threadIdx.x / HD, td = threadIdx.x % HD;
+  const int td = t % HD;
   const bool rotated = td < 2 * rp.half;
   const int pi = rp.interleaved ? td / 2 : (td < rp.half ? td : td - rp.half);
   const int a = rp.interleaved ? 2 * pi : pi, b = rp.interleaved ? 2 * pi + 1 : pi + rp.half;
   float cf = 0.0f, sf = 0.0f;
-  if (rotated && tj < kHeads && (in.dbg & 4) == 0) {
+  if (rotated && (t < HD ? active : t < 2 * HD && holds_newest)) {  // only the angles this block uses
     double s, c;
     sincos(double(*in.position) * rp.inv_freq[pi], &s, &c);
     cf = static_cast<float>(c * rp.magnitude);
     sf = static_cast<float>(s * rp.magnitude);
   }
   pdl_wait();
-  if (p0 >= ctx || (in.dbg & 1) != 0) return;
+  if ((in.dbg & 1) != 0) return;
+  if ((in.dbg & 2) != 0) {  // spin 2 µs, then leave (calibrates what a step charges for time spent here)
+    uint64_t t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    } while (t1 - t0 < 2000);
+    return;
+  }
+  // Slice 0's shared memory may be written only once every block of the cluster runs: arrive now,
+  // wait just before the first write (long after every block has arrived).
+  cluster.barrier_arrive();
   const auto rotate = [&](const float* h) {
-    if ((in.dbg & 32) != 0) return cf;
     if (!rotated) return h[td];
     const float x0 = h[a], x1 = h[b];
     return td == a ? sub(mul(x0, cf), mul(x1, sf)) : add(mul(x0, sf), mul(x1, cf));
   };
-  const bool holds_newest = newest < p0 + kRopeRowSpan;  // and newest >= p0, since p0 < ctx
-  if (tj < ng) qs[tj][td] = rotate(p.q + int64_t(kvh * G + g0 + tj) * HD);
-  if (holds_newest && tj == 0) {
+  if (active && t < HD) qs[td] = rotate(p.q + int64_t(head) * HD);
+  if (holds_newest && t >= HD && t < 2 * HD) {
     const float kx = rounded(rotate(in.k + int64_t(kvh) * HD), T{});
-    const float vx = rounded((in.dbg & 32) != 0 ? sf : in.v[int64_t(kvh) * HD + td], T{});
+    const float vx = rounded(in.v[int64_t(kvh) * HD + td], T{});
     kn[td] = kx;
     vn[td] = vx;
-    if (grp == 0) {  // one writer per KV head
+    if (head % G == 0) {  // one writer per KV head
       const int64_t slot = *in.slot;
       T* base = static_cast<T*>(p.kv.pool) + (slot / p.kv.block_size) * p.kv.block_elems +
                 (slot % p.kv.block_size) * row_elems + int64_t(kvh) * HD + td;
@@ -123,131 +164,125 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
       put(base + p.kv.v_off, vx);
     }
   }
-  __syncthreads();
-  if (holds_newest) {
+  if (active) {  // block-uniform
+    __syncthreads();
+    if (holds_newest) {
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        if (pos0 + it * PPI == newest) kr[it] = pack8<T>(kn + part8 * 8), vr[it] = pack8<T>(vn + part8 * 8);
+      }
+    }
+    float q[8];
+    {
+      const float4 x0 = *reinterpret_cast<const float4*>(qs + part8 * 8), x1 = *reinterpret_cast<const float4*>(qs + part8 * 8 + 4);
+      q[0] = x0.x, q[1] = x0.y, q[2] = x0.z, q[3] = x0.w, q[4] = x1.x, q[5] = x1.y, q[6] = x1.z, q[7] = x1.w;
+    }
+    // Scores, then each warp's own softmax state over its 16 positions (no block max first).
+    float s[IT], mx = -INFINITY;
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
-      if (pos0 + it * PPI == newest) kr[it] = pack8<T>(kn + part * 8), vr[it] = pack8<T>(vn + part * 8);
-    }
-  }
-  float q[kHeads][8];
-#pragma unroll
-  for (int j = 0; j < kHeads; ++j) {
-    const float* qp = qs[min(j, ng - 1)] + part * 8;
-    const float4 x0 = *reinterpret_cast<const float4*>(qp), x1 = *reinterpret_cast<const float4*>(qp + 4);
-    q[j][0] = x0.x, q[j][1] = x0.y, q[j][2] = x0.z, q[j][3] = x0.w, q[j][4] = x1.x, q[j][5] = x1.y, q[j][6] = x1.z, q[j][7] = x1.w;
-  }
-  float s[IT][kHeads], mx[kHeads];
-#pragma unroll
-  for (int j = 0; j < kHeads; ++j) mx[j] = -INFINITY;
-#pragma unroll
-  for (int it = 0; it < IT * ((in.dbg & 16) == 0); ++it) {
-    float k[8];
-    const uint32_t w[4] = {kr[it].x, kr[it].y, kr[it].z, kr[it].w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 f = to_f2(w[e], T{});
-      k[2 * e] = f.x, k[2 * e + 1] = f.y;
-    }
-    const bool valid = pos0 + it * PPI < ctx;
-#pragma unroll
-    for (int j = 0; j < kHeads; ++j) {
+      float k[8];
+      unpack8(kr[it], k, T{});
       float dot = 0.0f;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) dot += q[j][e] * k[e];
+      for (int e = 0; e < 8; ++e) dot += q[e] * k[e];
 #pragma unroll
       for (int o = LG / 2; o > 0; o /= 2) dot += __shfl_xor_sync(kFull, dot, o);
-      s[it][j] = valid ? dot * p.scale : -INFINITY;
-      mx[j] = fmaxf(mx[j], s[it][j]);
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < kHeads; ++j) {
-#pragma unroll
-    for (int o = 16; o >= LG; o /= 2) mx[j] = fmaxf(mx[j], __shfl_xor_sync(kFull, mx[j], o));
-    if (lane == 0) red_m[warp][j] = mx[j];
-  }
-  __syncthreads();
-  float acc[kHeads][8], l[kHeads];
-#pragma unroll
-  for (int j = 0; j < kHeads; ++j) {
-    mx[j] = red_m[0][j];  // the slice's max (finite: position p0 < ctx is warp 0's)
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) mx[j] = fmaxf(mx[j], red_m[w][j]);
-    l[j] = 0.0f;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[j][e] = 0.0f;
-  }
-#pragma unroll
-  for (int it = 0; it < IT * ((in.dbg & 16) == 0); ++it) {
-    float v[8];
-    const uint32_t w[4] = {vr[it].x, vr[it].y, vr[it].z, vr[it].w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 f = to_f2(w[e], T{});
-      v[2 * e] = f.x, v[2 * e + 1] = f.y;
+      s[it] = pos0 + it * PPI < ctx ? dot * p.scale : -INFINITY;
+      mx = fmaxf(mx, s[it]);
     }
 #pragma unroll
-    for (int j = 0; j < kHeads; ++j) {
-      const float pe = expf(s[it][j] - mx[j]);  // 0 for masked positions (-inf)
-      l[j] += pe;
+    for (int o = 16; o >= LG; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, o));
+    float acc[8], l = 0.0f;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc[j][e] += pe * v[e];
+    for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      float v[8];
+      unpack8(vr[it], v, T{});
+      const float pe = s[it] == -INFINITY ? 0.0f : expf(s[it] - mx);  // a warp past the row's end: mx = -inf
+      l += pe;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[e] += pe * v[e];
     }
-  }
-#pragma unroll
-  for (int j = 0; j < kHeads; ++j) {
 #pragma unroll
     for (int o = 16; o >= LG; o /= 2) {
-      l[j] += __shfl_xor_sync(kFull, l[j], o);
+      l += __shfl_xor_sync(kFull, l, o);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc[j][e] += __shfl_xor_sync(kFull, acc[j][e], o);
+      for (int e = 0; e < 8; ++e) acc[e] += __shfl_xor_sync(kFull, acc[e], o);
     }
     if (lane < LG) {
 #pragma unroll
-      for (int e = 0; e < 8; ++e) red_acc[warp][j][part * 8 + e] = acc[j][e];
-      if (lane == 0) red_l[warp][j] = l[j];
+      for (int e = 0; e < 8; ++e) red_acc[warp][part8 * 8 + e] = acc[e];
+      if (lane == 0) red_m[warp] = mx, red_l[warp] = l;
     }
-  }
-  __syncthreads();
-  // Thread (tj, td) sums its head's dim over the warps in order (whole warps: HD % 32 == 0).
-  const int spans = (in.dbg & 8) != 0 ? 1 : (ctx + kRopeRowSpan - 1) / kRopeRowSpan;
-  if (tj < ng) {
-    float o = 0.0f, lt = 0.0f, mt = red_m[0][tj];
+    __syncthreads();
+    cluster.barrier_wait();
+    if (t < HD) {  // the slice's state from its warps' (in order), into slice 0's shared memory
+      float m = red_m[0];  // finite: position p0 < ctx is warp 0's
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) o += red_acc[w][tj][td], lt += red_l[w][tj], mt = fmaxf(mt, red_m[w][tj]);
-    const int64_t head = int64_t(kvh) * G + g0 + tj;
-    if (spans == 1) {  // as merge_head over one span: o / l
-      const float y = o / lt;
-      p.out[head * HD + td] = y;
-      if (p.out_q8 != nullptr) {
-        const int64_t i = head * HD + td;
-        quantize_q8_warp(y, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
+      for (int w = 1; w < kWarps; ++w) m = fmaxf(m, red_m[w]);
+      float o = 0.0f, lt = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float wt = red_m[w] == -INFINITY ? 0.0f : expf(red_m[w] - m);
+        o += red_acc[w][t] * wt;
+        lt += red_l[w] * wt;
       }
-    } else {
-      const int64_t idx = head * p.max_splits + slice;
-      p.part_acc[idx * HD + td] = o;
-      if (td == 0) p.part_ml[2 * idx] = mt, p.part_ml[2 * idx + 1] = lt;
+      cluster.map_shared_rank(merge_o, 0)[slice * HD + t] = o;
+      if (t == 0) {
+        float* ml = cluster.map_shared_rank(merge_ml, 0);
+        ml[2 * slice] = m, ml[2 * slice + 1] = lt;
+      }
+    }
+  } else {
+    cluster.barrier_wait();
+    if (t < HD) {  // a slice past the row's end: an empty state
+      cluster.map_shared_rank(merge_o, 0)[slice * HD + t] = 0.0f;
+      if (t == 0) {
+        float* ml = cluster.map_shared_rank(merge_ml, 0);
+        ml[2 * slice] = -INFINITY, ml[2 * slice + 1] = 0.0f;
+      }
     }
   }
-  if (spans == 1) return;
-  if (!arrive_last(p.counters + int64_t(kvh) * groups + grp, 1, spans)) return;
-  if (warp < ng) merge_head<HD>(p, 0, 0, kvh * G + g0 + warp, spans, lane);
+  cluster.sync();  // every slice's state is in slice 0's shared memory
+  if (slice == 0 && t < HD) {  // whole warps: HD % 32 == 0
+    float m = merge_ml[0];  // finite: slice 0 holds position 0
+    for (int sl = 1; sl < slices; ++sl) m = fmaxf(m, merge_ml[2 * sl]);
+    float o = 0.0f, lt = 0.0f;
+    for (int sl = 0; sl < slices; ++sl) {
+      const float w = expf(merge_ml[2 * sl] - m);  // 0 for an empty slice
+      lt += merge_ml[2 * sl + 1] * w;
+      o += merge_o[sl * HD + t] * w;
+    }
+    const float y = o / lt;
+    const int64_t i = int64_t(head) * HD + t;
+    p.out[i] = y;
+    if (p.out_q8 != nullptr) quantize_q8_warp(y, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
+  }
 }
 
 template <typename T, int HD>
 cudaError_t launch(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kHeads - 1) / kHeads;
-  const int slices = (p.max_splits * kAttnSplit + kRopeRowSpan - 1) / kRopeRowSpan;
-  attn_rope_row_kernel<T, HD><<<dim3(unsigned(slices), unsigned(p.kv.kv_heads * groups)), kThreads, 0, stream>>>(p, in);
-  return cudaGetLastError();
+  const unsigned slices = unsigned((p.max_splits * kAttnSplit + kRopeRowSpan - 1) / kRopeRowSpan);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(slices, unsigned(p.heads));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = slices;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, attn_rope_row_kernel<T, HD>, p, in);
 }
 
 int g_on = -1;  // -1: not read from the environment yet
 
 }  // namespace
-
-void set_attn_rope_row(bool on) { g_on = on ? 1 : 0; }
 
 bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope) {
   if (g_on < 0) {
@@ -260,8 +295,7 @@ bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope) {
   return g_on == 1 && p.deterministic == 0 && (p.kv.type == TensorType::F16 || p.kv.type == TensorType::BF16) &&
          (hd == 64 || hd == 128) && rows_aligned8(p.kv) && p.kv.kv_heads > 0 && p.heads % p.kv.kv_heads == 0 &&
          p.heads / p.kv.kv_heads <= kMaxAttnGroup && positions >= 1 && positions <= kRopeRowMaxPositions && !long_row &&
-         p.split_rows == nullptr && p.counters != nullptr && p.part_acc != nullptr && p.part_ml != nullptr &&
-         rope.half >= 0 && 2 * rope.half <= hd && rope.half <= kMaxRopePairs;
+         p.split_rows == nullptr && rope.half >= 0 && 2 * rope.half <= hd && rope.half <= kMaxRopePairs;
 }
 
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {

@@ -12,12 +12,13 @@
 
 namespace vellum::cuda {
 
-// Positions a block covers (512 threads: 16 warps of 8 positions); a row of at most this many
-// positions is one block per KV head and ≤ 4-head query group, with no partials to merge.
+// Positions a block covers (256 threads: 8 warps of 16 positions); the blocks of a query head are
+// one thread block cluster of up to 8 (the portable cluster size).
 inline constexpr int kRopeRowSpan = 128;
-// Padded positions (AttnParams::max_splits × kAttnSplit) the kernel takes; longer rows keep the
-// unfused path (round 17's long kernel from 2 048 on).
-inline constexpr int kRopeRowMaxPositions = 2048;
+// Padded positions (AttnParams::max_splits × kAttnSplit) the kernel takes: 8 slices. Decode graphs
+// pad a one-row step's positions to a power of two of at least 256 (2 slices), and from 2 048 on
+// round 17's long kernel takes the row; longer rows keep the unfused path.
+inline constexpr int kRopeRowMaxPositions = 8 * kRopeRowSpan;
 
 // The step's raw (unrotated) k and v rows (f32, kv_heads × head_dim each), its position and slot
 // (device step inputs), and the RoPE frequencies. AttnParams::q holds the raw q row.
@@ -27,20 +28,19 @@ struct RopeRowInputs {
   const int32_t* position = nullptr;
   const int64_t* slot = nullptr;
   RopeParams rope;
-  // Measurement only (VELLUM_CUDA_ROPE_ATTN_DBG, read by the launch; results wrong): bit 1 leaves
-  // right after the programmatic wait, 2 loads no K/V before it, 4 computes no angles, 8 merges no
-  // slices (each writes out), 16 skips the scores and the weighted sum, 32 reads no q / k / v after it.
+  // Measurement only (VELLUM_CUDA_ROPE_ATTN_DBG, read by the launch; results wrong): 1 leaves right
+  // after the programmatic wait, so that a step measures what the kernel's work after it costs; 2
+  // spins 2 µs there first (what a step charges for time spent after the wait).
   int dbg = 0;
 };
 
 // Whether the kernel takes this one-row launch: an F16/BF16 pool of 64 or 128 dims with aligned
 // rows, at most kRopeRowMaxPositions padded positions, not the deterministic mode, and the fusion
-// switched on (set_attn_rope_row; VELLUM_CUDA_ROPE_ATTN=0 turns it off for whole programs).
+// switched on (VELLUM_CUDA_ROPE_ATTN=0 turns it off for whole programs: measurements).
 bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope);
-void set_attn_rope_row(bool on);
 
-// Row 0 of the step: p.q raw, p.out (and p.out_q8 when set) written; p.part_acc / part_ml /
-// counters as launch_attention's for one row (used when the row spans more than one block).
+// Row 0 of the step: p.q raw, p.out (and p.out_q8 when set) written; p.part_acc, part_ml and
+// counters unused.
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream);
 
 }  // namespace vellum::cuda

@@ -63,6 +63,11 @@ constexpr size_t kMaxGraphRows = 256;
 // many (1 024 positions), so that a graph serves every context up to it (blocks past a row's
 // context return at once).
 constexpr int32_t kMinGraphSplits = 1024 / cuda::kAttnSplit;
+// The same for a step of one row (round 29): 256 positions, so that a short row's one-row attention
+// launch (attn_rope_row.h: a block per 128 positions and query head) is 2 slices, not 8, of blocks
+// that hold their registers until the step's previous kernel ends. A row that grows to 1 024
+// positions captures two more classes.
+constexpr int32_t kMinGraphSplitsOneRow = 256 / cuda::kAttnSplit;
 // Default of set_attention_tc_rows: sequences adding at least this many rows in a step take the
 // tensor-core attention (measured crossover, docs/cuda.md round 5).
 constexpr int kAttnTcRows = 8;
@@ -180,6 +185,11 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer layer_gq8;   // its int8 copy of g
   int64_t layer_kernel_calls = 0;  // layer_tail calls that took the kernel (layer_kernel_calls())
   int64_t rope_row_calls = 0;      // rope_attention calls that took the one-row kernel (rope_row_calls())
+  int64_t gemv_pair_calls = 0;     // batch-1 matmul_multi calls that took one pair launch (gemv_pair_calls())
+  bool gemv_pair = [] {            // VELLUM_CUDA_GEMV_PAIR=0: two launches (measurement)
+    const char* e = std::getenv("VELLUM_CUDA_GEMV_PAIR");
+    return e == nullptr || std::string(e) != "0";
+  }();
   // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on the weights dequantized once a
   // block (dq_mma.h), ahead of mmq and dequantize + cuBLAS, when forced (set_dq_mma(true),
   // VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By default (dq_auto) where
@@ -602,6 +612,31 @@ struct CudaBackend::Impl {
       if (!skip(16)) launched(cuda::launch_gemv_i8(type, segs, K, q8, stream), "int8 gemv kernel");
     });
   }
+  // Two int8 launches of one x row as one (round 29, gemv_kernels.h): the default mode's Q4_K and
+  // Q6_K kernels (the ablation's GEMV skip keeps two launches).
+  bool gemv_pair_for(TensorType ta, const cuda::GemvSegs& a, TensorType tb, const cuda::GemvSegs& b, int64_t K) const {
+    return gemv_pair && !deterministic && ablate == 0 && int8_for(ta, K) && int8_for(tb, K) &&
+           cuda::gemv_i8_pair_supports(ta, a, tb, b, K);
+  }
+  void gemv_batch1_pair(TensorType ta, const cuda::GemvSegs& a, TensorType tb, const cuda::GemvSegs& b, const Tensor& x) {
+    touch({x});
+    const int64_t K = x.cols;
+    const float* xd = x.data;
+    bool quantize = false;
+    void* q8 = q8_input(x, quantize);
+    for (const cuda::GemvSegs* s : {&a, &b}) {
+      for (int i = 0; i < s->count; ++i) wrote(Tensor{s->out[i], 1, s->rows[i]});
+    }
+    ++gemv_pair_calls;
+    graphs.mix(56, ta, tb, K, xd, q8, quantize, a.count, b.count);
+    for (const cuda::GemvSegs* s : {&a, &b}) {
+      for (int i = 0; i < s->count; ++i) graphs.mix(s->w[i], s->rows[i], s->out[i], s->bias[i]);
+    }
+    graphs.run([=, this] {
+      if (quantize) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
+      launched(cuda::launch_gemv_i8_pair(ta, a, tb, b, K, q8, stream), "int8 gemv kernel (pair)");
+    });
+  }
   void wrote(const Tensor& out) {  // an op wrote `out`: a cached copy is stale if they overlap
     touch({}, {out});
     if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) q8_of = nullptr;
@@ -729,6 +764,7 @@ void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
+int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
@@ -1227,7 +1263,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
   bool decode = n > 0 && n <= m.graph_max_rows && step.sequences.size() == n && step.slot_mapping.size() == n;
   for (const StepSequence& s : step.sequences) decode = decode && s.q_count == 1;
   if (decode && m.graphs.enabled) {
-    m.attn_splits = std::max(kMinGraphSplits, static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
+    m.attn_splits = std::max(n == 1 ? kMinGraphSplitsOneRow : kMinGraphSplits,
+                             static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
     m.graphs.begin((uint64_t(n) << 32) | uint64_t(m.attn_splits));
     // The step's inputs are on the stream: the class's last graph can start while the ops are
     // recorded (cuda_graphs.h; finish() checks the guess).
@@ -1741,8 +1778,10 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
     }
     if (o.bias != nullptr && (o.bias->type != TensorType::F32 || o.bias->cols != w.rows)) throw_error("matmul {}: bad bias", w.name);
   }
-  // One launch per weight type (Q, K and V usually share one), in the order of first appearance.
+  // One launch per weight type (Q, K and V usually share one), in the order of first appearance;
+  // Q4_K_M's two (Q/K in Q4_K, V in Q6_K) as one pair launch where the int8 kernels take both.
   std::vector<bool> done(outs.size(), false);
+  std::vector<std::pair<TensorType, cuda::GemvSegs>> groups;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (done[i]) continue;
     cuda::GemvSegs segs;
@@ -1753,8 +1792,13 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
       segs.add(o.w->data, o.w->rows, o.out.data, o.bias != nullptr ? static_cast<const float*>(o.bias->data) : nullptr);
       done[j] = true;
     }
-    m.gemv_batch1(type, segs, x);
+    groups.emplace_back(type, segs);
   }
+  if (groups.size() == 2 && m.gemv_pair_for(groups[0].first, groups[0].second, groups[1].first, groups[1].second, x.cols)) {
+    m.gemv_batch1_pair(groups[0].first, groups[0].second, groups[1].first, groups[1].second, x);
+    return;
+  }
+  for (const auto& [type, segs] : groups) m.gemv_batch1(type, segs, x);
 }
 
 // Many rows (round 7): two BF16 weights of one shape (K and V) in one strided-batched GEMM over the

@@ -108,6 +108,7 @@ class CudaBackend final : public Backend {
   void set_layer_kernel(bool on);
   int64_t layer_kernel_calls() const;  // layer_tail calls that took the kernel (checks)
   int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
+  int64_t gemv_pair_calls() const;     // batch-1 matmul_multi calls that took one pair launch (checks)
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
   // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
   // takes its split path for every row. Norms and element-wise ops are per row already.

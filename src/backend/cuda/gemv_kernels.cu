@@ -465,49 +465,85 @@ __device__ __forceinline__ void load_groups(const uint8_t* const (&rows)[R], int
   }
 }
 
+// One block of a Q4_K / Q6_K launch (block `block` of s): the first pass of its warps' weights loaded
+// at construction (weights are read-only: before the programmatic wait, as gemv1_kernel), the rest
+// and the sums in finish (after it). s is passed to both rather than kept: a kernel parameter
+// reached through a stored reference changed the kernels' code.
+template <class F, int R, bool kSwiglu, int P>
+struct KqGemvBlock {
+  using Map = RowMap<R, kSwiglu>;
+  const int8_t* xq;
+  const float2* xs;
+  const int lane;
+  const int64_t n, o0, nb;
+  const bool active;  // whole warps; no block-level synchronisation below
+  const int passes, sb;
+  const typename F::Lane L;
+  const uint8_t* rows[R];
+  typename F::Raw raw[P][R];
+  __device__ KqGemvBlock(const GemvSegs& segs, size_t rb, int64_t k, const int8_t* xq_, const float2* xs_, int64_t block)
+      : xq(xq_), xs(xs_), lane(int(threadIdx.x & 31)), n(Map::total(segs)),
+        o0((block * kWarps + threadIdx.x / 32) * Map::kOut), nb(k / 256), active(o0 < n), passes(int((nb + 3) / 4)),
+        sb(lane / 8), L(lane) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) rows[r] = Map::row(segs, rb, min(o0, n - 1), r, n);  // past the end: re-read, dropped
+    if (active) load(0);
+  }
+  __device__ void load(int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); }
+  __device__ void finish(const GemvSegs& s) {
+    if (!active) return;
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+#pragma unroll 1
+    for (int p0 = 0; p0 < passes;) {
+#pragma unroll
+      for (int u = 0; u < P; ++u) {
+        const int p = p0 + u;
+        if (p >= passes) break;                   // warp-uniform
+        if (int64_t(p) * 4 + sb >= nb) continue;  // a short last group: this super-block does not exist
+        const int64_t e = int64_t(p) * 1024 + 32 * lane;  // the sub-block's first element
+        const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
+        const uint4 x0 = xp[0], x1 = xp[1];
+        const float2 xsv = xs[e / 32];
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r] += F::dot(raw[u][r], x0, x1, xsv, L);
+      }
+      p0 += P;
+      if (p0 < passes) load(p0);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+    Map::store(s, o0, lane, acc, n);
+  }
+};
+
 // 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
 template <class F, int R, bool kSwiglu, int P>
 __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
     gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs) {
-  using Map = RowMap<R, kSwiglu>;
-  const int lane = threadIdx.x & 31;
-  const int64_t n = Map::total(s);
-  const int64_t o0 = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * Map::kOut;
-  const bool active = o0 < n;  // whole warps; no block-level synchronisation below
-  const uint8_t* rows[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, min(o0, n - 1), r, n);  // past the end: re-read, dropped
-  const typename F::Lane L(lane);
-  const int64_t nb = k / 256;
-  const int passes = int((nb + 3) / 4), sb = lane / 8;
-  typename F::Raw raw[P][R];
-  const auto load = [&](int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); };
-  if (active) load(0);  // weights are read-only: before the wait (gemv1_kernel)
+  KqGemvBlock<F, R, kSwiglu, P> b(s, rb, k, xq, xs, blockIdx.x);
   pdl_wait();
-  if (!active) return;
-  float acc[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-#pragma unroll 1
-  for (int p0 = 0; p0 < passes;) {
-#pragma unroll
-    for (int u = 0; u < P; ++u) {
-      const int p = p0 + u;
-      if (p >= passes) break;                   // warp-uniform
-      if (int64_t(p) * 4 + sb >= nb) continue;  // a short last group: this super-block does not exist
-      const int64_t e = int64_t(p) * 1024 + 32 * lane;  // the sub-block's first element
-      const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
-      const uint4 x0 = xp[0], x1 = xp[1];
-      const float2 xsv = xs[e / 32];
-#pragma unroll
-      for (int r = 0; r < R; ++r) acc[r] += F::dot(raw[u][r], x0, x1, xsv, L);
-    }
-    p0 += P;
-    if (p0 < passes) load(p0);
+  b.finish(s);
+}
+
+// Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, one row and
+// P1 passes a warp), the others one of b (F2, P2), each block as in its own launch (the same bits).
+// A Q4_K_M layer's Q and K (Q4_K) and V (Q6_K) were two launches, each a kernel on the batch-1
+// step's chain.
+template <class F1, int P1, class F2, int P2>
+__global__ void __launch_bounds__(kWarps * 32, 8)
+    gemv_kq_pair_kernel(GemvSegs a, size_t rba, unsigned blocks_a, GemvSegs b, size_t rbb, int64_t k, const int8_t* xq,
+                        const float2* xs) {
+  if (blockIdx.x < blocks_a) {
+    KqGemvBlock<F1, 1, false, P1> g(a, rba, k, xq, xs, blockIdx.x);
+    pdl_wait();
+    g.finish(a);
+  } else {
+    KqGemvBlock<F2, 1, false, P2> g(b, rbb, k, xq, xs, int64_t(blockIdx.x) - blocks_a);
+    pdl_wait();
+    g.finish(b);
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-  Map::store(s, o0, lane, acc, n);
 }
 
 // ---- 2..kMaxI8Rows x rows (round 8) ------------------------------------------------------------
@@ -1037,6 +1073,38 @@ cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, con
   if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });
+}
+
+// The pair launch (round 29) for one Q4_K and one Q6_K launch whose defaults are one row a warp,
+// Q4_K with 2 passes, Q6_K with 1 or 4 (Q4_K_M's Q/K and V): their passes (0: not a pair).
+static int pair_q6_passes(const GemvSegs& q4, const GemvSegs& q6, int64_t k) {
+  if (g_i8_variant != 0 || default_variant<GemvQ4K>(total_rows(q4), k, false) != 2) return 0;
+  const int v = default_variant<GemvQ6K>(total_rows(q6), k, false);
+  return v == 4 ? 4 : v == -1 ? 1 : 0;
+}
+
+bool gemv_i8_pair_supports(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k) {
+  if (!segs_ok(a) || !segs_ok(b) || !int8_gemv_supports(ta, k) || !int8_gemv_supports(tb, k)) return false;
+  if (ta == TensorType::Q4_K && tb == TensorType::Q6_K) return pair_q6_passes(a, b, k) != 0;
+  if (ta == TensorType::Q6_K && tb == TensorType::Q4_K) return pair_q6_passes(b, a, k) != 0;
+  return false;
+}
+
+cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k, const void* q8,
+                                cudaStream_t stream) {
+  if (!gemv_i8_pair_supports(ta, a, tb, b, k)) return cudaErrorInvalidValue;
+  const GemvSegs& q4 = ta == TensorType::Q4_K ? a : b;
+  const GemvSegs& q6 = ta == TensorType::Q4_K ? b : a;
+  const auto* xq = static_cast<const int8_t*>(q8);
+  const float2* xs = q8_scales(q8, k);
+  const unsigned blocks_q4 = blocks_for(total_rows(q4), kWarps), blocks = blocks_q4 + blocks_for(total_rows(q6), kWarps);
+  const size_t rb4 = GemvQ4K::row_bytes(k), rb6 = GemvQ6K::row_bytes(k);
+  if (pair_q6_passes(q4, q6, k) == 4) {
+    gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 4><<<blocks, kWarps * 32, 0, stream>>>(q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
+  } else {
+    gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 1><<<blocks, kWarps * 32, 0, stream>>>(q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
+  }
+  return cudaGetLastError();
 }
 
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,

@@ -47,6 +47,11 @@ bool int8_gemv_supports(TensorType type, int64_t k);
 size_t q8_bytes(int64_t k);
 cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream);
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream);
+// Two launches of one x as one (round 29): a Q4_K and a Q6_K launch (either order) whose default
+// variants are one weight row a warp (Q4_K_M's Q/K and V), each row's bits as in its own launch.
+bool gemv_i8_pair_supports(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k);
+cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k, const void* q8,
+                                cudaStream_t stream);
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
                                   const void* q8, float* out, cudaStream_t stream);
 // 2..kMaxI8Rows token rows (round 8): x rows quantized into q8 rows q8_bytes(k) apart, then one
