@@ -24,7 +24,8 @@
 // that those loads stream while the previous kernel finishes; the norms their gain), the step's
 // inputs (positions, slots, block tables, contexts: uploaded before the step's first kernel, whose
 // edge is a full one; RoPE computes its angles from them) and, in a step of one token row, K/V of
-// positions older than that row's (the one-row decode attention, AttnParams::kv_before_wait). (Prefetching weights into L2 instead, many KB a
+// positions older than that row's (the one-row decode attention, AttnParams::kv_before_wait; round 29's
+// one-row kernel with RoPE, attn_rope_row.cu, too). (Prefetching weights into L2 instead, many KB a
 // row, was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
 
 namespace vellum::cuda {
