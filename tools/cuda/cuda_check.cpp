@@ -1504,6 +1504,23 @@ void check_attention_q8_copy(TensorType kv_type, uint32_t n_past) {
          copied ? max_abs_diff(r1, r2) : INFINITY, 0, copied ? "bit for bit" : "no int8 copy was written");
 }
 
+// Both backends' pools for a `layers`-layer model of kv_heads × hd (the CPU's in f32, the GPU's in
+// `type`) and a shuffled block table over all `blocks`.
+struct ShuffledPools {
+  kv::KvLayout gpu_layout;
+  std::vector<int32_t> table;
+};
+ShuffledPools shuffled_pools(Pair& p, uint32_t layers, uint32_t kv_heads, uint32_t hd, TensorType type, uint32_t bs, uint32_t blocks) {
+  const kv::KvLayout layout = kv::KvLayout::uniform(layers, kv_heads, hd, TensorType::F32, bs);
+  ShuffledPools sp{layout, std::vector<int32_t>(blocks)};
+  for (auto& l : sp.gpu_layout.layers) l.type = type;
+  p.cpu.init_kv(layout, blocks);
+  p.gpu.init_kv(sp.gpu_layout, blocks);
+  for (uint32_t i = 0; i < blocks; ++i) sp.table[i] = int32_t(i);
+  std::shuffle(sp.table.begin(), sp.table.end(), g_rng);
+  return sp;
+}
+
 // Round 29: a step of one token row through rope_attention, which the CUDA backend runs as one
 // kernel (RoPE, the newest K/V into its slot, attention; attn_rope_row.h), against rope_store_kv +
 // attention on layer 1 of the same pool (the same past): the newest K/V stored bit for bit; the
@@ -1519,19 +1536,15 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
   const size_t elem = row_bytes(type, 1);
   const HostWeight hw = make_weight(TensorType::Q8_0, 64, width);
   const Weight w = p.gpu.upload_weight("rope_attention wo", TensorType::Q8_0, width, 64, hw.bytes);
-  // Eager steps: a launch's padded positions are the row's, rounded up to 64 (a decode graph pads
-  // them to a power of two of at least 1 024, so that rows past 1 024 take round 17's kernel there).
+  // Eager steps: a launch's padded positions are the row's, rounded up to 64 (a decode graph pads a
+  // one-row step's to a power of two of at least 256, so that rows past 1 024 take round 17's
+  // kernel there).
   p.gpu.set_cuda_graphs(false);
   for (const uint32_t n_past : {0u, 1u, 100u, 127u, 128u, 300u, 1000u, 1023u, 1100u, 2000u}) {
     const uint32_t ctx = n_past + 1, blocks = (ctx + bs - 1) / bs + 2;
-    const kv::KvLayout layout = kv::KvLayout::uniform(2, kv_heads, hd, TensorType::F32, bs);
-    kv::KvLayout gl = layout;
-    for (auto& l : gl.layers) l.type = type;
-    p.cpu.init_kv(layout, blocks);
-    p.gpu.init_kv(gl, blocks);
-    std::vector<int32_t> table(blocks);
-    for (uint32_t i = 0; i < blocks; ++i) table[i] = int32_t(i);
-    std::shuffle(table.begin(), table.end(), g_rng);
+    const ShuffledPools pools = shuffled_pools(p, 2, kv_heads, hd, type, bs, blocks);
+    const kv::KvLayout& gl = pools.gpu_layout;
+    const std::vector<int32_t>& table = pools.table;
     const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
     std::vector<float> past_k, past_v;  // as stored (rounded to the pool's type)
     if (n_past > 0) {
@@ -1646,14 +1659,8 @@ void check_rope_attention_all(Pair& p) {
 void check_det_attention(Pair& p, TensorType type, uint32_t heads, uint32_t kv_heads, uint32_t head_dim, bool tc) {
   const uint32_t layers = 2, layer = 1, bs = 16, ctx = 3100;
   const uint32_t num_blocks = ctx / bs + 8;
-  const kv::KvLayout layout = kv::KvLayout::uniform(layers, kv_heads, head_dim, TensorType::F32, bs);
-  kv::KvLayout gpu_layout = layout;
-  for (auto& l : gpu_layout.layers) l.type = type;
-  p.cpu.init_kv(layout, num_blocks);
-  p.gpu.init_kv(gpu_layout, num_blocks);
-  std::vector<int32_t> table(num_blocks);
-  for (uint32_t i = 0; i < num_blocks; ++i) table[i] = int32_t(i);
-  std::shuffle(table.begin(), table.end(), g_rng);
+  const ShuffledPools pools = shuffled_pools(p, layers, kv_heads, head_dim, type, bs, num_blocks);
+  const std::vector<int32_t>& table = pools.table;
   const int64_t row = int64_t(kv_heads) * head_dim;
   const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
   {  // every position's K/V into the pool

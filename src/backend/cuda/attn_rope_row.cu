@@ -42,19 +42,13 @@ template <typename T>
 __device__ __forceinline__ uint4 pack8(const float* x) {
   return make_uint4(pack2(x[0], x[1], T{}), pack2(x[2], x[3], T{}), pack2(x[4], x[5], T{}), pack2(x[6], x[7], T{}));
 }
-__device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8], __half) {
+// A 16-byte K or V piece as 8 floats.
+template <typename T>
+__device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8]) {
   const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    const float2 f = to_f2(w[e], __half{});
-    x[2 * e] = f.x, x[2 * e + 1] = f.y;
-  }
-}
-__device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8], __nv_bfloat16) {
-  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    const float2 f = to_f2(w[e], __nv_bfloat16{});
+    const float2 f = to_f2(w[e], T{});
     x[2 * e] = f.x, x[2 * e + 1] = f.y;
   }
 }
@@ -182,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       float k[8];
-      unpack8(kr[it], k, T{});
+      unpack8<T>(kr[it], k);
       float dot = 0.0f;
 #pragma unroll
       for (int e = 0; e < 8; ++e) dot += q[e] * k[e];
@@ -199,7 +193,7 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       float v[8];
-      unpack8(vr[it], v, T{});
+      unpack8<T>(vr[it], v);
       const float pe = s[it] == -INFINITY ? 0.0f : expf(s[it] - mx);  // a warp past the row's end: mx = -inf
       l += pe;
 #pragma unroll
