@@ -293,21 +293,18 @@ bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope) {
 }
 
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
-  static const int dbg = [] {
-    const char* e = std::getenv("VELLUM_CUDA_ROPE_ATTN_DBG");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  if (dbg != 0 && in.dbg == 0) {
-    RopeRowInputs d = in;
-    d.dbg = dbg;
-    return launch_attention_rope_row(p, d, stream);
-  }
   if (!attn_rope_row_takes(p, in.rope) || in.k == nullptr || in.v == nullptr || in.position == nullptr || in.slot == nullptr) {
     return cudaErrorInvalidValue;
   }
+  static const int env_dbg = [] {  // RopeRowInputs::dbg for whole programs (measurements)
+    const char* e = std::getenv("VELLUM_CUDA_ROPE_ATTN_DBG");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  RopeRowInputs d = in;
+  if (d.dbg == 0) d.dbg = env_dbg;
   const bool hd128 = p.kv.head_dim == 128;
-  if (p.kv.type == TensorType::F16) return hd128 ? launch<__half, 128>(p, in, stream) : launch<__half, 64>(p, in, stream);
-  return hd128 ? launch<__nv_bfloat16, 128>(p, in, stream) : launch<__nv_bfloat16, 64>(p, in, stream);
+  if (p.kv.type == TensorType::F16) return hd128 ? launch<__half, 128>(p, d, stream) : launch<__half, 64>(p, d, stream);
+  return hd128 ? launch<__nv_bfloat16, 128>(p, d, stream) : launch<__nv_bfloat16, 64>(p, d, stream);
 }
 
 }  // namespace vellum::cuda
