@@ -1042,7 +1042,7 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
     return p.weight(name, T::F32, dim, 1, host.back());
   };
   auto wo = weight("wo", wo_t, dim, qd), gate = weight("gate", gu_t, ffn, dim), up = weight("up", gu_t, ffn, dim);
-  auto down = weight("down", down_t, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
+  auto down = weight("down", down_t, dim, ffn), wq = weight("wq", gu_t, qd, dim), wk = weight("wk", gu_t, kvd, dim);
   auto wv = weight("wv", v_t, kvd, dim);
   auto gf = gain("ffn_norm"), gn = gain("attn_norm");
   const std::vector<float> xv = randn(size_t(dim), 3.0f), av = randn(size_t(qd));

@@ -1119,21 +1119,25 @@ cudaError_t launch_kq_tail(const GemvSegs& s, int64_t outs, int64_t k, const voi
 
 bool gemv_tail_supports(TensorType type, const GemvSegs& segs, int64_t k, const GemvTail& t, bool swiglu) {
   if (t.kind == GemvTail::kNone) return true;
-  if (g_i8_variant != 0 || !segs_ok(segs) || !int8_gemv_supports(type, k) || t.counters == nullptr || t.q8 == nullptr ||
-      t.cols <= 0 || t.cols % 32 != 0) {
-    return false;
-  }
+  if (g_i8_variant != 0 || !segs_ok(segs) || !int8_gemv_supports(type, k) || t.cols <= 0 || t.cols % 32 != 0) return false;
   if (type != TensorType::Q4_K && type != TensorType::Q6_K && type != TensorType::Q8_0) return false;
   if (t.kind == GemvTail::kQ8) return swiglu && segs.rows[0] == t.cols;
-  return t.kind == GemvTail::kNorm && !swiglu && segs.count == 1 && segs.rows[0] == t.cols && t.x != nullptr &&
-         t.gain != nullptr && t.h != nullptr && fast_norm_supports(t.cols) && norm_threads() == kNormTailThreads;
+  return t.kind == GemvTail::kNorm && !swiglu && segs.count == 1 && segs.rows[0] == t.cols && fast_norm_supports(t.cols) &&
+         norm_threads() == kNormTailThreads;
+}
+// A tail's buffers (gemv_tail_supports takes shapes only).
+static bool tail_buffers_ok(const GemvTail& t) {
+  return t.counters != nullptr && t.q8 != nullptr &&
+         (t.kind != GemvTail::kNorm || (t.x != nullptr && t.gain != nullptr && t.h != nullptr));
 }
 
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
                            const GemvTail* tail) {
   if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
   if (tail != nullptr && tail->kind != GemvTail::kNone) {
-    if (tail->kind != GemvTail::kNorm || !gemv_tail_supports(type, segs, k, *tail, false)) return cudaErrorInvalidValue;
+    if (tail->kind != GemvTail::kNorm || !gemv_tail_supports(type, segs, k, *tail, false) || !tail_buffers_ok(*tail)) {
+      return cudaErrorInvalidValue;
+    }
     const int64_t n = total_rows(segs);
     if (type == TensorType::Q4_K) return launch_kq_tail<GemvQ4K, false, kTailNorm>(segs, n, k, q8, *tail, stream);
     if (type == TensorType::Q6_K) return launch_kq_tail<GemvQ6K, false, kTailNorm>(segs, n, k, q8, *tail, stream);
@@ -1186,7 +1190,9 @@ cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void*
   if (tail != nullptr && tail->kind != GemvTail::kNone) {
     GemvSegs one;
     one.add(gate, n, out, nullptr);
-    if (tail->kind != GemvTail::kQ8 || !gemv_tail_supports(type, one, k, *tail, true)) return cudaErrorInvalidValue;
+    if (tail->kind != GemvTail::kQ8 || !gemv_tail_supports(type, one, k, *tail, true) || !tail_buffers_ok(*tail)) {
+      return cudaErrorInvalidValue;
+    }
     if (type == TensorType::Q4_K) return launch_kq_tail<GemvQ4K, true, kTailQ8>(s, n, k, q8, *tail, stream);
     if (type == TensorType::Q6_K) return launch_kq_tail<GemvQ6K, true, kTailQ8>(s, n, k, q8, *tail, stream);
     return dispatch_i8(type, [&](auto dec) { return launch_i8_one_shot<decltype(dec), true, kTailQ8>(s, 2 * n, k, q8, *tail, stream); });
