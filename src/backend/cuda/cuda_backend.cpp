@@ -190,9 +190,10 @@ struct CudaBackend::Impl {
     const char* e = std::getenv("VELLUM_CUDA_GEMV_PAIR");
     return e == nullptr || std::string(e) != "0";
   }();
-  bool gemv_tails = [] {  // set_gemv_tails; VELLUM_CUDA_GEMV_TAILS=0
+  // set_gemv_tails; VELLUM_CUDA_GEMV_TAILS=0 off, 2 the norm tails only, 3 g's int8 copy only (measurement).
+  int gemv_tails = [] {
     const char* e = std::getenv("VELLUM_CUDA_GEMV_TAILS");
-    return e == nullptr || std::string(e) != "0";
+    return e == nullptr ? 1 : std::clamp(std::atoi(e), 0, 3);
   }();
   int64_t gemv_tail_calls = 0;
   cuda::DeviceBuffer x_q8_tail;  // the int8 copies the tails write, with x_q8_norm (tail_q8)
@@ -856,7 +857,7 @@ void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
 int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
-void CudaBackend::set_gemv_tails(bool on) { impl_->gemv_tails = on; }
+void CudaBackend::set_gemv_tails(bool on) { impl_->gemv_tails = on ? 1 : 0; }
 int64_t CudaBackend::gemv_tail_calls() const { return impl_->gemv_tail_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
@@ -2015,7 +2016,7 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
 void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
   Impl& m = *impl_;
   const auto fallback = [&] {
-    if (!layer_tail_in_tails(attn, x, h, o, g, t)) Backend::layer_tail(attn, x, h, o, g, u, t);
+    if (!layer_tail_in_tails(attn, x, h, o, g, u, t)) Backend::layer_tail(attn, x, h, o, g, u, t);
   };
   if (!m.layer_kernel || m.deterministic || m.ablate != 0 || x.rows != 1 || t.next_norm == nullptr || t.next_qkv.empty() ||
       t.next_qkv.size() > size_t(cuda::kLayerMaxSegs) || attn.rows != 1 || attn.cols % 32 != 0 || m.lazy.data != nullptr) {
@@ -2073,22 +2074,33 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
 // silu(h·gateᵀ)·(h·upᵀ) with g's int8 copy by each 32-row group's last warp; o = g·downᵀ with the
 // next norm; the next Q/K/V. Backend::layer_tail's ops and bits, three kernels fewer a layer. False
 // (nothing done) where a launch cannot take its tail.
-bool CudaBackend::layer_tail_in_tails(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, const LayerTail& t) {
+bool CudaBackend::layer_tail_in_tails(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
   Impl& m = *impl_;
-  if (!m.gemv_tails || m.ablate != 0 || x.rows != 1 || m.lazy.data != nullptr) return false;
-  const bool last = t.next_norm == nullptr;
+  if (m.gemv_tails == 0 || m.ablate != 0 || x.rows != 1 || m.lazy.data != nullptr) return false;
+  const bool last = t.next_norm == nullptr, norms = m.gemv_tails != 3, q8 = m.gemv_tails != 2;
   if (!m.norm_tail_fits(*t.wo, attn, o, x, *t.ffn_norm, h) || !m.swiglu_tail_fits(*t.gate, *t.up, h, g, *t.down) ||
       (!last && !m.norm_tail_fits(*t.down, g, o, x, *t.next_norm, h))) {
     return false;
   }
-  m.gemv_norm_tail(*t.wo, attn, o, x, *t.ffn_norm, t.eps, h);
-  m.swiglu_q8_tail(*t.gate, *t.up, h, g);
+  if (norms) {
+    m.gemv_norm_tail(*t.wo, attn, o, x, *t.ffn_norm, t.eps, h);
+  } else {
+    matmul(*t.wo, attn, o, nullptr);
+    add_rms_norm(x, o, *t.ffn_norm, t.eps, h);
+  }
+  if (q8) m.swiglu_q8_tail(*t.gate, *t.up, h, g);
+  else matmul_swiglu(*t.gate, *t.up, h, g, u);
   if (last) {  // the output norm follows on gathered rows: only x += o
     matmul(*t.down, g, o, nullptr);
     add(x, o, x);
     return true;
   }
-  m.gemv_norm_tail(*t.down, g, o, x, *t.next_norm, t.eps, h);
+  if (norms) {
+    m.gemv_norm_tail(*t.down, g, o, x, *t.next_norm, t.eps, h);
+  } else {
+    matmul(*t.down, g, o, nullptr);
+    add_rms_norm(x, o, *t.next_norm, t.eps, h);
+  }
   if (!t.next_qkv.empty()) matmul_multi(h, t.next_qkv);
   return true;
 }

@@ -178,7 +178,7 @@ class CudaBackend final : public Backend {
   void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
-  bool layer_tail_in_tails(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, const LayerTail& t);
+  bool layer_tail_in_tails(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

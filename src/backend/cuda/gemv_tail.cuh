@@ -11,13 +11,35 @@
 
 #include <cstdint>
 
-#include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/q8_block.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 
 namespace vellum::cuda {
+
+// Release / acquire at device scope: cheaper than __threadfence()'s sequentially consistent fence,
+// and all an arrival counter needs. Issued by one thread after a block or warp barrier (which
+// orders the other threads' stores before it; fences are cumulative), as a grid barrier does.
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// The block that completes the launch (its counter, left at zero): true in that block only, with
+// every block's stores visible to it.
+__device__ __forceinline__ bool last_block_of_grid(unsigned* counter) {
+  __shared__ unsigned last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    fence_acq_rel_gpu();
+    const unsigned before = atomicAdd(counter, 1u);
+    last = before + 1 == gridDim.x ? 1u : 0u;
+    if (last) {
+      *counter = 0;
+      fence_acq_rel_gpu();
+    }
+  }
+  __syncthreads();
+  return last != 0;
+}
 
 inline constexpr int kTailNone = 0, kTailNorm = 1, kTailQ8 = 2;
 inline constexpr int kNormTailThreads = 512;  // the norm kernel's block (norm_threads(); the launcher checks it)
@@ -27,7 +49,7 @@ template <int kThreads>
 __device__ __forceinline__ void norm_tail(const GemvTail& t, const float* o) {
   static_assert(kNormTailThreads % kThreads == 0 && kThreads % 32 == 0, "whole norm warps a thread block");
   constexpr int M = kNormTailThreads / kThreads;  // norm threads a thread: tid + kThreads·m
-  if (!arrive_last(reinterpret_cast<int32_t*>(t.counters), 1, int(gridDim.x))) return;
+  if (!last_block_of_grid(t.counters)) return;
   __shared__ float partial[kNormTailThreads / 32];
   const int64_t n4 = t.cols / 4, per = (n4 + kNormTailThreads - 1) / kNormTailThreads;  // the norm's V, less idle j
   float4* x4 = reinterpret_cast<float4*>(t.x);
@@ -100,14 +122,19 @@ __device__ __forceinline__ void norm_tail(const GemvTail& t, const float* o) {
 __device__ __forceinline__ void q8_group_tail(const GemvTail& t, const float* out, int64_t o0, int outs) {
   const int lane = int(threadIdx.x & 31);
   const int64_t group = o0 / 32;
-  __threadfence();
   __syncwarp();
   unsigned before = 0;
-  if (lane == 0) before = atomicAdd(t.counters + group, unsigned(outs));
+  if (lane == 0) {
+    fence_acq_rel_gpu();
+    before = atomicAdd(t.counters + group, unsigned(outs));
+    if (before + unsigned(outs) == 32u) {
+      t.counters[group] = 0;
+      fence_acq_rel_gpu();
+    }
+  }
   before = __shfl_sync(kFull, before, 0);
   if (before + unsigned(outs) != 32u) return;
-  __threadfence();
-  if (lane == 0) t.counters[group] = 0;
+  __syncwarp();  // lane 0's acquire before every lane's loads
   const float v = __ldcg(out + group * 32 + lane);
   auto* xs = reinterpret_cast<float2*>(static_cast<uint8_t*>(t.q8) + (t.cols + 15) / 16 * 16);
   quantize_q8_warp(v, static_cast<int8_t*>(t.q8) + group * 32 + lane, xs + group);
