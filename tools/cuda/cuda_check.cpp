@@ -1188,8 +1188,16 @@ void check_layer_kernel(Pair& p) {
 }
 
 // Round 30: the GEMV tails (norms and g's int8 copy in the launches) against the ops, bit for bit.
-void check_gemv_tails(Pair& p) {
+// quick (--tails-only): the llama3.2-1b-sized cases only.
+void check_gemv_tails(Pair& p, bool quick = false) {
   using T = TensorType;
+  if (quick) {
+    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q6_K, true, T::Q4_K, false, true);
+    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q8_0, T::Q8_0, T::Q8_0, true, T::Q8_0, false, true);
+    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q6_K, true, T::Q4_K, false, false);
+    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q4_K, true, T::Q4_K, true, true);
+    return;
+  }
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K, true);  // llama3-8b Q4_K_M: Q6_K down
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K, true);  // Q4_K down
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q8_0, T::Q8_0, T::Q8_0, true, T::Q8_0);  // Q8_0
@@ -3656,6 +3664,9 @@ int run(int argc, char** argv) {
     } else if (a == "--rows-mma-bench") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_rows_mma();
+    } else if (a == "--tails-only") {  // round 30's GEMV tail checks at llama3.2-1b's sizes
+      Pair p;
+      check_gemv_tails(p, true);
     } else if (a == "--layer-only") {  // round 19's layer kernel and round 30's GEMV tail checks only
       Pair p;
       check_layer_kernel(p);
