@@ -1025,27 +1025,24 @@ void check_fused(Pair& p) {
 // op run as its ops (Backend::layer_tail's composition on the same backend): every tensor it writes
 // bit for bit, and that the kernel ran (or, for a type it does not take, that it did not). The CPU
 // backend's result beside it (int8 activations on both sides: four GEMVs of error, bound 5e-2).
-// tails (round 30): the GEMV tails' path (layer kernel off) instead of the layer kernel; gu_t: gate
-// and up's type; last: no next norm (the model's last layer: only x += o).
 void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn, TensorType wo_t, TensorType v_t,
-                      TensorType down_t, bool tails = false, TensorType gu_t = TensorType::Q4_K, bool last = false,
-                      bool attn_copy = false) {
+                      TensorType down_t) {
   using T = TensorType;
   std::deque<std::vector<uint8_t>> host;  // outlives the CPU weights, which use the bytes in place
   const auto weight = [&](const char* name, T t, int64_t n, int64_t k) {
     host.push_back(make_weight(t, n, k).bytes);
     return p.weight(name, t, k, n, host.back());
   };
-  const auto gain = [&](const char* name, int64_t cols = 0) {
-    std::vector<float> gv = randn(size_t(cols > 0 ? cols : dim));
+  const auto gain = [&](const char* name) {
+    std::vector<float> gv = randn(size_t(dim));
     host.emplace_back(gv.size() * 4);
     std::memcpy(host.back().data(), gv.data(), host.back().size());
-    return p.weight(name, T::F32, int64_t(gv.size()), 1, host.back());
+    return p.weight(name, T::F32, dim, 1, host.back());
   };
-  auto wo = weight("wo", wo_t, dim, qd), gate = weight("gate", gu_t, ffn, dim), up = weight("up", gu_t, ffn, dim);
-  auto down = weight("down", down_t, dim, ffn), wq = weight("wq", gu_t, qd, dim), wk = weight("wk", gu_t, kvd, dim);
+  auto wo = weight("wo", wo_t, dim, qd), gate = weight("gate", T::Q4_K, ffn, dim), up = weight("up", T::Q4_K, ffn, dim);
+  auto down = weight("down", down_t, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
   auto wv = weight("wv", v_t, kvd, dim);
-  auto gf = gain("ffn_norm"), gn = gain("attn_norm"), ga = gain("attn_gain", qd);
+  auto gf = gain("ffn_norm"), gn = gain("attn_norm");
   const std::vector<float> xv = randn(size_t(dim), 3.0f), av = randn(size_t(qd));
   struct Run {
     Pair::T2 x, attn, h, o, g, u, q, k, v;
@@ -1055,50 +1052,33 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
           p.output(1, ffn), p.output(1, qd), p.output(1, kvd), p.output(1, kvd)};
     const bool cpu = which == 0;
     const auto pick = [&](Pair::W2& w) { return cpu ? &w.c : &w.g; };
-    // attn_copy: the attention output with an int8 copy left by its producer (a norm here, the
-    // one-row attention kernel in a model), so the launches read it instead of quantizing.
-    if (attn_copy && cpu) p.cpu.rms_norm(r.attn.c, ga.c, 1e-5f, r.attn.c);
-    if (attn_copy && !cpu) p.gpu.rms_norm(r.attn.g, ga.g, 1e-5f, r.attn.g);
     const auto t = [&](Pair::T2& x) { return cpu ? x.c : x.g; };
     const backend::Backend::MatmulOut qkv[] = {{pick(wq), t(r.q)}, {pick(wk), t(r.k)}, {pick(wv), t(r.v)}};
     backend::Backend::LayerTail lt;
     lt.wo = pick(wo), lt.ffn_norm = pick(gf), lt.gate = pick(gate), lt.up = pick(up), lt.down = pick(down);
-    lt.next_norm = last ? nullptr : pick(gn), lt.eps = 1e-5f;
-    if (!last) lt.next_qkv = qkv;
+    lt.next_norm = pick(gn), lt.next_qkv = qkv, lt.eps = 1e-5f;
     if (cpu) p.cpu.layer_tail(r.attn.c, r.x.c, r.h.c, r.o.c, r.g.c, r.u.c, lt);
     else if (which == 1) p.gpu.Backend::layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
     else p.gpu.layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
     return r;
   };
-  p.gpu.set_layer_kernel(!tails);
-  p.gpu.set_gemv_tails(tails);
-  const int64_t calls = tails ? p.gpu.gemv_tail_calls() : p.gpu.layer_kernel_calls();
+  p.gpu.set_layer_kernel(true);
+  const int64_t calls = p.gpu.layer_kernel_calls();
   Run c = run(0), ops = run(1), fused = run(2);
-  const bool took = tails ? p.gpu.gemv_tail_calls() == calls + (last ? 2 : 3) : p.gpu.layer_kernel_calls() == calls + 1;
-  const auto i8 = [](T t) { return t == T::Q4_K || t == T::Q6_K || t == T::Q8_0; };
-  const bool should = tails ? i8(wo_t) && i8(down_t) && i8(gu_t) : wo_t == T::Q4_K || wo_t == T::Q6_K;
-  p.gpu.set_layer_kernel(false);
-  p.gpu.set_gemv_tails(true);
+  const bool took = p.gpu.layer_kernel_calls() == calls + 1;
+  const bool should = wo_t == T::Q4_K || wo_t == T::Q6_K;
   size_t differ = 0, n = 0;
-  std::vector<Pair::T2 Run::*> outs = {&Run::x, &Run::h, &Run::o, &Run::g};
-  if (!last) outs.insert(outs.end(), {&Run::q, &Run::k, &Run::v});  // the last layer writes no next Q/K/V
-  for (auto m : outs) {
+  for (auto m : {&Run::x, &Run::h, &Run::o, &Run::g, &Run::q, &Run::k, &Run::v}) {
     const auto a = p.get_gpu((ops.*m).g), b = p.get_gpu((fused.*m).g);
     n += a.size();
     for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0 || std::isnan(b[i]);
   }
-  const std::string name = fmt::format("layer_tail{} wo {} gate/up {} V {} down {} {}/{}/{}/{}{}", tails ? " (GEMV tails)" : "",
-                                       tensor_type_name(wo_t), tensor_type_name(gu_t), tensor_type_name(v_t),
-                                       tensor_type_name(down_t), dim, qd, kvd, ffn,
-                                       std::string(last ? " last layer" : "") + (attn_copy ? " attn int8 copy" : ""));
-  const char* what = tails ? "tails" : "kernel";
-  record(name + (should ? fmt::format(" {} vs ops", what) : fmt::format(" (not the {}' types) vs ops", what)),
-         took == should ? double(differ) : 1.0, 0,
-         fmt::format("{} of {} outputs differ (x, h, o, g, q, k, v); {} {}", differ, n, what, took ? "ran" : "did not run"));
+  const std::string name = fmt::format("layer_tail wo {} V {} down {} {}/{}/{}/{}", tensor_type_name(wo_t), tensor_type_name(v_t),
+                                       tensor_type_name(down_t), dim, qd, kvd, ffn);
+  record(name + (should ? " kernel vs ops" : " (not the kernel's types) vs ops"), took == should ? double(differ) : 1.0, 0,
+         fmt::format("{} of {} outputs differ (x, h, o, g, q, k, v); kernel {}", differ, n, took ? "ran" : "did not run"));
   double err = 0;
-  for (auto m : last ? std::vector<Pair::T2 Run::*>{&Run::x, &Run::o} : std::vector<Pair::T2 Run::*>{&Run::x, &Run::q, &Run::v}) {
-    err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
-  }
+  for (auto m : {&Run::x, &Run::q, &Run::v}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
   record(name + " vs CPU (x, q, v)", err, 5e-2);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
@@ -1185,30 +1165,6 @@ void check_layer_kernel(Pair& p) {
   check_layer_tail(p, 1024, 2048, 256, 2816, T::Q6_K, T::Q4_K, T::Q4_K);   // q_dim != dim
   check_layer_tail(p, 5120, 5120, 1024, 13824, T::Q4_K, T::Q6_K, T::Q4_K);  // qwen2.5-14b's: 3 float4s a norm thread
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q8_0, T::Q6_K, T::Q6_K);  // not the kernel's: the ops
-}
-
-// Round 30: the GEMV tails (norms and g's int8 copy in the launches) against the ops, bit for bit.
-// quick (--tails-only): the llama3.2-1b-sized cases only.
-void check_gemv_tails(Pair& p, bool quick = false) {
-  using T = TensorType;
-  if (quick) {
-    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q6_K, true, T::Q4_K, false, true);
-    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q8_0, T::Q8_0, T::Q8_0, true, T::Q8_0, false, true);
-    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q6_K, true, T::Q4_K, false, false);
-    check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q4_K, true, T::Q4_K, true, true);
-    return;
-  }
-  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K, true);  // llama3-8b Q4_K_M: Q6_K down
-  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K, true);  // Q4_K down
-  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q8_0, T::Q8_0, T::Q8_0, true, T::Q8_0);  // Q8_0
-  check_layer_tail(p, 2048, 2048, 512, 5632, T::Q4_K, T::Q6_K, T::Q6_K, true);  // 2 048 rows: Q6_K's 4-pass variant
-  check_layer_tail(p, 5120, 5120, 1024, 13824, T::Q4_K, T::Q6_K, T::Q4_K, true);  // 1 280 float4s: a short norm pass
-  check_layer_tail(p, 896, 896, 128, 4864, T::Q8_0, T::Q8_0, T::Q8_0, true, T::Q8_0);  // qwen2.5-0.5b's shapes
-  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K, true, T::Q4_K, true);  // last layer
-  check_layer_tail(p, 2048, 2048, 512, 8192, T::Q4_K, T::Q6_K, T::Q6_K, true, T::Q4_K, false, true);  // the attention's copy
-  check_layer_tail(p, 2048, 2048, 512, 8192, T::Q8_0, T::Q8_0, T::Q8_0, true, T::Q8_0, false, true);
-  check_layer_tail(p, 6144, 6144, 1024, 8192, T::Q4_K, T::Q6_K, T::Q6_K, true);  // 6 144 rows: the 2-row variants
-  check_layer_tail(p, 2048, 2048, 512, 5632, T::F16, T::F16, T::Q8_0, true, T::Q8_0);  // an F16 wo: the ops
 }
 
 // ---- bf16 activations at many rows (round 7) -----------------------------------------------------
@@ -3188,34 +3144,13 @@ void check_graphs(const std::string& path) {
   // Round 19: the same steps with the layer kernel off (graphs on) must give the same bits.
   const int64_t took = gpu.layer_kernel_calls() - layer_calls;
   gpu.set_layer_kernel(false);
-  const int64_t tails0 = gpu.gemv_tail_calls();
   const std::vector<float> ops = decode(true);
-  const int64_t tails = gpu.gemv_tail_calls() - tails0;
-  // Round 30: and with the GEMV tails off (their ops: norm kernels, a quantize kernel).
-  gpu.set_gemv_tails(false);
-  const std::vector<float> untailed = decode(true);
-  gpu.set_gemv_tails(true);
-  const auto count_differ = [](const std::vector<float>& a, const std::vector<float>& b) {
-    size_t d = 0;
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) d += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
-    return d;
-  };
   {
-    const size_t d = count_differ(ops, graph);
+    size_t d = 0;
+    for (size_t i = 0; i < ops.size() && i < graph.size(); ++i) d += std::memcmp(&ops[i], &graph[i], sizeof(float)) != 0;
     record(fmt::format("layer kernel vs its ops, {} logits (graphs)", graph.size()),
            ops.size() == graph.size() && !graph.empty() ? double(d) : 1.0, 0,
            fmt::format("{} differ; layer kernel calls {} (0: the model's weights are not its types)", d, took));
-    const size_t dt = count_differ(untailed, ops);
-    size_t first = 0, rows = 0;  // the first differing logit row, and how many rows differ
-    for (size_t r = 0; r * vocab < ops.size() && r * vocab < untailed.size(); ++r) {
-      const bool d = std::memcmp(&ops[r * vocab], &untailed[r * vocab], vocab * sizeof(float)) != 0;
-      if (d && rows++ == 0) first = r;
-    }
-    record(fmt::format("GEMV tails vs their ops, {} logits (graphs)", ops.size()),
-           untailed.size() == ops.size() && !ops.empty() ? double(dt) : 1.0, 0,
-           fmt::format("{} differ in {} rows from row {}; tail launches {} (0: the model's weights are not int8 types); "
-                       "layer kernel vs untailed ops: {} differ",
-                       dt, rows, first, tails, count_differ(untailed, graph)));
   }
   size_t differ = 0;
   double max_diff = 0;
@@ -3664,13 +3599,9 @@ int run(int argc, char** argv) {
     } else if (a == "--rows-mma-bench") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_rows_mma();
-    } else if (a == "--tails-only") {  // round 30's GEMV tail checks at llama3.2-1b's sizes
-      Pair p;
-      check_gemv_tails(p, true);
-    } else if (a == "--layer-only") {  // round 19's layer kernel and round 30's GEMV tail checks only
+    } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
-      check_gemv_tails(p);
     } else if (a == "--pair-probe") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       pair_probe();
@@ -3768,7 +3699,6 @@ int run(int argc, char** argv) {
     p.gpu.release_scratch();
     check_fused(p);
     check_layer_kernel(p);
-    check_gemv_tails(p);
     check_bf16_rows(p);
     check_dense_copies(p);
     check_attention_all(p);

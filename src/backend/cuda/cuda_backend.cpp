@@ -190,14 +190,6 @@ struct CudaBackend::Impl {
     const char* e = std::getenv("VELLUM_CUDA_GEMV_PAIR");
     return e == nullptr || std::string(e) != "0";
   }();
-  // set_gemv_tails; VELLUM_CUDA_GEMV_TAILS=0 off, 2 the norm tails only, 3 g's int8 copy only (measurement).
-  int gemv_tails = [] {
-    const char* e = std::getenv("VELLUM_CUDA_GEMV_TAILS");
-    return e == nullptr ? 1 : std::clamp(std::atoi(e), 0, 3);
-  }();
-  int64_t gemv_tail_calls = 0;
-  cuda::DeviceBuffer x_q8_tail;  // the int8 copies the tails write, with x_q8_norm (tail_q8)
-  cuda::DeviceBuffer tail_cnt;   // their arrival counters (zeroed once; launches leave them zero)
   // Q8_0/Q4_K/Q6_K at dq_min_rows..dq_max_rows token rows: wgmma on the weights dequantized once a
   // block (dq_mma.h), ahead of mmq and dequantize + cuBLAS, when forced (set_dq_mma(true),
   // VELLUM_CUDA_DQ_MMA=1; VELLUM_CUDA_DQ_MMA_ROWS=MIN,MAX sets the range). By default (dq_auto) where
@@ -308,7 +300,6 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer x_q8_norm;
   const float* q8_of = nullptr;
   int64_t q8_cols = 0;
-  const void* q8_at = nullptr;  // where that copy is: x_q8_norm, or x_q8_tail (a GEMV tail's, round 30)
   // 2..kMaxI8Rows token rows quantized for the int8 GEMV (round 8) in x_q8_rows: Q, K and V (gate and
   // up) read the same rows, so they are quantized once; forgotten like q8_of.
   cuda::DeviceBuffer x_q8_rows;
@@ -419,7 +410,6 @@ struct CudaBackend::Impl {
     void* p = grow(x_q8_norm, cuda::q8_bytes(out.cols), "normed activations (int8)");
     q8_of = out.data;
     q8_cols = out.cols;
-    q8_at = p;
     return p;
   }
   // A workspace that may hold the current bf16 copy: the copy is gone if it is reallocated.
@@ -590,89 +580,7 @@ struct CudaBackend::Impl {
   // x_q8 workspace that the caller fills with launch_quantize_q8.
   void* q8_input(const Tensor& x, bool& quantize) {
     quantize = !has_q8_copy(x);
-    return quantize ? grow(x_q8, cuda::q8_bytes(x.cols), "matmul activations (int8)") : const_cast<void*>(q8_at);
-  }
-  // ---- GEMV tails (round 30, gemv_tail.cuh) ----
-  // The buffer a tail writes its int8 copy into: of x_q8_norm and x_q8_tail, the one that does not
-  // hold the launch's input copy (a q8 tail writes while other blocks still read x).
-  void* tail_q8(const void* input_q8, int64_t cols) {
-    cuda::DeviceBuffer& b = input_q8 == x_q8_norm.get() ? x_q8_tail : x_q8_norm;
-    return grow(b, cuda::q8_bytes(cols), "GEMV tail activations (int8)");
-  }
-  unsigned* tail_counters(int64_t cols) {
-    const void* old = tail_cnt.get();
-    const size_t old_size = tail_cnt.size();
-    auto* c = static_cast<unsigned*>(grow(tail_cnt, cuda::gemv_tail_counters(cols) * sizeof(unsigned), "GEMV tail counters"));
-    if (c != old || tail_cnt.size() != old_size) check(cudaMemsetAsync(c, 0, tail_cnt.size(), stream), "GEMV tail counters");
-    return c;
-  }
-  // Whether o = in·wᵀ, x += o, h = rms_norm(x)·gain can run as one launch with a norm tail.
-  bool norm_tail_fits(const Weight& w, const Tensor& in, const Tensor& o, const Tensor& x, const Weight& gain,
-                      const Tensor& h) const {
-    if (in.rows != 1 || o.rows != 1 || x.rows != 1 || h.rows != 1 || w.cols != in.cols || w.rows != o.cols ||
-        o.cols != x.cols || h.cols != x.cols || gain.type != TensorType::F32 || gain.cols != x.cols || !int8_for(w.type, in.cols)) {
-      return false;
-    }
-    cuda::GemvSegs segs;
-    segs.add(w.data, w.rows, o.data, nullptr);
-    cuda::GemvTail t;
-    t.kind = cuda::GemvTail::kNorm, t.cols = x.cols;
-    return cuda::gemv_tail_supports(w.type, segs, in.cols, t, false);
-  }
-  void gemv_norm_tail(const Weight& w, const Tensor& in, Tensor o, Tensor x, const Weight& gain, float eps, Tensor h) {
-    touch({in, x}, {o, h});
-    const int64_t K = in.cols;
-    const float* xd = in.data;
-    bool quantize = false;
-    void* q8 = q8_input(in, quantize);
-    cuda::GemvSegs segs;
-    segs.add(w.data, w.rows, o.data, nullptr);
-    cuda::GemvTail t;
-    t.kind = cuda::GemvTail::kNorm, t.cols = x.cols, t.x = x.data, t.gain = static_cast<const float*>(gain.data), t.eps = eps;
-    t.h = h.data, t.q8 = tail_q8(q8, x.cols), t.counters = tail_counters(x.cols);
-    wrote(o), wrote(x), wrote(h);
-    forget_q8();
-    ++gemv_tail_calls;
-    const TensorType type = w.type;
-    graphs.mix(57, type, w.data, w.rows, K, xd, q8, quantize, o.data, t.x, t.gain, t.eps, t.h, t.q8, t.counters);
-    graphs.run([=, this] {
-      if (quantize) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
-      launched(cuda::launch_gemv_i8(type, segs, K, q8, stream, &t), "int8 gemv kernel (norm tail)");
-    });
-    q8_of = h.data, q8_cols = h.cols, q8_at = t.q8;
-  }
-  // Whether g = silu(x·gateᵀ)·(x·upᵀ) can write g's int8 copy in its tail for `down` to read.
-  bool swiglu_tail_fits(const Weight& gate, const Weight& up, const Tensor& x, const Tensor& g, const Weight& down) const {
-    if (x.rows != 1 || g.rows != 1 || gate.type != up.type || gate.rows != up.rows || gate.cols != up.cols || gate.cols != x.cols ||
-        g.cols != gate.rows || down.cols != g.cols || !int8_for(gate.type, x.cols) || !int8_for(down.type, g.cols)) {
-      return false;
-    }
-    cuda::GemvSegs segs;
-    segs.add(gate.data, gate.rows, g.data, nullptr);
-    cuda::GemvTail t;
-    t.kind = cuda::GemvTail::kQ8, t.cols = g.cols;
-    return cuda::gemv_tail_supports(gate.type, segs, x.cols, t, true);
-  }
-  void swiglu_q8_tail(const Weight& gate, const Weight& up, const Tensor& x, Tensor g) {
-    touch({x}, {g});
-    const TensorType type = gate.type;
-    const void *gw = gate.data, *uw = up.data;
-    const int64_t N = gate.rows, K = gate.cols;
-    const float* xd = x.data;
-    float* od = g.data;
-    bool quantize = false;
-    void* q8 = q8_input(x, quantize);
-    cuda::GemvTail t;
-    t.kind = cuda::GemvTail::kQ8, t.cols = N, t.q8 = tail_q8(q8, N), t.counters = tail_counters(N);
-    wrote(g);
-    forget_q8();
-    ++gemv_tail_calls;
-    graphs.mix(58, type, gw, uw, N, K, xd, od, q8, quantize, t.q8, t.counters);
-    graphs.run([=, this] {
-      if (quantize) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
-      launched(cuda::launch_gemv_i8_swiglu(type, gw, uw, N, K, q8, od, stream, &t), "int8 gemv swiglu kernel (int8 tail)");
-    });
-    q8_of = g.data, q8_cols = N, q8_at = t.q8;
+    return quantize ? grow(x_q8, cuda::q8_bytes(x.cols), "matmul activations (int8)") : x_q8_norm.get();
   }
   // Batch-1 matmul of x by every segment's weight (all of `type`, x.cols columns): one launch of the
   // int8 GEMV (after quantizing x, unless a norm already did) or of the f32 one.
@@ -857,8 +765,6 @@ void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
 int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
-void CudaBackend::set_gemv_tails(bool on) { impl_->gemv_tails = on ? 1 : 0; }
-int64_t CudaBackend::gemv_tail_calls() const { return impl_->gemv_tail_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
@@ -1725,7 +1631,6 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   if (a.q8_copy) {
     m.q8_of = out.data;
     m.q8_cols = q.cols;
-    m.q8_at = p.out_q8;
   }
 }
 
@@ -1767,7 +1672,6 @@ void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tenso
   if (a.q8_copy) {
     m.q8_of = out.data;
     m.q8_cols = q.cols;
-    m.q8_at = p.out_q8;
   }
 }
 
@@ -2015,9 +1919,7 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
 // the int8 path and the attention left its int8 copy; otherwise the ops one by one (backend.h).
 void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
   Impl& m = *impl_;
-  const auto fallback = [&] {
-    if (!layer_tail_in_tails(attn, x, h, o, g, u, t)) Backend::layer_tail(attn, x, h, o, g, u, t);
-  };
+  const auto fallback = [&] { Backend::layer_tail(attn, x, h, o, g, u, t); };
   if (!m.layer_kernel || m.deterministic || m.ablate != 0 || x.rows != 1 || t.next_norm == nullptr || t.next_qkv.empty() ||
       t.next_qkv.size() > size_t(cuda::kLayerMaxSegs) || attn.rows != 1 || attn.cols % 32 != 0 || m.lazy.data != nullptr) {
     return fallback();
@@ -2067,42 +1969,6 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
     if (quantize) m.launched(cuda::launch_quantize_q8(ad, qd, q8, m.stream), "quantize_q8 kernel");
     m.launched(cuda::launch_layer_tail(a, sync, m.stream), "layer kernel");
   });
-}
-
-// Round 30: one token row's layer tail with its norms and g's int8 copy in the GEMVs' tails
-// (gemv_tail.cuh): o = attn·woᵀ, then x += o and h = norm(x) by that launch's last block; g =
-// silu(h·gateᵀ)·(h·upᵀ) with g's int8 copy by each 32-row group's last warp; o = g·downᵀ with the
-// next norm; the next Q/K/V. Backend::layer_tail's ops and bits, three kernels fewer a layer. False
-// (nothing done) where a launch cannot take its tail.
-bool CudaBackend::layer_tail_in_tails(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
-  Impl& m = *impl_;
-  if (m.gemv_tails == 0 || m.ablate != 0 || x.rows != 1 || m.lazy.data != nullptr) return false;
-  const bool last = t.next_norm == nullptr, norms = m.gemv_tails != 3, q8 = m.gemv_tails != 2;
-  if (!m.norm_tail_fits(*t.wo, attn, o, x, *t.ffn_norm, h) || !m.swiglu_tail_fits(*t.gate, *t.up, h, g, *t.down) ||
-      (!last && !m.norm_tail_fits(*t.down, g, o, x, *t.next_norm, h))) {
-    return false;
-  }
-  if (norms) {
-    m.gemv_norm_tail(*t.wo, attn, o, x, *t.ffn_norm, t.eps, h);
-  } else {
-    matmul(*t.wo, attn, o, nullptr);
-    add_rms_norm(x, o, *t.ffn_norm, t.eps, h);
-  }
-  if (q8) m.swiglu_q8_tail(*t.gate, *t.up, h, g);
-  else matmul_swiglu(*t.gate, *t.up, h, g, u);
-  if (last) {  // the output norm follows on gathered rows: only x += o
-    matmul(*t.down, g, o, nullptr);
-    add(x, o, x);
-    return true;
-  }
-  if (norms) {
-    m.gemv_norm_tail(*t.down, g, o, x, *t.next_norm, t.eps, h);
-  } else {
-    matmul(*t.down, g, o, nullptr);
-    add_rms_norm(x, o, *t.next_norm, t.eps, h);
-  }
-  if (!t.next_qkv.empty()) matmul_multi(h, t.next_qkv);
-  return true;
 }
 
 // Many rows (round 7): gate and up GEMMs write bf16 (one strided-batched call for BF16 weights),

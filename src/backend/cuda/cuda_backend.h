@@ -109,11 +109,6 @@ class CudaBackend final : public Backend {
   int64_t layer_kernel_calls() const;  // layer_tail calls that took the kernel (checks)
   int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
   int64_t gemv_pair_calls() const;     // batch-1 matmul_multi calls that took one pair launch (checks)
-  // Round 30 (default on; VELLUM_CUDA_GEMV_TAILS=0 turns it off at construction): in a one-row
-  // layer_tail on int8 weights, the norms after the output and down projections and g's int8 copy
-  // run in the GEMV launches' tails (gemv_tail.cuh), with the ops' bits.
-  void set_gemv_tails(bool on);
-  int64_t gemv_tail_calls() const;  // GEMV launches that took a tail (checks)
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
   // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
   // takes its split path for every row. Norms and element-wise ops are per row already.
@@ -178,7 +173,6 @@ class CudaBackend final : public Backend {
   void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
-  bool layer_tail_in_tails(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -14,6 +14,7 @@
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
+#include "backend/cuda/sum_squares.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
     }
   }
 #pragma unroll
-  for (int j = 0; j < V; ++j) ss += v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
+  for (int j = 0; j < V; ++j) ss = __fadd_rn(ss, sum_squares(v[j]));
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(kFull, ss, o);
   if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = ss;

@@ -19,9 +19,7 @@
 #include <utility>
 
 #include "backend/cuda/dequant.cuh"
-#include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kq.cuh"
-#include "backend/cuda/gemv_tail.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
 #include "backend/cuda/rows_mma.h"
@@ -336,9 +334,9 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
 
 
 // int8 x: every row's kInFlight chunks are loaded before any is used.
-template <class D, int R, bool kSwiglu, int kTail = kTailNone>
+template <class D, int R, bool kSwiglu>
 __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
-                                                             const float2* xs, int split, GemvTail t) {
+                                                             const float2* xs, int split) {
   using Map = RowMap<R, kSwiglu>;
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
@@ -389,11 +387,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   for (int64_t c0 = first + step * U; c0 < chunks; c0 += step * U) body(c0, std::false_type{});
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-  if (combine_parts<R>(acc, split, active)) {
-    Map::store(s, o0, lane, acc, n);
-    if constexpr (kTail == kTailQ8) q8_group_tail(t, s.out[0], o0, Map::kOut);
-  }
-  if constexpr (kTail == kTailNorm) norm_tail<kWarps * 32>(t, s.out[0]);
+  if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
 }
 
 // Persistent int8 GEMV: the grid holds only as many warps as are resident at once, and each warp
@@ -496,9 +490,7 @@ struct KqGemvBlock {
     if (active) load(0);
   }
   __device__ void load(int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); }
-  // kTail: kTailQ8 writes the output's int8 copy (gemv_tail.cuh) once the warp's rows are stored.
-  template <int kTail = kTailNone>
-  __device__ void finish(const GemvSegs& s, const GemvTail* t = nullptr) {
+  __device__ void finish(const GemvSegs& s) {
     if (!active) return;
     float acc[R];
 #pragma unroll
@@ -523,19 +515,16 @@ struct KqGemvBlock {
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
     Map::store(s, o0, lane, acc, n);
-    if constexpr (kTail == kTailQ8) q8_group_tail(*t, s.out[0], o0, Map::kOut);
   }
 };
 
 // 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
-// kTail (round 30): the launch's tail (GemvTail, gemv_tail.cuh) after the rows.
-template <class F, int R, bool kSwiglu, int P, int kTail = kTailNone>
+template <class F, int R, bool kSwiglu, int P>
 __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
-    gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, GemvTail t) {
+    gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs) {
   KqGemvBlock<F, R, kSwiglu, P> b(s, rb, k, xq, xs, blockIdx.x);
   pdl_wait();
-  b.template finish<kTail>(s, &t);
-  if constexpr (kTail == kTailNorm) norm_tail<kWarps * 32>(t, s.out[0]);
+  b.finish(s);
 }
 
 // Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, one row and
@@ -721,7 +710,7 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
   const auto go = [&](auto rr, auto pp) {
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
     constexpr int kOut = RowMap<R, kSwiglu>::kOut;
-    gemv_kq_kernel<F, R, kSwiglu, P><<<blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream>>>(s, rb, k, xq, xsc, GemvTail{});
+    gemv_kq_kernel<F, R, kSwiglu, P><<<blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream>>>(s, rb, k, xq, xsc);
     return cudaGetLastError();
   };
   using I1 = std::integral_constant<int, 1>;
@@ -1024,23 +1013,6 @@ namespace {
 // shape (llama3-8b Q8_0 batch 1, graphs + PDL: 316-327 -> 333-334 tok/s; eager 286-289 -> 291-294).
 // So the persistent kernel is only a knob variant (1/2/4, 11-14). Same bits either way (same
 // reduction order).
-// The one-shot int8 kernel, R rows a warp by the launch's rows (by_rows), with a tail (round 30).
-template <class D, bool kSwiglu, int kTail>
-cudaError_t launch_i8_one_shot(const GemvSegs& s, int64_t weight_rows, int64_t k, const void* q8, const GemvTail& t,
-                               cudaStream_t stream) {
-  const size_t rb = row_stride<typename D::Dec>(k);
-  const int8_t* xq = static_cast<const int8_t*>(q8);
-  const float2* xs = q8_scales(q8, k);
-  const int64_t outs = kSwiglu ? weight_rows / 2 : weight_rows;
-  return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
-    constexpr int R = decltype(r)::value;
-    constexpr bool S = decltype(sw)::value;
-    const int sp = i8_split<D>(k);
-    gemv_i8_kernel<D, R, S, kTail><<<blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, xq, xs,
-                                                                                                                 sp, t);
-  });
-}
-
 // One int8 launch: the one-shot kernel (the default, or variant -1 of the bench knob), or the
 // persistent kernel with R rows a warp (SwiGLU: R/2 outputs; variants 1 / 2 / 4, 11 / 12 / 14).
 template <class D, bool kSwiglu>
@@ -1054,7 +1026,12 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
   constexpr bool kOneShotOnly = D::kInFlight == 1 && kSwiglu;
   if (g_i8_variant <= 0 || kOneShotOnly ||
       (g_i8_variant > 10 && D::kInFlight == 1)) {
-    return launch_i8_one_shot<D, kSwiglu, kTailNone>(s, weight_rows, k, q8, GemvTail{}, stream);
+    return by_rows<kSwiglu>(weight_rows, [&](auto r, auto sw) {
+      constexpr int R = decltype(r)::value;
+      constexpr bool S = decltype(sw)::value;
+      const int sp = i8_split<D>(k);
+      gemv_i8_kernel<D, R, S><<<blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, xq, xs, sp);
+    });
   }
   // Variants 11 / 12 / 14: x staged in shared memory (experiment), R = 1 / 2 / 4.
   const size_t smem = size_t(k + k / 4);
@@ -1091,58 +1068,8 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
 
 void set_gemv_i8_variant(int v) { g_i8_variant = v; }
 
-namespace {
-
-// A Q4_K / Q6_K launch with a tail (round 30): the default variant only (default_variant's choices;
-// gemv_tail_supports refuses a knob), each a kernel of its own.
-template <class F, int R, bool kSwiglu, int P, int kTail>
-cudaError_t go_kq_tail(const GemvSegs& s, int64_t outs, int64_t k, const void* q8, const GemvTail& t, cudaStream_t stream) {
-  constexpr int kOut = RowMap<R, kSwiglu>::kOut;
-  gemv_kq_kernel<F, R, kSwiglu, P, kTail><<<blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream>>>(
-      s, F::row_bytes(k), k, static_cast<const int8_t*>(q8), q8_scales(q8, k), t);
-  return cudaGetLastError();
-}
-template <class F, bool kSwiglu, int kTail>
-cudaError_t launch_kq_tail(const GemvSegs& s, int64_t outs, int64_t k, const void* q8, const GemvTail& t, cudaStream_t stream) {
-  constexpr bool kQ4 = std::is_same_v<F, GemvQ4K>;
-  if constexpr (kSwiglu) {  // default_variant: Q4_K 2 passes, Q6_K 1
-    return go_kq_tail<F, 2, true, kQ4 ? 2 : 1, kTail>(s, outs, k, q8, t, stream);
-  } else {
-    const int v = default_variant<F>(outs, k, false);
-    if (v == 21) return go_kq_tail<F, 2, false, 1, kTail>(s, outs, k, q8, t, stream);
-    if constexpr (kQ4) return go_kq_tail<F, 1, false, 2, kTail>(s, outs, k, q8, t, stream);  // v == 2
-    else return v == 4 ? go_kq_tail<F, 1, false, 4, kTail>(s, outs, k, q8, t, stream) : go_kq_tail<F, 1, false, 1, kTail>(s, outs, k, q8, t, stream);
-  }
-}
-
-}  // namespace
-
-bool gemv_tail_supports(TensorType type, const GemvSegs& segs, int64_t k, const GemvTail& t, bool swiglu) {
-  if (t.kind == GemvTail::kNone) return true;
-  if (g_i8_variant != 0 || !segs_ok(segs) || !int8_gemv_supports(type, k) || t.cols <= 0 || t.cols % 32 != 0) return false;
-  if (type != TensorType::Q4_K && type != TensorType::Q6_K && type != TensorType::Q8_0) return false;
-  if (t.kind == GemvTail::kQ8) return swiglu && segs.rows[0] == t.cols;
-  return t.kind == GemvTail::kNorm && !swiglu && segs.count == 1 && segs.rows[0] == t.cols && fast_norm_supports(t.cols) &&
-         norm_threads() == kNormTailThreads;
-}
-// A tail's buffers (gemv_tail_supports takes shapes only).
-static bool tail_buffers_ok(const GemvTail& t) {
-  return t.counters != nullptr && t.q8 != nullptr &&
-         (t.kind != GemvTail::kNorm || (t.x != nullptr && t.gain != nullptr && t.h != nullptr));
-}
-
-cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
-                           const GemvTail* tail) {
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
   if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  if (tail != nullptr && tail->kind != GemvTail::kNone) {
-    if (tail->kind != GemvTail::kNorm || !gemv_tail_supports(type, segs, k, *tail, false) || !tail_buffers_ok(*tail)) {
-      return cudaErrorInvalidValue;
-    }
-    const int64_t n = total_rows(segs);
-    if (type == TensorType::Q4_K) return launch_kq_tail<GemvQ4K, false, kTailNorm>(segs, n, k, q8, *tail, stream);
-    if (type == TensorType::Q6_K) return launch_kq_tail<GemvQ6K, false, kTailNorm>(segs, n, k, q8, *tail, stream);
-    return dispatch_i8(type, [&](auto dec) { return launch_i8_one_shot<decltype(dec), false, kTailNorm>(segs, n, k, q8, *tail, stream); });
-  }
   if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });
@@ -1181,22 +1108,12 @@ cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb,
 }
 
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
-                                  const void* q8, float* out, cudaStream_t stream, const GemvTail* tail) {
+                                  const void* q8, float* out, cudaStream_t stream) {
   if (n <= 0 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
   GemvSegs s;
   s.add(gate, n, out, nullptr);
   s.add(up, n, nullptr, nullptr);
   s.rows[1] = 0;
-  if (tail != nullptr && tail->kind != GemvTail::kNone) {
-    GemvSegs one;
-    one.add(gate, n, out, nullptr);
-    if (tail->kind != GemvTail::kQ8 || !gemv_tail_supports(type, one, k, *tail, true) || !tail_buffers_ok(*tail)) {
-      return cudaErrorInvalidValue;
-    }
-    if (type == TensorType::Q4_K) return launch_kq_tail<GemvQ4K, true, kTailQ8>(s, n, k, q8, *tail, stream);
-    if (type == TensorType::Q6_K) return launch_kq_tail<GemvQ6K, true, kTailQ8>(s, n, k, q8, *tail, stream);
-    return dispatch_i8(type, [&](auto dec) { return launch_i8_one_shot<decltype(dec), true, kTailQ8>(s, 2 * n, k, q8, *tail, stream); });
-  }
   if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, true>(s, n, k, q8, g_i8_variant, stream);
   if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, true>(s, n, k, q8, g_i8_variant, stream);
   return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), true>(s, 2 * n, k, q8, stream); });

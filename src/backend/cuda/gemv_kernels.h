@@ -46,37 +46,14 @@ cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t
 bool int8_gemv_supports(TensorType type, int64_t k);
 size_t q8_bytes(int64_t k);
 cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream);
-// The tail of a batch-1 int8 launch (round 30, gemv_tail.cuh): what the step's next kernel did,
-// done by the launch once the rows it needs are stored.
-struct GemvTail {
-  enum Kind : int { kNone = 0, kNorm = 1, kQ8 = 2 };
-  int kind = kNone;
-  int64_t cols = 0;  // kNorm: x's columns (the launch's rows); kQ8: the launch's output rows
-  // kNorm (one segment, no SwiGLU): the launch's last block adds its output into x, then writes
-  // h = rms_norm(x)·gain (eps) and h's int8 copy into q8: add_rms_norm's bits for one row.
-  float* x = nullptr;
-  const float* gain = nullptr;
-  float eps = 0.0f;
-  float* h = nullptr;
-  // kQ8 (cols % 32 == 0): the int8 copy of the output itself, by each 32-row group's last warp.
-  void* q8 = nullptr;  // q8_bytes(cols); not the launch's own x copy
-  // Arrival counters, zero before the launch and left zero: gemv_tail_counters(cols) words.
-  unsigned* counters = nullptr;
-};
-inline size_t gemv_tail_counters(int64_t cols) { return size_t(cols / 32 + 1); }
-// Whether launch_gemv_i8 / launch_gemv_i8_swiglu take `tail` for these weights (the default kernel
-// variants; kNorm: norm_threads() 512 and fast_norm_supports(cols)).
-bool gemv_tail_supports(TensorType type, const GemvSegs& segs, int64_t k, const GemvTail& tail, bool swiglu);
-// tail: null or kNone for none.
-cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
-                           const GemvTail* tail = nullptr);
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream);
 // Two launches of one x as one (round 29): a Q4_K and a Q6_K launch (either order) whose default
 // variants are one weight row a warp (Q4_K_M's Q/K and V), each row's bits as in its own launch.
 bool gemv_i8_pair_supports(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k);
 cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k, const void* q8,
                                 cudaStream_t stream);
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
-                                  const void* q8, float* out, cudaStream_t stream, const GemvTail* tail = nullptr);
+                                  const void* q8, float* out, cudaStream_t stream);
 // 2..kMaxI8Rows token rows (round 8): x rows quantized into q8 rows q8_bytes(k) apart, then one
 // launch that reads each weight row once for all of them; row b of out (leading dimension ldo) gets
 // exactly the bits a batch-1 launch gives that row. More rows (deterministic mode) run in groups

@@ -37,6 +37,7 @@
 #include "backend/cuda/gemv_kq.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
+#include "backend/cuda/sum_squares.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 
 namespace vellum::cuda {
@@ -208,7 +209,7 @@ __device__ void norm_to_q8(const float* x, const float* delta, const float* gain
     v[j] = make_float4(v[j].x + dv[j].x, v[j].y + dv[j].y, v[j].z + dv[j].z, v[j].w + dv[j].w);  // as add_kernel
   }
 #pragma unroll
-  for (int j = 0; j < V; ++j) ss += v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
+  for (int j = 0; j < V; ++j) ss = __fadd_rn(ss, sum_squares(v[j]));
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(kFull, ss, o);
   if ((t & 31) == 0) partial[t / 32] = ss;
