@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 30, call 1: the GEMV tails. --layer-only (round 19's kernel and this round's tails against the
+# Round 30, call 1 (the GEMV tails: branch r30-gemv-tails): the GEMV tails. --layer-only (round 19's kernel and this round's tails against the
 # ops, bit for bit); batch-1 decode of llama3-8b Q4_K_M and Q8_0 with the tails and without
 # (VELLUM_CUDA_GEMV_TAILS=0, the same binary), alternating; graphs vs eager and CPU vs GPU greedy on
 # llama3.2-1b Q4_K_M / Q8_0; the deterministic mode's proof on Q4_K_M.

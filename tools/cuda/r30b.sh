@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 30, call 2 (call 1's gate fixed: gemv_tail_supports no longer asks for buffers): --layer-only;
+# Round 30, call 2 (the GEMV tails: branch r30-gemv-tails) (call 1's gate fixed: gemv_tail_supports no longer asks for buffers): --layer-only;
 # batch-1 decode of llama3-8b Q4_K_M and Q8_0 with the tails and without, alternating; --graphs on
 # llama3.2-1b Q4_K_M / Q8_0 (graphs vs eager, layer kernel vs ops, tails vs ops), and on Q4_K_M with
 # round 29's one-row attention or pair launch off (call 1's "layer kernel vs its ops" failure); the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 30, call 3: the tails' arrivals as one release fence and atomic a block (norm) or a warp (int8
+# Round 30, call 3 (the GEMV tails: branch r30-gemv-tails): the tails' arrivals as one release fence and atomic a block (norm) or a warp (int8
 # copy). --layer-only (with the attention's int8 copy as input, as in a model); --graphs on
 # llama3.2-1b Q4_K_M / Q8_0 with the first differing row of tails vs ops; batch-1 decode of llama3-8b
 # Q4_K_M and Q8_0 with the tails off / all / the norms only / the int8 copy only (VELLUM_CUDA_GEMV_TAILS

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 30, call 4: where the model's one-row steps part from the ops (calls 2-3: the tails and round
+# Round 30, call 4 (the GEMV tails: branch r30-gemv-tails): where the model's one-row steps part from the ops (calls 2-3: the tails and round
 # 19's layer kernel give the same logits, the ops others, while every op-level check agrees).
 # --tails-only (llama3.2-1b's sizes, the attention's int8 copy as input); --graphs on llama3.2-1b
 # Q4_K_M with the tails on, off (VELLUM_CUDA_GEMV_TAILS=0), early launch off; the deterministic

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 30, call 5: which tail parts the model from the ops: --graphs on llama3.2-1b Q4_K_M with the
+# Round 30, call 5 (the GEMV tails: branch r30-gemv-tails): which tail parts the model from the ops: --graphs on llama3.2-1b Q4_K_M with the
 # norm tails only (VELLUM_CUDA_GEMV_TAILS=2) and g's int8 copy only (=3).
 D=$(cd "$(dirname "$0")" && pwd)
 gunzip -kf $D/vellum.gz

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 30, call 6: the norm kernel reading x and the delta through L2 (__ldcg; an experiment binary,
+# Round 30, call 6 (the GEMV tails: branch r30-gemv-tails): the norm kernel reading x and the delta through L2 (__ldcg; an experiment binary,
 # vellum_cuda_check_ldcg): do the ops then give the norm tails' logits? --graphs on llama3.2-1b
 # Q4_K_M with the norm tails only, both binaries.
 D=$(cd "$(dirname "$0")" && pwd)
