@@ -56,7 +56,7 @@ b1() {
   echo "$TY $L: eager $(grep 'decode batch 1' $G | grep 'graphs off' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') graphs $(grep 'decode batch 1' $G | grep 'graphs on\]' | sed -E 's/.*\]: ([0-9.]+) tok.*-> ([0-9]+)%/\1 (\2%)/') | $(grep 'L2 prefetch' $G | sed -E 's/.*prefetch: //' | cut -c1-190)" >> $O/b1.txt
 }
 # model_checks: stories260K greedy against run.c's reference, graphs vs eager, CPU vs GPU greedy
-# (qwen2.5-0.5b F16), a line each.
+# (qwen2.5-0.5b F16), --graphs on llama3.2-1b Q4_K_M (the layer kernel against the ops too), a line each.
 model_checks() {
   local T=$(mktemp -d)
   $V gguf convert-llama2c $D/fixtures/stories260K.bin $D/fixtures/tok512.bin $T/s.gguf > /dev/null
@@ -64,6 +64,10 @@ model_checks() {
   timeout 60 $C --graphs $T/s.gguf 2>&1 | tail -1
   $V gguf synth --preset qwen2.5-0.5b --type F16 -o /tmp/q.gguf > /dev/null 2>&1
   timeout 150 $C --compare /tmp/q.gguf --graphs /tmp/q.gguf 2>/tmp/compare.log | grep -E "greedy|graphs vs|checks," | cut -c1-200
+  # Round 30: a Q4_K_M model, where --graphs also compares the opt-in layer kernel with the ops
+  # (every verdict line: round 30 found that one failing unseen behind a "graphs vs" grep).
+  $V gguf synth --preset llama3.2-1b --type Q4_K_M --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/p4.gguf > /dev/null 2>&1
+  timeout 200 $C --graphs /tmp/p4.gguf 2>&1 | grep -E "graphs vs|kernel vs|FAIL" | sed -E 's/ +/ /g' | cut -c1-220
 }
 # attn_checks: --attn-only and --det-only, model_checks and det_proofs BF16, a line each.
 attn_checks() {
