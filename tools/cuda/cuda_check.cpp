@@ -28,6 +28,9 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/cpu_backend.h"
+#ifdef VELLUM_CHAIN_TRACE
+#include "backend/cuda/chain_trace.h"
+#endif
 #include "backend/cuda/attention.h"
 #include "backend/cuda/attn_rope_row.h"
 #include "backend/cuda/attn_wgmma.h"
@@ -3167,6 +3170,94 @@ void check_graphs(const std::string& path) {
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));
 }
 
+#ifdef VELLUM_CHAIN_TRACE
+// --chain-trace GGUF (builds with VELLUM_CHAIN_TRACE only; round 30): one decode step of one token
+// row at ~200 positions, graphs + programmatic launch, with every kernel block's dependency wait
+// stamped (chain_trace.h). Stamps are in slot order, a kernel's blocks after all of the previous
+// kernel's, so each run of `grid` stamps is one kernel. Per kernel, relative to the step's first
+// release: when its first block became resident, when its wait first returned (its predecessor
+// done) and when its last block's did (later waves), and the time to the next kernel's release:
+// what the kernel holds the chain for.
+void chain_trace_model(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend gpu(0);
+  model::Transformer mg(file, gpu);
+  const uint32_t bs = 16, blocks = 16;
+  gpu.init_kv(mg.kv_layout(bs, g_kv_type), blocks);
+  std::vector<int32_t> table(blocks);
+  for (uint32_t i = 0; i < blocks; ++i) table[i] = int32_t(i);
+  const uint32_t vocab = mg.hparams().vocab;
+  std::vector<int32_t> next(8);
+  for (size_t i = 0; i < next.size(); ++i) next[i] = int32_t((i * 7919) % vocab);
+  constexpr uint32_t kCap = 1 << 20;
+  cuda::DeviceBuffer stamps, counter;
+  cuda::ChainTrace t;
+  t.stamps = static_cast<cuda::ChainStamp*>(stamps.ensure(kCap * sizeof(cuda::ChainStamp), "chain stamps"));
+  t.next = static_cast<uint32_t*>(counter.ensure(sizeof(uint32_t), "chain counter"));
+  t.cap = kCap;
+  uint32_t n_past = 0;
+  const int traced = 200;  // steps before the traced one: graphs captured and replayed
+  for (int step = 0; step <= traced; ++step) {
+    engine::Batch b;
+    b.block_size = bs;
+    b.add_sequence(next, n_past, table, engine::Batch::Logits::Last);
+    if (step == traced) {
+      gpu.synchronize();
+      cuda::check(cudaMemset(t.next, 0, sizeof(uint32_t)), "chain counter");
+      cuda::chain_trace_attach(t);
+    }
+    const std::vector<float> l = mg.forward(b);
+    if (step == traced) {
+      gpu.synchronize();
+      cuda::chain_trace_attach(cuda::ChainTrace{});
+    }
+    n_past += uint32_t(next.size());
+    next = {int32_t(std::max_element(l.begin(), l.end()) - l.begin())};
+  }
+  uint32_t n = 0;
+  cuda::check(cudaMemcpy(&n, t.next, sizeof n, cudaMemcpyDeviceToHost), "chain counter");
+  n = std::min(n, kCap);
+  std::vector<cuda::ChainStamp> h(n);
+  cuda::check(cudaMemcpy(h.data(), t.stamps, n * sizeof(cuda::ChainStamp), cudaMemcpyDeviceToHost), "chain stamps");
+  struct Kernel {
+    uint32_t grid, sms;
+    unsigned long long first_resident, first_release, last_release;
+  };
+  std::vector<Kernel> ks;
+  bool ok = true;
+  for (size_t i = 0; i < h.size();) {
+    const uint32_t g = h[i].grid;
+    if (g == 0 || i + g > h.size()) {
+      ok = false;
+      break;
+    }
+    Kernel k{g, 0, ~0ull, ~0ull, 0};
+    std::vector<bool> seen(256, false);
+    for (size_t j = i; j < i + g; ++j) {
+      ok = ok && h[j].grid == g;
+      k.first_resident = std::min(k.first_resident, h[j].resident_ns);
+      k.first_release = std::min(k.first_release, h[j].released_ns);
+      k.last_release = std::max(k.last_release, h[j].released_ns);
+      if (h[j].sm < seen.size() && !seen[h[j].sm]) seen[h[j].sm] = true, ++k.sms;
+    }
+    ks.push_back(k);
+    i += g;
+  }
+  bench_line(fmt::format("chain trace of one decode step ({} positions, {}): {} stamps, {} kernels{}", n_past, path, n, ks.size(),
+                         ok ? "" : " (stamps out of kernel order: table cut short)"));
+  if (ks.empty()) return;
+  const unsigned long long t0 = ks.front().first_release;
+  const auto us = [&](unsigned long long t) { return (double(t) - double(t0)) / 1000.0; };
+  std::fprintf(stdout, "| # | grid | SMs | first resident us | released us | last block released us | until next release us |\n");
+  std::fprintf(stdout, "| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (size_t i = 0; i < ks.size(); ++i) {
+    const double span = i + 1 < ks.size() ? us(ks[i + 1].first_release) - us(ks[i].first_release) : 0.0;
+    std::fprintf(stdout, "| %zu | %u | %u | %.2f | %.2f | %.2f | %.2f |\n", i, ks[i].grid, ks[i].sms, us(ks[i].first_resident),
+                 us(ks[i].first_release), us(ks[i].last_release), span);
+  }
+}
+#endif
+
 // Early launch (round 20, StepGraphs::launch_early): a decode step's graph starts as soon as its
 // inputs are up, guessed from the class's last step. Steps whose end changes (whole logits, argmax,
 // top-k, a draw) make the guess wrong: the early graph runs, then the step's own graph redoes the
@@ -3599,6 +3690,11 @@ int run(int argc, char** argv) {
     } else if (a == "--rows-mma-bench") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_rows_mma();
+#ifdef VELLUM_CHAIN_TRACE
+    } else if (a == "--chain-trace" && i + 1 < argc) {  // round 30: one decode step's kernel chain
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      chain_trace_model(argv[++i]);
+#endif
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);

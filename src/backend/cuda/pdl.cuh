@@ -28,13 +28,50 @@
 // one-row kernel with RoPE, attn_rope_row.cu, too). (Prefetching weights into L2 instead, many KB a
 // row, was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
 
+#if defined(VELLUM_CHAIN_TRACE)
+#include <cuda_runtime.h>
+
+#include "backend/cuda/chain_trace.h"
+#endif
+
 namespace vellum::cuda {
 
 void keep_full_dependency(const void* kernel);
 
+#if defined(VELLUM_CHAIN_TRACE)
+// This translation unit's copy of the trace (chain_trace.h), set through chain_trace_attach.
+static __constant__ ChainTrace g_chain_trace;
+namespace {
+void chain_trace_set_unit(const ChainTrace& t) { (void)cudaMemcpyToSymbol(g_chain_trace, &t, sizeof t); }
+[[maybe_unused]] const bool g_chain_trace_unit = chain_trace_register(&chain_trace_set_unit);
+}  // namespace
+#endif
+
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(VELLUM_CHAIN_TRACE)
+  const bool stamp = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && g_chain_trace.stamps != nullptr;
+  unsigned long long resident = 0;
+  uint32_t slot = ~0u;
+  if (stamp) {  // the slot's atomic is in flight during the wait
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(resident));
+    slot = atomicAdd(g_chain_trace.next, 1u);
+  }
+#endif
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#if defined(VELLUM_CHAIN_TRACE)
+  if (stamp && slot < g_chain_trace.cap) {
+    unsigned long long released;
+    uint32_t sm;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(released));
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    ChainStamp s;
+    s.resident_ns = resident, s.released_ns = released, s.sm = sm;
+    s.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    s.grid = gridDim.x * gridDim.y * gridDim.z;
+    g_chain_trace.stamps[slot] = s;
+  }
+#endif
 #endif
 }
 
