@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -3173,9 +3174,8 @@ void check_graphs(const std::string& path) {
 #ifdef VELLUM_CHAIN_TRACE
 // --chain-trace GGUF (builds with VELLUM_CHAIN_TRACE only; round 30): one decode step of one token
 // row at ~200 positions, graphs + programmatic launch, with every kernel block's dependency wait
-// stamped (chain_trace.h). Stamps are in slot order, a kernel's blocks after all of the previous
-// kernel's, so each run of `grid` stamps is one kernel. Per kernel, relative to the step's first
-// release: when its first block became resident, when its wait first returned (its predecessor
+// stamped (chain_trace.h), grouped by launch (%gridid) and ordered by release. Per kernel, relative
+// to the step's first release: when its first block became resident, when its wait first returned (its predecessor
 // done) and when its last block's did (later waves), and the time to the next kernel's release:
 // what the kernel holds the chain for.
 void chain_trace_model(const std::string& path) {
@@ -3220,31 +3220,26 @@ void chain_trace_model(const std::string& path) {
   std::vector<cuda::ChainStamp> h(n);
   cuda::check(cudaMemcpy(h.data(), t.stamps, n * sizeof(cuda::ChainStamp), cudaMemcpyDeviceToHost), "chain stamps");
   struct Kernel {
-    uint32_t grid, sms;
-    unsigned long long first_resident, first_release, last_release;
+    uint32_t grid = 0, blocks = 0, sms = 0;
+    unsigned long long first_resident = ~0ull, first_release = ~0ull, last_release = 0;
+    std::vector<bool> seen = std::vector<bool>(256, false);
   };
-  std::vector<Kernel> ks;
-  bool ok = true;
-  for (size_t i = 0; i < h.size();) {
-    const uint32_t g = h[i].grid;
-    if (g == 0 || i + g > h.size()) {
-      ok = false;
-      break;
-    }
-    Kernel k{g, 0, ~0ull, ~0ull, 0};
-    std::vector<bool> seen(256, false);
-    for (size_t j = i; j < i + g; ++j) {
-      ok = ok && h[j].grid == g;
-      k.first_resident = std::min(k.first_resident, h[j].resident_ns);
-      k.first_release = std::min(k.first_release, h[j].released_ns);
-      k.last_release = std::max(k.last_release, h[j].released_ns);
-      if (h[j].sm < seen.size() && !seen[h[j].sm]) seen[h[j].sm] = true, ++k.sms;
-    }
-    ks.push_back(k);
-    i += g;
+  std::map<unsigned long long, Kernel> by_id;  // a launch's stamps share its %gridid
+  for (const cuda::ChainStamp& st : h) {
+    Kernel& k = by_id[st.grid_id];
+    k.grid = st.grid, ++k.blocks;
+    k.first_resident = std::min(k.first_resident, st.resident_ns);
+    k.first_release = std::min(k.first_release, st.released_ns);
+    k.last_release = std::max(k.last_release, st.released_ns);
+    if (st.sm < k.seen.size() && !k.seen[st.sm]) k.seen[st.sm] = true, ++k.sms;
   }
+  std::vector<Kernel> ks;
+  for (auto& [id, k] : by_id) ks.push_back(std::move(k));
+  std::sort(ks.begin(), ks.end(), [](const Kernel& a, const Kernel& b) { return a.first_release < b.first_release; });
+  bool ok = true;
+  for (const Kernel& k : ks) ok = ok && k.blocks == k.grid;
   bench_line(fmt::format("chain trace of one decode step ({} positions, {}): {} stamps, {} kernels{}", n_past, path, n, ks.size(),
-                         ok ? "" : " (stamps out of kernel order: table cut short)"));
+                         ok ? "" : " (some launch without a stamp for every block)"));
   if (ks.empty()) return;
   const unsigned long long t0 = ks.front().first_release;
   const auto us = [&](unsigned long long t) { return (double(t) - double(t0)) / 1000.0; };

@@ -4,8 +4,8 @@
 // timer when the block became resident and when its dependency wait returned, its SM, index and
 // grid. The machines have no nsys, and ncu serializes kernels, so this is how a decode graph's
 // programmatic chain can be seen: which kernel waits on which, and for how long.
-// Stamps go in slot order (an atomic counter taken before the wait), so a kernel's blocks come
-// after every block of the kernel before it (a dependent grid starts once its primary's blocks have).
+// A launch's stamps share its %gridid; a dependent grid's blocks may start before its primary's
+// last blocks have, so stamps of two kernels interleave in slot order.
 
 #include <cstdint>
 
@@ -13,6 +13,7 @@ namespace vellum::cuda {
 
 struct ChainStamp {
   unsigned long long resident_ns = 0, released_ns = 0;  // %globaltimer before and after the wait
+  unsigned long long grid_id = 0;                        // %gridid: one value a launch
   uint32_t sm = 0, block = 0, grid = 0, pad = 0;
 };
 struct ChainTrace {

@@ -64,9 +64,11 @@ __device__ __forceinline__ void pdl_wait() {
     unsigned long long released;
     uint32_t sm;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(released));
+    unsigned long long grid_id;
     asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm("mov.u64 %0, %%gridid;" : "=l"(grid_id));
     ChainStamp s;
-    s.resident_ns = resident, s.released_ns = released, s.sm = sm;
+    s.resident_ns = resident, s.released_ns = released, s.grid_id = grid_id, s.sm = sm;
     s.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     s.grid = gridDim.x * gridDim.y * gridDim.z;
     g_chain_trace.stamps[slot] = s;
