@@ -3173,11 +3173,11 @@ void check_graphs(const std::string& path) {
 
 #ifdef VELLUM_CHAIN_TRACE
 // --chain-trace GGUF (builds with VELLUM_CHAIN_TRACE only; round 30): one decode step of one token
-// row at ~200 positions, graphs + programmatic launch, with every kernel block's dependency wait
+// row at 208 positions, graphs + programmatic launch, with every kernel block's dependency wait
 // stamped (chain_trace.h), grouped by launch (%gridid) and ordered by release. Per kernel, relative
-// to the step's first release: when its first block became resident, when its wait first returned (its predecessor
-// done) and when its last block's did (later waves), and the time to the next kernel's release:
-// what the kernel holds the chain for.
+// to the step's first release: when its first block became resident, when its wait first returned
+// (its predecessor done) and when its last block's did (later waves), and the time to the next
+// kernel's release: what the kernel holds the chain for.
 void chain_trace_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend gpu(0);
@@ -3700,7 +3700,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
