@@ -15,7 +15,6 @@
 #include <chrono>
 #include <functional>
 #include <limits>
-#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +29,8 @@
 
 #include "backend/cpu/cpu_backend.h"
 #ifdef VELLUM_CHAIN_TRACE
+#include <map>
+
 #include "backend/cuda/chain_trace.h"
 #endif
 #include "backend/cuda/attention.h"

@@ -1,6 +1,7 @@
-// The chain trace's registry of translation units (chain_trace.h); present in every build, used
-// only by builds with VELLUM_CHAIN_TRACE.
+// The chain trace's registry of translation units (chain_trace.h): compiled into builds with
+// VELLUM_CHAIN_TRACE only.
 
+#if defined(VELLUM_CHAIN_TRACE)
 #include "backend/cuda/chain_trace.h"
 
 #include <mutex>
@@ -32,3 +33,5 @@ void chain_trace_attach(const ChainTrace& trace) {
 }
 
 }  // namespace vellum::cuda
+
+#endif  // VELLUM_CHAIN_TRACE
