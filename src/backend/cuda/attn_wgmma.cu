@@ -34,6 +34,7 @@
 #include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/tma.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -52,11 +53,17 @@ constexpr int wg_smem_bytes() {  // stages × (K, V) × NKV rows × 256 bytes, Q
 __device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ void named_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 
-template <typename T, int NKV, int STAGES, int HPB>
-__global__ void __launch_bounds__(128 * HPB, 1)
+// WS (round 31): a third warpgroup copies the K/V tiles (cp.async through the block table) and hands
+// each stage over on mbarriers: full[s] when a tile has landed, empty[s] when both multiplying
+// warpgroups are done with it. The multiplying warpgroups then never meet at a block barrier, so
+// one can start its next tile's products while the other is still in its softmax or P·V, and
+// they issue no copies. Without WS every thread copies and a block barrier a tile hands the stage
+// over (round 27).
+template <typename T, int NKV, int STAGES, int HPB, bool WS>
+__global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
     attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong) {
   pdl_wait();
-  constexpr int NT = 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
+  constexpr int NT = WS ? 128 : 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
   constexpr int kHalf = NKV * 128;     // bytes of one 64-dim half of a K or V tile
   constexpr int kTile = 2 * kHalf;     // one K (or V) tile
   constexpr int kQTile = 64 * kHD * 2;  // a warpgroup's 64 query rows
@@ -65,7 +72,8 @@ __global__ void __launch_bounds__(128 * HPB, 1)
   const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
   const int G = p.heads / p.kv.kv_heads;
-  const int h = int(blockIdx.y) * HPB + warp / 4, kvh = h / G;
+  // The copying warpgroup (WS) copies for the block's KV head: its heads are one KV group's.
+  const int h = int(blockIdx.y) * HPB + min(warp / 4, HPB - 1), kvh = h / G;
   const int ctx_last = tile.ctx0 + tile.rows - 1;
   const int i0 = warp % 4 * 16 + gr, i1 = i0 + 8;  // query rows (past the tile: never stored)
   const int c0 = min(tile.ctx0 + i0, ctx_last), c1 = min(tile.ctx0 + i1, ctx_last);
@@ -75,15 +83,30 @@ __global__ void __launch_bounds__(128 * HPB, 1)
   // and leave the tensor cores idle through both softmaxes).
   const int wgi = warp / 4;
   const bool pp = HPB == 2 && pingpong != 0;
+  __shared__ uint64_t full[STAGES], empty[STAGES];  // WS only
+  const bool copier = WS && wgi == HPB;
+  if constexpr (WS) {
+    if (threadIdx.x == 0) {
+      for (int st = 0; st < STAGES; ++st) mbar_init(&full[st], 128), mbar_init(&empty[st], 128 * HPB);
+      mbar_init_fence();
+    }
+    __syncthreads();
+    if (copier) {
+      setmaxnreg_dec<40>();
+    } else {
+      setmaxnreg_inc<232>();
+    }
+  }
   if (pp && wgi == 1) named_arrive(1, 256);
 
   // Q as the S products' A operand: this warpgroup's 64 rows in a K-major tile after the stages (two
   // 64-dim halves of 8 KiB, 128-byte swizzle), rounded to the pool's type; rows past the tile repeat
   // its last row. (From registers, ptxas gave P's registers Q's while Q was still live across the
   // loop: call 6 of round 27.) Written before the loop's first block barrier and proxy fence.
-  uint8_t* const qt = smem + STAGES * 2 * kTile + (warp / 4) * kQTile;
+  uint8_t* const qt = smem + STAGES * 2 * kTile + (copier ? 0 : warp / 4) * kQTile;
 #pragma unroll
   for (int c = 0; c < 8; ++c) {
+    if (copier) break;
     const int idx = threadIdx.x % 128 + c * 128, row = idx / 16, ch16 = idx % 16;
     const float* qr = p.q + int64_t(tile.row0 + min(row, tile.rows - 1)) * p.ldq + int64_t(h) * kHD + ch16 * 8;
     const float4 a = *reinterpret_cast<const float4*>(qr), b = *reinterpret_cast<const float4*>(qr + 4);
@@ -99,7 +122,8 @@ __global__ void __launch_bounds__(128 * HPB, 1)
   // same row % 8, so the chunk's swizzled place in a row is fixed.
   constexpr int STEP = NT / 16, RPT = NKV / STEP;
   static_assert(STEP % 8 == 0 && NKV % STEP == 0, "a thread's rows share row % 8");
-  const int ch = threadIdx.x % 16, pr0 = threadIdx.x / 16;
+  const int ct = WS ? threadIdx.x % 128 : threadIdx.x;  // this thread's place among the copying threads
+  const int ch = ct % 16, pr0 = ct / 16;
   const uint32_t dst0 = uint32_t(ch / 8 * kHalf + pr0 * 128 + (((ch % 8) ^ (pr0 & 7)) << 4));
   const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   int blk[RPT], slot[RPT];
@@ -126,18 +150,44 @@ __global__ void __launch_bounds__(128 * HPB, 1)
 #pragma unroll
   for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 
+  if constexpr (WS) {
+    if (copier) {  // tile j into stage j % STAGES once both multiplying warpgroups are done with j - STAGES
+      fetch(0);
+      for (int j = 0; j < n_kv; ++j) {
+        if (j >= STAGES) mbar_wait(&empty[j % STAGES], (j / STAGES - 1) & 1);
+        issue(j);
+        fetch(j + 1);
+        if (j > 0) {
+          cp_async_wait<1>();  // tile j - 1 landed
+          fence_proxy_async();
+          mbar_arrive(&full[(j - 1) % STAGES]);
+        }
+      }
+      cp_async_wait<0>();
+      fence_proxy_async();
+      mbar_arrive(&full[(n_kv - 1) % STAGES]);
+      return;
+    }
+    fence_proxy_async();  // Q's tile, for the S products
+    named_sync(3, 128 * HPB);
+  } else {
 #pragma unroll
-  for (int j = 0; j < STAGES - 1; ++j) {
-    fetch(j);
-    issue(j);
+    for (int j = 0; j < STAGES - 1; ++j) {
+      fetch(j);
+      issue(j);
+    }
+    fetch(STAGES - 1);
   }
-  fetch(STAGES - 1);
   for (int j = 0; j < n_kv; ++j) {
-    cp_async_wait<STAGES - 2>();  // this thread's copies of tile j landed
-    fence_proxy_async();          // ... and are visible to wgmma
-    __syncthreads();              // everyone's; and the stage read at j - 1 is free (its wgmma were awaited)
-    issue(j + STAGES - 1);
-    fetch(j + STAGES);
+    if constexpr (WS) {
+      mbar_wait(&full[j % STAGES], (j / STAGES) & 1);
+    } else {
+      cp_async_wait<STAGES - 2>();  // this thread's copies of tile j landed
+      fence_proxy_async();          // ... and are visible to wgmma
+      __syncthreads();              // everyone's; and the stage read at j - 1 is free (its wgmma were awaited)
+      issue(j + STAGES - 1);
+      fetch(j + STAGES);
+    }
     const uint8_t* kt = smem + (j % STAGES) * 2 * kTile;
     const uint8_t* vt = kt + kTile;
     const int t0 = j * NKV;
@@ -178,8 +228,9 @@ __global__ void __launch_bounds__(128 * HPB, 1)
     wgmma_wait<0>();
     wgmma_fence_operands(o);
     wgmma_fence_operands(pa);  // P's registers stay P's until the products reading them are done
+    if constexpr (WS) mbar_arrive(&empty[j % STAGES]);
   }
-  cp_async_wait<0>();
+  if constexpr (!WS) cp_async_wait<0>();
   l0 += __shfl_xor_sync(kFull, l0, 1);
   l0 += __shfl_xor_sync(kFull, l0, 2);
   l1 += __shfl_xor_sync(kFull, l1, 1);
@@ -195,11 +246,11 @@ int env_or(const char* name, int fallback) {
   return e != nullptr ? std::atoi(e) : fallback;
 }
 
-template <typename T, int NKV, int kStages, int HPB>
+template <typename T, int NKV, int kStages, int HPB, bool WS>
 cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   constexpr int smem = wg_smem_bytes<NKV, kStages, HPB>();
-  static_assert(smem <= 232448, "227 KiB a block at most");
-  const auto kernel = attn_wg_kernel<T, NKV, kStages, HPB>;
+  static_assert(smem + 2 * 8 * kStages <= 232448, "227 KiB a block at most");
+  const auto kernel = attn_wg_kernel<T, NKV, kStages, HPB, WS>;
   static bool raised = false;
   if (!raised) {
     const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -207,18 +258,26 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
     raised = true;
   }
   static const int pingpong = env_or("VELLUM_CUDA_ATTN_WG_PP", 1);
-  kernel<<<dim3(unsigned(n_tiles), unsigned(p.heads / HPB)), 128 * HPB, smem, stream>>>(p, tiles, n_tiles, pingpong);
+  kernel<<<dim3(unsigned(n_tiles), unsigned(p.heads / HPB)), 128 * HPB + (WS ? 128 : 0), smem, stream>>>(p, tiles, n_tiles, pingpong);
   return cudaGetLastError();
 }
+
+// VELLUM_CUDA_ATTN_WG_WS=0: round 27's kernel (every thread copies; a block barrier a tile).
+const int g_ws = env_or("VELLUM_CUDA_ATTN_WG_WS", 1);
 
 template <typename T, int NKV, int kStages>
 cudaError_t launch_pair(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
   const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0;
-  return pair ? launch_wg<T, NKV, kStages, 2>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, kStages, 1>(p, tiles, n_tiles, stream);
+  if (g_ws != 0) {
+    return pair ? launch_wg<T, NKV, kStages, 2, true>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, kStages, 1, true>(p, tiles, n_tiles, stream);
+  }
+  return pair ? launch_wg<T, NKV, kStages, 2, false>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, kStages, 1, false>(p, tiles, n_tiles, stream);
 }
 template <typename T>
 cudaError_t launch_type(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  static const int stages = env_or("VELLUM_CUDA_ATTN_WG_STAGES", 2);
+  // Three stages with the copying warpgroup (it keeps two tiles in flight; round 31: 2 stages 269
+  // TFLOP/s at 8k, 3 stages 346), two without it (round 27: 3 stages no faster).
+  static const int stages = env_or("VELLUM_CUDA_ATTN_WG_STAGES", g_ws != 0 ? 3 : 2);
   if (attn_wg_kv() == 128) {
     return stages == 3 ? launch_pair<T, 128, 3>(p, tiles, n_tiles, stream) : launch_pair<T, 128, 2>(p, tiles, n_tiles, stream);
   }

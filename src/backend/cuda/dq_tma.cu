@@ -217,15 +217,6 @@ struct RsLayout {
 };
 constexpr int kRsThreads = kMultipliers + 128;  // the multipliers, then the copying warpgroup
 
-template <int N>
-__device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N>
-__device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-
 // One stage's wgmma in flight while the next stage's fragments are built into the other register
 // set (two stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16
 // (OutT).

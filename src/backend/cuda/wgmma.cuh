@@ -28,6 +28,17 @@ __device__ __forceinline__ void wgmma_wait() {
 // to the async proxy that wgmma reads shared memory through.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// A warpgroup gives registers back (a copying warpgroup) or takes them (the multiplying ones), so
+// that the multipliers get more than an even share of the register file (all its warps execute it).
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // Byte offset of 16-byte chunk c (elements 8c..8c+7) of row r in such a 128-byte swizzled tile.
 __device__ __forceinline__ int sw128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
 
