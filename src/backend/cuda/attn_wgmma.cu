@@ -61,7 +61,7 @@ __device__ __forceinline__ void named_arrive(int id, int threads) { asm volatile
 // over (round 27).
 template <typename T, int NKV, int STAGES, int HPB, bool WS>
 __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
-    attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong) {
+    attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong, int heads_fastest) {
   pdl_wait();
   constexpr int NT = WS ? 128 : 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
   constexpr int kHalf = NKV * 128;     // bytes of one 64-dim half of a K or V tile
@@ -69,11 +69,12 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
   constexpr int kQTile = 64 * kHD * 2;  // a warpgroup's 64 query rows
   extern __shared__ uint8_t wg_smem_raw[];
   uint8_t* const smem = wg_smem_raw + ((1024 - (__cvta_generic_to_shared(wg_smem_raw) & 1023)) & 1023);
-  const AttnTile tile = tiles[n_tiles - 1 - int(blockIdx.x)];  // longest contexts first
+  const int bt = heads_fastest ? int(blockIdx.y) : int(blockIdx.x), bh = heads_fastest ? int(blockIdx.x) : int(blockIdx.y);
+  const AttnTile tile = tiles[n_tiles - 1 - bt];  // longest contexts first
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
   const int G = p.heads / p.kv.kv_heads;
   // The copying warpgroup (WS) copies for the block's KV head: its heads are one KV group's.
-  const int h = int(blockIdx.y) * HPB + min(warp / 4, HPB - 1), kvh = h / G;
+  const int h = bh * HPB + min(warp / 4, HPB - 1), kvh = h / G;
   const int ctx_last = tile.ctx0 + tile.rows - 1;
   const int i0 = warp % 4 * 16 + gr, i1 = i0 + 8;  // query rows (past the tile: never stored)
   const int c0 = min(tile.ctx0 + i0, ctx_last), c1 = min(tile.ctx0 + i1, ctx_last);
@@ -258,7 +259,15 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
     raised = true;
   }
   static const int pingpong = env_or("VELLUM_CUDA_ATTN_WG_PP", 1);
-  kernel<<<dim3(unsigned(n_tiles), unsigned(p.heads / HPB)), 128 * HPB + (WS ? 128 : 0), smem, stream>>>(p, tiles, n_tiles, pingpong);
+  // Which index the hardware dispatches first. Tiles fastest (round 27), the blocks running at once
+  // are mostly one head pair's query tiles, longest first: one KV head's K/V in L2. With few tiles a
+  // head, the later head pairs' longest tiles then start last and leave a tail, so there the head
+  // pairs go fastest (every head's longest tiles first). Round 31: 2 048 tokens 222 -> 264 TFLOP/s,
+  // 8 192 (128 tiles) 346 -> 343. VELLUM_CUDA_ATTN_WG_ORDER=0 / 1 forces either.
+  static const int order = env_or("VELLUM_CUDA_ATTN_WG_ORDER", -1);
+  const int heads_fastest = order >= 0 ? order : n_tiles <= 64 ? 1 : 0;
+  const dim3 grid = heads_fastest ? dim3(unsigned(p.heads / HPB), unsigned(n_tiles)) : dim3(unsigned(n_tiles), unsigned(p.heads / HPB));
+  kernel<<<grid, 128 * HPB + (WS ? 128 : 0), smem, stream>>>(p, tiles, n_tiles, pingpong, heads_fastest);
   return cudaGetLastError();
 }
 
