@@ -258,7 +258,6 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
-  static const int pingpong = env_or("VELLUM_CUDA_ATTN_WG_PP", 1);
   // Which index the hardware dispatches first. Tiles fastest (round 27), the blocks running at once
   // are mostly one head pair's query tiles, longest first: one KV head's K/V in L2. With few tiles a
   // head, the later head pairs' longest tiles then start last and leave a tail, so there the head
@@ -266,6 +265,12 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   // 8 192 (128 tiles) 346 -> 343. VELLUM_CUDA_ATTN_WG_ORDER=0 / 1 forces either.
   static const int order = env_or("VELLUM_CUDA_ATTN_WG_ORDER", -1);
   const int heads_fastest = order >= 0 ? order : n_tiles <= 64 ? 1 : 0;
+  // Turns (the two warpgroups' products in turn): with the copying warpgroup they cost more than they
+  // give on long prefills. Round 31, one sequence: 8 192 tokens (128 tiles) 346-348 TFLOP/s with
+  // turns, 351-353 without; 2 048 the same; 512 107-109 with, 105-106 without. Round 27's kernel
+  // keeps them (worth 6-8% there). VELLUM_CUDA_ATTN_WG_PP=0 / 1 forces either.
+  static const int turns = env_or("VELLUM_CUDA_ATTN_WG_PP", -1);
+  const int pingpong = turns >= 0 ? turns : WS && n_tiles > 64 ? 0 : 1;
   const dim3 grid = heads_fastest ? dim3(unsigned(p.heads / HPB), unsigned(n_tiles)) : dim3(unsigned(n_tiles), unsigned(p.heads / HPB));
   kernel<<<grid, 128 * HPB + (WS ? 128 : 0), smem, stream>>>(p, tiles, n_tiles, pingpong, heads_fastest);
   return cudaGetLastError();
