@@ -2098,8 +2098,9 @@ double attention_ms(TensorType kv_type, uint32_t nseq, uint32_t past, uint32_t q
 
 // Paged attention per layer: decode (bytes of K and V read / time vs the copy bandwidth), prefill
 // of one sequence on the tensor-core and the split path, and the chunk size where they cross.
-// Every attention check of the full run: F32 / F16 / BF16 pools, 32q/8kv x128 and 14q/2kv x64,
-// block sizes whose tiles straddle KV blocks, and the deterministic mode's two paths.
+// Every attention check of the full run: F32 / F16 / BF16 pools, 32q/8kv x128 and 14q/2kv x64 (and
+// 28q/4kv x128 on a BF16 pool), block sizes whose tiles straddle KV blocks, and the deterministic
+// mode's two paths.
 void check_attention_all(Pair& p) {
   check_attention(p, 32, 8, 128);
   p.cpu.release_scratch();
@@ -2117,6 +2118,11 @@ void check_attention_all(Pair& p) {
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   check_attention(p, 32, 8, 128, TensorType::F16, 24);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  // Round 31: a KV group of odd size at 128 dims (qwen2.5-7b's 28q/4kv): the tensor-core kernel's
+  // blocks of one head (attn_wgmma.cu), which 32q/8kv never reaches.
+  check_attention(p, 28, 4, 128, TensorType::BF16);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   check_attention(p, 14, 2, 64, TensorType::BF16, 8);

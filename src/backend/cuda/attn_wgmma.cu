@@ -92,6 +92,10 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
       mbar_init_fence();
     }
     __syncthreads();
+    // Meant to move registers to the multiplying warpgroups; ptxas (CUDA 13) ignores both (C7507:
+    // the copying warpgroup's addressing needs more than 40), so every warp keeps the launch's 168,
+    // in which the multiplying code fits without spills. They stay because they order the prologue
+    // of the SASS that round 31 measured; a leaner copier that lets them act is not measured yet.
     if (copier) {
       setmaxnreg_dec<40>();
     } else {
@@ -263,8 +267,9 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   // head, the later head pairs' longest tiles then start last and leave a tail, so there the head
   // pairs go fastest (every head's longest tiles first). Round 31: 2 048 tokens 222 -> 264 TFLOP/s,
   // 8 192 (128 tiles) 346 -> 343. VELLUM_CUDA_ATTN_WG_ORDER=0 / 1 forces either.
+  // Round 27's kernel keeps tiles fastest (not measured the other way).
   static const int order = env_or("VELLUM_CUDA_ATTN_WG_ORDER", -1);
-  const int heads_fastest = order >= 0 ? order : n_tiles <= 64 ? 1 : 0;
+  const int heads_fastest = n_tiles > 65535 ? 0 : order >= 0 ? order : WS && n_tiles <= 64 ? 1 : 0;
   // Turns (the two warpgroups' products in turn): with the copying warpgroup they cost more than they
   // give on long prefills. Round 31, one sequence: 8 192 tokens (128 tiles) 346-348 TFLOP/s with
   // turns, 351-353 without; 2 048 the same; 512 107-109 with, 105-106 without. Round 27's kernel
@@ -279,23 +284,22 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
 // VELLUM_CUDA_ATTN_WG_WS=0: round 27's kernel (every thread copies; a block barrier a tile).
 const int g_ws = env_or("VELLUM_CUDA_ATTN_WG_WS", 1);
 
-template <typename T, int NKV, int kStages>
-cudaError_t launch_pair(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0;
-  if (g_ws != 0) {
-    return pair ? launch_wg<T, NKV, kStages, 2, true>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, kStages, 1, true>(p, tiles, n_tiles, stream);
-  }
-  return pair ? launch_wg<T, NKV, kStages, 2, false>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, kStages, 1, false>(p, tiles, n_tiles, stream);
+// The copying warpgroup feeds blocks of two heads (a KV group of even size, the shape the checks
+// and timings cover: 32q/8kv); a block of one head keeps round 27's kernel. Three stages with the
+// copying warpgroup (it keeps two tiles in flight; round 31: 2 stages 269 TFLOP/s at 8k, 3 stages
+// 346), two without it (round 27: 3 stages no faster). VELLUM_CUDA_ATTN_WG_STAGES=2 / 3 forces either.
+template <typename T, int NKV>
+cudaError_t launch_kv(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+  const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0, ws = g_ws != 0 && pair;
+  static const int forced = env_or("VELLUM_CUDA_ATTN_WG_STAGES", 0);
+  const bool three = forced == 3 || (forced != 2 && ws);
+  if (ws) return three ? launch_wg<T, NKV, 3, 2, true>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, 2, 2, true>(p, tiles, n_tiles, stream);
+  if (pair) return three ? launch_wg<T, NKV, 3, 2, false>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, 2, 2, false>(p, tiles, n_tiles, stream);
+  return three ? launch_wg<T, NKV, 3, 1, false>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, 2, 1, false>(p, tiles, n_tiles, stream);
 }
 template <typename T>
 cudaError_t launch_type(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  // Three stages with the copying warpgroup (it keeps two tiles in flight; round 31: 2 stages 269
-  // TFLOP/s at 8k, 3 stages 346), two without it (round 27: 3 stages no faster).
-  static const int stages = env_or("VELLUM_CUDA_ATTN_WG_STAGES", g_ws != 0 ? 3 : 2);
-  if (attn_wg_kv() == 128) {
-    return stages == 3 ? launch_pair<T, 128, 3>(p, tiles, n_tiles, stream) : launch_pair<T, 128, 2>(p, tiles, n_tiles, stream);
-  }
-  return stages == 3 ? launch_pair<T, 64, 3>(p, tiles, n_tiles, stream) : launch_pair<T, 64, 2>(p, tiles, n_tiles, stream);
+  return attn_wg_kv() == 128 ? launch_kv<T, 128>(p, tiles, n_tiles, stream) : launch_kv<T, 64>(p, tiles, n_tiles, stream);
 }
 
 }  // namespace
