@@ -63,6 +63,7 @@ template <typename T, int NKV, int STAGES, int HPB, bool WS>
 __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
     attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong, int heads_fastest) {
   pdl_wait();
+  static_assert(!WS || HPB == 2, "the copying warpgroup feeds two-head blocks only (launch_kv)");
   constexpr int NT = WS ? 128 : 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
   constexpr int kHalf = NKV * 128;     // bytes of one 64-dim half of a K or V tile
   constexpr int kTile = 2 * kHalf;     // one K (or V) tile
@@ -107,7 +108,8 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
   // Q as the S products' A operand: this warpgroup's 64 rows in a K-major tile after the stages (two
   // 64-dim halves of 8 KiB, 128-byte swizzle), rounded to the pool's type; rows past the tile repeat
   // its last row. (From registers, ptxas gave P's registers Q's while Q was still live across the
-  // loop: call 6 of round 27.) Written before the loop's first block barrier and proxy fence.
+  // loop: call 6 of round 27.) Written before the proxy fence and the loop's first block barrier
+  // (WS: named barrier 3 of the multiplying warpgroups). The copying warpgroup writes none.
   uint8_t* const qt = smem + STAGES * 2 * kTile + (copier ? 0 : warp / 4) * kQTile;
 #pragma unroll
   for (int c = 0; c < 8; ++c) {
