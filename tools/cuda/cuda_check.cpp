@@ -2596,50 +2596,6 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   return time_dq_plan(t, w, n, k, m, reps, plan);
 }
 
-// Round 32: the register-A bulk-copy kernel's stream-K grid (stream_k.h) against its plain grid on
-// llama3-8b's prefill shapes, where the plan takes it: whole tiles and shared ones (14 336 rows at
-// 512 tokens: 132 whole, 92 shared), shared only (6 144 rows: 96 tiles), the last whole wave
-// shared with a small remainder (1 024 tokens), 128-token tiles. Weights repeat every 897 rows (no
-// multiple of the 128-row tile: a tile written to another's place shows), every token differs;
-// outputs start as NaN. Sums differ from the plain grid's only in f32 order; run twice bit for bit.
-void check_stream_k() {
-  CudaBackend be(0);
-  be.set_dq_mma_rows(1, int64_t(1) << 30);
-  be.set_dq_mma(true);
-  be.set_dq_rs(4);
-  int sms = 0;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  struct Case {
-    TensorType t;
-    int64_t n, k, m;
-  };
-  for (const Case c : {Case{TensorType::Q4_K, 14336, 4096, 512}, Case{TensorType::Q8_0, 6144, 4096, 512},
-                       Case{TensorType::Q6_K, 14336, 4096, 1024}, Case{TensorType::Q4_K, 4096, 4096, 300},
-                       Case{TensorType::Q8_0, 1024, 4096, 100}}) {
-    const cuda::DqMmaPlan plan = cuda::dq_tma_plan(c.n, c.k, c.m, sms, 0, 0, 4);
-    const Weight wt = upload_repeated(be, c.t, c.n, c.k, 897);
-    Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n);
-    const std::vector<float> xv = randn(size_t(c.m * c.k));
-    be.write(x, xv.data());
-    std::vector<float> got[3];
-    for (int run = 0; run < 3; ++run) {  // plain grid, stream-K, stream-K again
-      cuda::set_dq_tma_stream_k(run > 0);
-      be.fill(out, std::nanf(""));
-      be.matmul(wt, x, out, nullptr);
-      got[run].resize(size_t(c.m * c.n));
-      be.read(out, got[run].data());
-    }
-    cuda::set_dq_tma_stream_k(true);
-    const std::string name = fmt::format("stream-K {} {}x{} rows {}", tensor_type_name(c.t), c.n, c.k, c.m);
-    const std::string shape = plan.sk.grid == 0 ? std::string("NOT stream-K by the plan")
-                                                : fmt::format("{} whole tiles, {} shared by {} blocks, up to {} parts", plan.sk.dp_tiles,
-                                                              plan.sk.sk_units / plan.sk.nk, plan.sk.sk_blocks, plan.sk.max_parts);
-    record(name + " vs the plain grid", plan.sk.grid == 0 ? 1.0 : rel_err(got[1], got[0]), 1e-5, shape);
-    record(name + " run twice", max_abs_diff(got[2], got[1]), 0, "bit for bit");
-    be.release_scratch();
-  }
-}
-
 // Rounds 26 and 28: the bulk-copy kernels (dq_tma.h) against dequantize + cuBLAS and round 15's
 // kernel on llama3-8b's weight shapes at prefill row counts, µs and TFLOP/s (2·M·N·K) against the
 // BF16 GEMM peak. The through-backend rows include the backend's own work (bf16 copy of x,
@@ -2676,16 +2632,9 @@ void bench_dq_tma(double gemm_tflops) {
         for (const int rs : {3, 4}) {
           for (const int bt : {128, 192, 256}) {
             if (rs == 4 && bt == 192) continue;
-            for (const bool sk : {false, true}) {  // round 32: rs 4's plain grid, then stream-K where the plan takes it
-              if (sk && rs != 4) continue;
-              cuda::set_dq_tma_stream_k(sk);
-              const cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, sms, bt, 0, rs);
-              cuda::set_dq_tma_stream_k(true);
-              if (sk && plan.sk.grid == 0) continue;
-              const double ms = time_dq_plan(t, wt.data, n, k, m, 20, plan);
-              line += fmt::format(" {}{} {} {:.1f} us ({:.0f});", rs == 4 ? "rs" : "", bt,
-                                  sk ? fmt::format("sk{}", plan.sk.max_parts) : fmt::format("x{}", plan.splits), ms * 1e3, tf(ms));
-            }
+            const cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, sms, bt, 0, rs);
+            const double ms = time_dq_plan(t, wt.data, n, k, m, 20, plan);
+            line += fmt::format(" {}{} x{} {:.1f} us ({:.0f});", rs == 4 ? "rs" : "", bt, plan.splits, ms * 1e3, tf(ms));
           }
         }
         bench_line(line);
@@ -3718,7 +3667,6 @@ int run(int argc, char** argv) {
         d.cpu.release_scratch();
         d.gpu.release_scratch();
       }
-      check_stream_k();
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);

@@ -492,12 +492,11 @@ struct CudaBackend::Impl {
     if (dq_tma == 0 || M < dq_tma_min_rows || !cuda::dq_tma_supports(type, K)) return false;
     return dq_tma == 2 || M <= dq_tma_max_rows;
   }
-  // The partial sums and arrival counters of a dq_mma / dq_tma plan's K split or stream-K shared
-  // tiles (none for a plain unsplit grid).
+  // The K split's partial sums and arrival counters of a dq_mma / dq_tma plan (none unsplit).
   void dq_scratch(const cuda::DqMmaPlan& plan, float*& ws, int32_t*& cnt) {
     ws = nullptr;
     cnt = nullptr;
-    if (plan.splits <= 1 && plan.ws_floats == 0) return;
+    if (plan.splits <= 1) return;
     ws = static_cast<float*>(grow(dq_ws, plan.ws_floats * sizeof(float), "matmul partial sums"));
     const void* old_cnt = dq_cnt.get();
     const size_t old_size = dq_cnt.size();

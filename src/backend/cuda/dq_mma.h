@@ -19,7 +19,6 @@
 
 #include <cuda_runtime.h>
 
-#include "backend/cuda/stream_k.h"
 #include "core/tensor_type.h"
 
 namespace vellum::cuda {
@@ -37,14 +36,12 @@ bool dq_mma_rs_supports(TensorType type, int64_t k);
 struct DqMmaPlan {
   int nt = 0;                  // 8-token mma tiles per block
   unsigned tok_tiles = 0, row_tiles = 0, splits = 0;
-  size_t ws_floats = 0;        // partial sums (splits > 1, or stream-K's shared tiles)
-  size_t counters = 0;         // one arrival counter per split or shared tile, zero between launches
+  size_t ws_floats = 0;        // partial sums (splits > 1)
+  size_t counters = 0;         // one arrival counter per output tile (splits > 1), zero between launches
   // Round 15's kernel: each thread dequantizes its own wgmma A fragments into registers (no A tile
   // in shared memory, one barrier a stage). Same tiles, split and results (the same bf16 weights).
   // 0: round 11's kernel; 1: register A, each stage's wgmma waited for; 2: one stage in flight.
   int rs = 0;
-  // Round 32 (dq_tma's rs 4 only): a persistent grid sharing K stages (stream_k.h); grid 0: not.
-  StreamK sk;
 };
 // `sms`: the device's multiprocessors (the K split aims at one wave of blocks); `splits` > 0 forces it.
 DqMmaPlan dq_mma_plan(int64_t n, int64_t k, int64_t m, int sms, int splits = 0);

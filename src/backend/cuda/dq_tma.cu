@@ -220,40 +220,11 @@ constexpr int kRsThreads = kMultipliers + 128;  // the multipliers, then the cop
 // One stage's wgmma in flight while the next stage's fragments are built into the other register
 // set (two stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16
 // (OutT).
-// One run of K stages inside one tile: what a block of the register-A kernel walks. A block of a
-// (token tiles, weight row tiles, K splits) grid has one; a stream-K block (stream_k.h) its whole
-// tiles, then its shared runs.
-struct Segment {
-  int64_t n0, m0;   // the tile's first weight row and token
-  int k0, len;      // its stages [k0, k0 + len)
-  int parts, part;  // partial sum `part` of the tile's `parts` (1: the whole tile)
-  int64_t slot;     // the tile's counter (and its `parts`-slot group in the workspace)
-};
-__device__ __forceinline__ int segments(const StreamK& sk) {
-  return sk.grid == 0 ? 1 : int(sk.whole_tiles(blockIdx.x) + sk.shared_runs(blockIdx.x));
-}
-template <int BT>
-__device__ __forceinline__ Segment segment(const StreamK& sk, int nk, int i) {
-  Segment g;
-  if (sk.grid == 0) {
-    const int splits = int(gridDim.z), split = int(blockIdx.z);
-    g.n0 = int64_t(blockIdx.y) * kTileRows, g.m0 = int64_t(blockIdx.x) * BT;
-    g.k0 = int(int64_t(nk) * split / splits), g.len = int(int64_t(nk) * (split + 1) / splits) - g.k0;
-    g.parts = splits, g.part = split, g.slot = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
-    return g;
-  }
-  const StreamK::Run r = sk.run(blockIdx.x, unsigned(i));
-  const int64_t tile = int64_t(r.tile);
-  g.k0 = int(r.k0), g.len = int(r.len), g.parts = int(r.parts), g.part = int(r.part), g.slot = int64_t(r.shared);
-  g.n0 = tile / sk.tok_tiles * kTileRows, g.m0 = tile % sk.tok_tiles * BT;
-  return g;
-}
-
 template <class T, int BT, class OutT>
 __global__ void __launch_bounds__(kRsThreads, 1)
     dq_tma_rs_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap, int64_t n, int nk, int64_t m,
                      float* __restrict__ ws, int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo,
-                     const float* __restrict__ bias, int dbg, const StreamK sk) {
+                     const float* __restrict__ bias, int dbg) {
   using L = RsLayout<T, BT>;
   constexpr int S = L::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -261,9 +232,9 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   __shared__ int last_block;
   pdl_wait();
   uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
-  const int nseg = segments(sk);
-  // Ring position gi counts the block's stages over all its segments.
-  const auto parity = [](int gi) { return uint32_t(gi / S) & 1; };
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int sb = int(int64_t(nk) * split / splits), ns = int(int64_t(nk) * (split + 1) / splits) - sb;
+  const auto parity = [](int it) { return uint32_t(it / S) & 1; };
   if (threadIdx.x == 0) {
     for (int i = 0; i < S; ++i) {
       mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
@@ -275,21 +246,17 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   if (threadIdx.x >= kMultipliers) {  // the copying warpgroup: lane 0 of its first warp keeps the ring full
     setmaxnreg_dec<40>();
     if (threadIdx.x == kMultipliers) {
-      int gi = 0;
-      for (int si = 0; si < nseg; ++si) {
-        const Segment g = segment<BT>(sk, nk, si);
-        for (int j = 0; j < g.len; ++j, ++gi) {
-          const int sl = gi % S, s = g.k0 + j;
-          if (gi >= S) mbar_wait(&empty[sl], parity(gi - S));
-          uint8_t* st = smem + sl * L::kStageBytes;
-          // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 4 no weight copies, 8 no x copies.
-          mbar_arrive_expect_tx(&full[sl], (dbg & 4 ? 0u : L::kTx - L::kXBytes) + (dbg & 8 ? 0u : uint32_t(L::kXBytes)));
-          if (!(dbg & 8)) tma_load_2d(st, &xmap, s * kK, int(g.m0), &full[sl]);
-          if (!(dbg & 4)) {
+      for (int it = 0; it < ns; ++it) {
+        const int sl = it % S, s = sb + it;
+        if (it >= S) mbar_wait(&empty[sl], parity(it - S));
+        uint8_t* st = smem + sl * L::kStageBytes;
+        // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 4 no weight copies, 8 no x copies.
+        mbar_arrive_expect_tx(&full[sl], (dbg & 4 ? 0u : L::kTx - L::kXBytes) + (dbg & 8 ? 0u : uint32_t(L::kXBytes)));
+        if (!(dbg & 8)) tma_load_2d(st, &xmap, s * kK, int(blockIdx.x) * BT, &full[sl]);
+        if (!(dbg & 4)) {
 #pragma unroll
-            for (int i = 0; i < T::kPieces; ++i) {
-              tma_load_2d(st + L::kXBytes + i * kPieceBytes, &wmap, int(T::piece_off(s, i)), int(g.n0), &full[sl]);
-            }
+          for (int i = 0; i < T::kPieces; ++i) {
+            tma_load_2d(st + L::kXBytes + i * kPieceBytes, &wmap, int(T::piece_off(s, i)), int(blockIdx.y) * kTileRows, &full[sl]);
           }
         }
       }
@@ -300,14 +267,15 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const int tid = int(threadIdx.x), wg = tid / 128, lane = tid % 32, t = lane % 4;
   const int row = wg * 64 + ((tid % 128) / 32) * 16 + lane / 4;  // and row + 8
   float acc[BT / 8][4];
-  // Stage j of a segment uses register set C = j % 2: it is built into set C while stage j - 1
-  // runs; after it is issued, the wait retires stage j - 1, whose set (1 - C) and ring slot are
-  // then free. A segment ends with every wgmma retired, so the next starts with both sets free.
+#pragma unroll
+  for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  // Stage it uses register set C = it % 2: it is built into set C while stage it - 1 runs; after it
+  // is issued, the wait retires stage it - 1, whose set (1 - C) and ring slot are then free.
   uint32_t a[2][4][4] = {};
-  const auto step = [&](int gi, int s, bool after_first, auto c) {
+  const auto step = [&](int it, auto c) {
     constexpr int C = decltype(c)::value, R = 1 - C;
-    const int sl = gi % S;
-    mbar_wait(&full[sl], parity(gi));
+    const int sl = it % S;
+    mbar_wait(&full[sl], parity(it));
     const uint8_t* st = smem + sl * L::kStageBytes;
     const uint8_t* raw = st + L::kXBytes;
     if (dbg & 2) {  // DIAGNOSTIC: raw bytes as A, no dequantization
@@ -319,10 +287,10 @@ __global__ void __launch_bounds__(kRsThreads, 1)
       }
     } else {
       uint32_t lo[4], hi[4];
-      T::frag(raw + row * 16, kPieceBytes, s, t, lo, hi);
+      T::frag(raw + row * 16, kPieceBytes, sb + it, t, lo, hi);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[C][kk][0] = lo[kk], a[C][kk][2] = hi[kk];
-      T::frag(raw + (row + 8) * 16, kPieceBytes, s, t, lo, hi);
+      T::frag(raw + (row + 8) * 16, kPieceBytes, sb + it, t, lo, hi);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[C][kk][1] = lo[kk], a[C][kk][3] = hi[kk];
     }
@@ -332,35 +300,24 @@ __global__ void __launch_bounds__(kRsThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < kK / 16; ++kk) wgmma_m64k16_rs<BT>(acc, a[C][kk], db + 2 * kk);  // +32 bytes a k16 step
     wgmma_commit();
-    wgmma_wait<1>();               // stage gi - 1 is done: its slot and register set are free
+    wgmma_wait<1>();               // stage it - 1 is done: its slot and register set are free
     wgmma_fence_operands(a[R]);    // that set live until here, so its registers are not reused while it is read
-    if (after_first && lane == 0) mbar_arrive(&empty[(gi - 1) % S]);
+    if (it >= 1 && lane == 0) mbar_arrive(&empty[(it - 1) % S]);
   };
   using C0 = std::integral_constant<int, 0>;
   using C1 = std::integral_constant<int, 1>;
-  int gi = 0;
-  for (int si = 0; si < nseg; ++si) {
-    const Segment g = segment<BT>(sk, nk, si);
-#pragma unroll
-    for (int j = 0; j < BT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-    // Pairs in the loop, an odd stage after it: a conditional second step inside the loop would
-    // give ptxas a path on which a set is redefined while its own wgmma may run, and it serializes
-    // every wgmma of the kernel (C7513).
-    int j = 0;
-    for (; j + 1 < g.len; j += 2) {
-      step(gi + j, g.k0 + j, j >= 1, C0{});
-      step(gi + j + 1, g.k0 + j + 1, true, C1{});
-    }
-    if (j < g.len) step(gi + j, g.k0 + j, j >= 1, C0{});
-    wgmma_wait<0>();
-    wgmma_fence_operands(acc);
-    gi += g.len;
-    if (g.len > 0 && lane == 0) mbar_arrive(&empty[(gi - 1) % S]);  // the segment's last stage
-    const int64_t part_floats = int64_t(kTileRows) * BT;
-    finish_part<BT>(acc, g.parts, g.part, g.parts > 1 ? ws + g.slot * (sk.grid == 0 ? g.parts : int(sk.max_parts)) * part_floats : nullptr,
-                    g.parts > 1 ? counters + g.slot : nullptr, out, ldo, bias, g.n0, g.m0, n, m, &last_block,
-                    [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); });
+  // Pairs in the loop, an odd stage after it: a conditional second step inside the loop would give
+  // ptxas a path on which a set is redefined while its own wgmma may run, and it serializes every
+  // wgmma of the kernel (C7513).
+  int it = 0;
+  for (; it + 1 < ns; it += 2) {
+    step(it, C0{});
+    step(it + 1, C1{});
   }
+  if (it < ns) step(it, C0{});
+  wgmma_wait<0>();
+  wgmma_fence_operands(acc);
+  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block, [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); });
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 2 no dequantization; the register-A kernel
@@ -431,18 +388,18 @@ cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, in
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
   }
   if (rc != cudaSuccess) return rc;
-  const dim3 grid = plan.sk.grid > 0 ? dim3(plan.sk.grid) : dim3(plan.tok_tiles, plan.row_tiles, plan.splits);
+  const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   const int nk = int(k / kK);
   if constexpr (Kind == 4) {
     if (out_bf16) {
       dq_tma_rs_kernel<T, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(
-          wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits(), plan.sk);
+          wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits());
     } else {
       dq_tma_rs_kernel<T, BT, float><<<grid, kRsThreads, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters,
-                                                                             static_cast<float*>(out), ldo, bias, dbg_bits(), plan.sk);
+                                                                             static_cast<float*>(out), ldo, bias, dbg_bits());
     }
   } else {
-    if (out_bf16 || plan.sk.grid > 0) return cudaErrorInvalidValue;  // round 26's kernel: f32, no stream-K
+    if (out_bf16) return cudaErrorInvalidValue;  // round 26's kernel writes f32 only
     dq_tma_kernel<T, BT><<<grid, kThreads<BT>, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters, static_cast<float*>(out), ldo,
                                                                 bias, dbg_bits());
   }
@@ -471,20 +428,6 @@ bool dq_tma_supports(TensorType type, int64_t k) {
          k <= (int64_t(1) << 31) / 2 && encoder() != nullptr;
 }
 
-namespace {
-// VELLUM_CUDA_DQ_TMA_SK=0 (or set_dq_tma_stream_k): the plain grid and K split everywhere.
-int g_stream_k = [] {
-  const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_SK");
-  return e != nullptr ? std::atoi(e) : 1;
-}();
-// A block's share of the shared tiles' stages at least (fewer blocks share few stages): below that
-// its partial tile's store and the last block's sum cost more than the stages it takes off.
-constexpr unsigned kMinSharedStages = 8;
-}  // namespace
-
-void set_dq_tma_stream_k(bool on) { g_stream_k = on ? 1 : 0; }
-bool dq_tma_stream_k() { return g_stream_k != 0; }
-
 DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int splits, int kind) {
   const int64_t slots = std::max(sms, 1), nk = k / kK, row_tiles = (n + kTileRows - 1) / kTileRows;
   // Share of the multiprocessors' time that does useful work: the last wave's empty slots and the
@@ -509,12 +452,6 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
   }
   useful(toks, split);
   DqMmaPlan p;
-  // Stream-K (round 32) where the plain grid leaves more than a tenth of its waves idle.
-  const int64_t tok_tiles = (m + toks - 1) / toks, tiles = tok_tiles * row_tiles, blocks = tiles * split;
-  if (kind == 4 && splits <= 0 && g_stream_k != 0 && double(blocks) < 0.9 * double((blocks + slots - 1) / slots * slots)) {
-    p.sk = plan_stream_k(uint64_t(tiles), unsigned(tok_tiles), unsigned(nk), unsigned(slots), kMinSharedStages);
-    if (p.sk.grid > 0) split = 1;
-  }
   p.nt = int(toks / 8);
   p.tok_tiles = unsigned((m + toks - 1) / toks);
   p.row_tiles = unsigned(row_tiles);
@@ -523,10 +460,6 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
   if (p.splits > 1) {
     p.ws_floats = size_t(p.tok_tiles) * p.row_tiles * p.splits * kTileRows * toks;
     p.counters = size_t(p.tok_tiles) * p.row_tiles;
-  } else if (p.sk.grid > 0) {
-    const size_t shared = size_t(tiles) - p.sk.dp_tiles;
-    p.ws_floats = shared * p.sk.max_parts * kTileRows * toks;
-    p.counters = shared;
   }
   return p;
 }
@@ -536,10 +469,7 @@ cudaError_t launch_any(TensorType type, const void* w, int64_t n, int64_t k, con
                        float* ws, int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
   if (!dq_tma_supports(type, k) || (plan.rs != 3 && plan.rs != 4) || m <= 0 || n <= 0 || m > (int64_t(1) << 31) - 256 ||
       n > (int64_t(1) << 31) - 128 || plan.row_tiles > 65535u || plan.splits > 65535u ||
-      ((plan.splits > 1 || plan.ws_floats > 0) && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0 ||
-      (plan.sk.grid > 0 && (plan.rs != 4 || plan.sk.nk != unsigned(k / kK) || plan.sk.tok_tiles != plan.tok_tiles ||
-                            uint64_t(plan.sk.dp_tiles) + plan.sk.sk_units / std::max(plan.sk.nk, 1u) !=
-                                uint64_t(plan.tok_tiles) * plan.row_tiles))) {
+      (plan.splits > 1 && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0) {
     return cudaErrorInvalidValue;
   }
   switch (type) {

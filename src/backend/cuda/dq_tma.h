@@ -30,12 +30,7 @@ bool dq_tma_supports(TensorType type, int64_t k);
 // rows). Kind 4: 64 up to 64 rows, 128 up to 128 rows and for small weights (n·k ≤ 4096²) up to
 // 512, else 256. `bt` forces the token tile (kind 4: 64 / 128 / 256; kind 3: 128 / 192 / 256),
 // `splits` > 0 the split.
-// Kind 4 without a forced split: stream-K (DqMmaPlan::sk, stream_k.h) where the plain grid leaves
-// more than a tenth of its last wave idle (round 32), unless set_dq_tma_stream_k(false) or
-// VELLUM_CUDA_DQ_TMA_SK=0.
 DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0, int kind = 3);
-void set_dq_tma_stream_k(bool on);
-bool dq_tma_stream_k();
 // As launch_dq_mma (x bf16, rows k apart, 16-byte aligned; out f32, rows ldo apart).
 cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                           float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream);
