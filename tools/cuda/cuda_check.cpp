@@ -39,7 +39,6 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
-#include "backend/cuda/gemv_staged.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/det_mma16.h"
@@ -276,45 +275,6 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
   p.gpu.set_int8_gemv(true);
   p.gpu.set_mmq(true);
   p.gpu.set_dq_mma(true);
-}
-
-// Round 32: the batch-1 GEMV from weights staged in shared memory before the programmatic wait
-// (gemv_staged.h) against the ordinary launch of the same rows, bit for bit, and against f64 (the
-// int8 bound of check_matmul); outputs start as NaN. Shapes: llama3-8b's and qwen2.5-7b's output
-// projections, rows not a multiple of the 32-row block, a short last group of Q4_K / Q6_K (5 120),
-// a launch of two blocks.
-void check_gemv_staged(Pair& p) {
-  const bool was = cuda::gemv_staged_on();
-  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {3584, 3584}, {4000, 5120}, {40, 2048}}) {
-      const HostWeight hw = make_weight(t, n, k);
-      auto w = p.weight("w", t, k, n, hw.bytes);
-      const std::vector<float> xv = randn(size_t(k));
-      auto x = p.tensor(xv, 1, k);
-      std::vector<float> got[2];
-      for (int staged = 0; staged < 2; ++staged) {
-        cuda::set_gemv_staged(staged == 1);
-        auto out = p.output(1, n);
-        p.gpu.matmul(w.g, x.g, out.g, nullptr);
-        got[staged] = p.get_gpu(out.g);
-      }
-      cuda::set_gemv_staged(true);
-      const bool taken = cuda::gemv_staged_takes(t, n, k);
-      std::vector<double> ref(static_cast<size_t>(n), 0.0);
-      for (int64_t o = 0; o < n; ++o) {
-        double sum = 0;
-        for (int64_t i = 0; i < k; ++i) sum += double(xv[i]) * hw.values[o * k + i];
-        ref[o] = sum;
-      }
-      const std::string name = fmt::format("gemv staged {} {}x{}", tensor_type_name(t), n, k);
-      record(name + " vs the ordinary launch", taken ? max_abs_diff(got[1], got[0]) : 1.0, 0,
-             taken ? "bit for bit" : "NOT taken by the staged kernel");
-      record(name + " vs f64", rel_err(got[1], ref), 2e-2, "x in int8 per 32, as the ordinary launch");
-      p.cpu.release_scratch();
-      p.gpu.release_scratch();
-    }
-  }
-  cuda::set_gemv_staged(was);
 }
 
 // Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
@@ -3707,9 +3667,6 @@ int run(int argc, char** argv) {
         d.cpu.release_scratch();
         d.gpu.release_scratch();
       }
-    } else if (a == "--staged-only") {  // round 32's staged batch-1 GEMV only
-      Pair p;
-      check_gemv_staged(p);
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);
@@ -3752,7 +3709,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--staged-only] [--tma-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -3794,7 +3751,6 @@ int run(int argc, char** argv) {
     check_matmul(p, TensorType::Q6_K, 1024, 2049, {1}, true);
     check_matmul(p, TensorType::BF16, 1024, 4103, {1}, false);
     check_matmul(p, TensorType::Q8_0, 1024, 3001, {1}, false);
-    check_gemv_staged(p);
     check_matmul(p, TensorType::F32, 172, 64, {1, 7, 19}, true);  // a width that takes the scalar path
     check_matmul(p, TensorType::F16, 172, 64, {2, 19}, false);
     for (TensorType t : {TensorType::BF16, TensorType::F16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,

@@ -20,7 +20,6 @@
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kq.cuh"
-#include "backend/cuda/gemv_staged.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
 #include "backend/cuda/rows_mma.h"
@@ -1071,9 +1070,6 @@ void set_gemv_i8_variant(int v) { g_i8_variant = v; }
 
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
   if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  if (segs.count == 1 && g_i8_variant == 0 && gemv_staged_takes(type, segs.rows[0], k)) {  // round 32 (the same bits)
-    return launch_gemv_staged(type, segs.w[0], segs.rows[0], k, q8, segs.out[0], segs.bias[0], stream);
-  }
   if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
   return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });

@@ -49,11 +49,4 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
-// `bytes` (a multiple of 16; src and dst 16-byte aligned) of global memory into shared memory at
-// dst, counted on bar: one bulk copy, no tensor map.
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(dst)),
-               "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(smem_addr(bar))
-               : "memory");
-}
 }  // namespace vellum::cuda
