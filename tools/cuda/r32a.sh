@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The knob VELLUM_CUDA_RESIDENT_CAP and its code are on branch r32-resident; vcc_lean is branch
+# r31-lean-copier's build (both measured, not kept: docs/cuda.md, round 32).
 # Round 32, call 1: (1) --attn-only on main (the 28q/4kv x128 check's first run) and on branch
 # r31-lean-copier; (2) the prefill attention at 32 768 tokens; (3) branch r32-resident's
 # VELLUM_CUDA_RESIDENT_CAP (Q8_0 Q/K/V capped at 112 registers, the one-row attention at 88, so

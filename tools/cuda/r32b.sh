@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# The stream-K code is on branch r32-stream-k (measured, not kept: docs/cuda.md, round 32).
 # Round 32, call 2: stream-K for the register-A dequantizing GEMM (dq_tma.cu, stream_k.h).
 # --dq-only (with the new stream-K checks), --tma-bench (plain grid vs stream-K, kernel alone), then
 # llama3-8b Q4_K_M / Q8_0 prefill (512 / 1 024 / 2 048) and the quick bench (decode aggregate at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# The staged GEMV and its knob are on branch r32-gemv-staged (measured, not kept: docs/cuda.md, round 32).
 # Round 32, call 3: the batch-1 GEMV from weights staged in shared memory before the programmatic
 # wait (gemv_staged.cu, VELLUM_CUDA_GEMV_STAGED; the output projections of llama3-8b). --staged-only,
 # graphs vs eager with it on (llama3.2-1b Q4_K_M and Q8_0), batch 1 on/off alternating, the decode
