@@ -15,5 +15,5 @@ for r in rows:
     agg[name][1] += us
     total += us
 print(f"  {len(rows)} kernels, {total / 1000:.3f} ms GPU time")
-for name, (count, us) in sorted(agg.items(), key=lambda kv: -kv[1][1])[:14]:
+for name, (count, us) in sorted(agg.items(), key=lambda kv: -kv[1][1])[:int(sys.argv[2]) if len(sys.argv) > 2 else 14]:
     print(f"  {us / 1000:7.3f} ms {100 * us / total:5.1f}% n={count:4d} avg {us / count:8.1f} us  {name}")
