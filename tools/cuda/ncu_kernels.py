@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Sums `ncu --csv --metrics gpu__time_duration.sum` output per kernel (all launches in the file): total GPU time, then
-# the 14 costliest kernels with their share, launch count and average.
+# the costliest kernels (14, or the second argument) with their share, launch count and average.
 import collections, csv, re, sys
 
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
