@@ -2596,6 +2596,74 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   return time_dq_plan(t, w, n, k, m, reps, plan);
 }
 
+// Round 32: the register-A bulk-copy kernel's tile stored through shared memory against each value
+// stored from the accumulators (set_dq_tma_direct_store), bit for bit, outputs starting as NaN:
+// f32 rows (256-, 128- and 64-token tiles, a K split, ragged rows and tokens, bias) and the SwiGLU's
+// bf16 gate/up rows (its f32 rows on demand and the down projection reading its bf16 copy). Weights
+// repeat every 897 rows (no multiple of the 128-row tile), every token differs.
+void check_dq_store() {
+  CudaBackend be(0);
+  struct Case {
+    TensorType t;
+    int64_t n, k, m;
+    bool bias;
+  };
+  for (const Case c : {Case{TensorType::Q4_K, 14336, 4096, 512, false}, Case{TensorType::Q8_0, 4096, 4096, 300, false},
+                       Case{TensorType::Q6_K, 4096, 14336, 512, false}, Case{TensorType::Q6_K, 1000, 2048, 40, true},
+                       Case{TensorType::Q4_K, 1000, 2048, 100, true}}) {
+    const Weight wt = upload_repeated(be, c.t, c.n, c.k, 897);
+    std::vector<float> bv;
+    std::vector<uint8_t> bb;
+    Weight b{};
+    if (c.bias) {
+      bv = randn(size_t(c.n));
+      bb.resize(bv.size() * 4);
+      std::memcpy(bb.data(), bv.data(), bb.size());
+      b = be.upload_weight("b", TensorType::F32, c.n, 1, bb);
+    }
+    Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n);
+    const std::vector<float> xv = randn(size_t(c.m * c.k));
+    be.write(x, xv.data());
+    std::vector<float> got[2];
+    for (int direct = 0; direct < 2; ++direct) {
+      cuda::set_dq_tma_direct_store(direct == 1);
+      be.fill(out, std::nanf(""));
+      be.matmul(wt, x, out, c.bias ? &b : nullptr);
+      got[direct].resize(size_t(c.m * c.n));
+      be.read(out, got[direct].data());
+    }
+    cuda::set_dq_tma_direct_store(false);
+    record(fmt::format("dq_tma staged store {} {}x{} rows {}{} vs direct", tensor_type_name(c.t), c.n, c.k, c.m, c.bias ? " +bias" : ""),
+           max_abs_diff(got[0], got[1]), 0, "bit for bit, f32 rows");
+    be.release_scratch();
+  }
+  for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
+    const int64_t n = 1024, k = 2048, m = 200;
+    const Weight g = upload_repeated(be, t, n, k, 897), u = upload_repeated(be, t, n, k, 611);
+    const Weight down = upload_repeated(be, TensorType::BF16, 256, n, 97);
+    Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
+    const std::vector<float> xv = randn(size_t(m * k));
+    be.write(x, xv.data());
+    std::vector<float> got[2], dgot[2];
+    for (int direct = 0; direct < 2; ++direct) {
+      cuda::set_dq_tma_direct_store(direct == 1);
+      be.fill(out, std::nanf(""));
+      be.fill(d, std::nanf(""));
+      be.matmul_swiglu(g, u, x, out, up);
+      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
+      got[direct].resize(size_t(m * n));
+      dgot[direct].resize(size_t(m * 256));
+      be.read(out, got[direct].data());
+      be.read(d, dgot[direct].data());
+    }
+    cuda::set_dq_tma_direct_store(false);
+    record(fmt::format("dq_tma staged store {} SwiGLU {}x{} rows {} vs direct", tensor_type_name(t), n, k, m),
+           std::max(max_abs_diff(got[0], got[1]), max_abs_diff(dgot[0], dgot[1])), 0,
+           "bit for bit: bf16 gate/up rows, f32 SwiGLU rows and the down projection of its bf16 copy");
+    be.release_scratch();
+  }
+}
+
 // Rounds 26 and 28: the bulk-copy kernels (dq_tma.h) against dequantize + cuBLAS and round 15's
 // kernel on llama3-8b's weight shapes at prefill row counts, µs and TFLOP/s (2·M·N·K) against the
 // BF16 GEMM peak. The through-backend rows include the backend's own work (bf16 copy of x,
@@ -2635,6 +2703,12 @@ void bench_dq_tma(double gemm_tflops) {
             const cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, sms, bt, 0, rs);
             const double ms = time_dq_plan(t, wt.data, n, k, m, 20, plan);
             line += fmt::format(" {}{} x{} {:.1f} us ({:.0f});", rs == 4 ? "rs" : "", bt, plan.splits, ms * 1e3, tf(ms));
+            if (rs == 4) {  // round 32: each value stored from the accumulators, as before
+              cuda::set_dq_tma_direct_store(true);
+              const double dms = time_dq_plan(t, wt.data, n, k, m, 20, plan);
+              cuda::set_dq_tma_direct_store(false);
+              line += fmt::format(" direct {:.1f} us;", dms * 1e3);
+            }
           }
         }
         bench_line(line);
@@ -3667,6 +3741,7 @@ int run(int argc, char** argv) {
         d.cpu.release_scratch();
         d.gpu.release_scratch();
       }
+      check_dq_store();
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);

@@ -14,13 +14,12 @@ constexpr int kTileRows = 128;     // weight rows a block: 2 warpgroups x 64
 constexpr int kTileThreads = 256;  // the threads that hold the accumulators
 
 // `sync` is a barrier of exactly those 256 threads (__syncthreads where they are the whole block).
-// `out` f32 or bf16 (OutT).
-template <int BT, class Sync, class OutT>
+// The tile's store is left to `store`, called by the 256 threads with the block's whole sums
+// (dq_tma.cu stages it through shared memory).
+template <int BT, class Sync, class Store>
 __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
-                                            OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
-                                            int* last_block, Sync sync) {
-  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
-  const int64_t m0 = int64_t(blockIdx.x) * BT, n0 = int64_t(blockIdx.y) * kTileRows;
+                                            int* last_block, Sync sync, Store&& store) {
+  const int tid = threadIdx.x;
   const int splits = int(gridDim.z), split = int(blockIdx.z);
   if (splits > 1) {
     const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
@@ -51,7 +50,18 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
     }
     if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
   }
-  store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(acc), n0 + wg * 64 + wwarp * 16, m0, g, t, n, m, out, ldo, bias);
+  store(acc);
 }
 
+// The same storing each value where it lies in the accumulators: `out` f32 or bf16 (OutT).
+template <int BT, class Sync, class OutT>
+__device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
+                                            OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, int64_t n, int64_t m,
+                                            int* last_block, Sync sync) {
+  finish_tile<BT>(acc, ws, counters, last_block, sync, [&](const float(&sum)[BT / 8][4]) {
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, wwarp = (tid % 128) / 32;
+    store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(sum), int64_t(blockIdx.y) * kTileRows + wg * 64 + wwarp * 16,
+                          int64_t(blockIdx.x) * BT, lane / 4, lane % 4, n, m, out, ldo, bias);
+  });
+}
 }  // namespace vellum::cuda::dq

@@ -217,6 +217,54 @@ struct RsLayout {
 };
 constexpr int kRsThreads = kMultipliers + 128;  // the multipliers, then the copying warpgroup
 
+// The tile's store through shared memory (round 32): the 256 multiplying threads write their sums
+// (+ bias, rounded to OutT) into a token-major copy of the tile in the copy ring, free once every
+// wgmma has read its last stage, then write each token's 128 values as 16-byte vectors. Storing
+// each value where it lies in the accumulators (store_row_token_tiles) took 4-byte stores spread
+// over 4 token rows a warp instruction: ~11% of a 14 336 x 4 096 launch at 512 rows (call 8).
+// The same values, so the same bits.
+template <int BT, class OutT>
+struct StagedTile {
+  static constexpr int kPad = sizeof(OutT) == 4 ? 4 : 8;  // a token row 16 bytes longer: the transposed writes spread over the banks
+  static constexpr int kStride = kTileRows + kPad;         // values a token row
+  static constexpr int kVec = 16 / int(sizeof(OutT));      // values a 16-byte vector
+  static constexpr int kBytes = BT * kStride * int(sizeof(OutT));
+};
+template <int BT, class OutT, class Sync>
+__device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint8_t* smem, int64_t n0, int64_t m0, int64_t n, int64_t m,
+                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, Sync sync) {
+  using Tile = StagedTile<BT, OutT>;
+  OutT* tile = reinterpret_cast<OutT*>(smem);
+  const int tid = int(threadIdx.x), lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int r0 = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + g;  // rows r0 and r0 + 8 of the tile
+  sync();  // both warpgroups' last wgmma have read the ring
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = r0 + 8 * h;
+    const float bv = bias != nullptr && n0 + row < n ? bias[n0 + row] : 0.0f;
+#pragma unroll
+    for (int j = 0; j < BT / 8; ++j) {
+      const int tok = j * 8 + 2 * t;
+      tile[tok * Tile::kStride + row] = OutT(acc[j][2 * h] + bv);
+      tile[(tok + 1) * Tile::kStride + row] = OutT(acc[j][2 * h + 1] + bv);
+    }
+  }
+  sync();
+  const bool vec = ((reinterpret_cast<uintptr_t>(out) | uintptr_t(ldo * int64_t(sizeof(OutT)))) & 15) == 0;
+  constexpr int kPerTok = kTileRows / Tile::kVec;
+  for (int v = tid; v < BT * kPerTok; v += kTileThreads) {
+    const int tok = v / kPerTok, c = (v % kPerTok) * Tile::kVec;
+    if (m0 + tok >= m) break;  // later v only have later tokens
+    const OutT* src = tile + tok * Tile::kStride + c;
+    OutT* dst = out + (m0 + tok) * ldo + n0 + c;
+    if (vec && n0 + c + Tile::kVec <= n) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+      for (int i = 0; i < Tile::kVec && n0 + c + i < n; ++i) dst[i] = src[i];
+    }
+  }
+}
+
 // One stage's wgmma in flight while the next stage's fragments are built into the other register
 // set (two stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16
 // (OutT).
@@ -321,11 +369,26 @@ __global__ void __launch_bounds__(kRsThreads, 1)
     if (acc[0][0] == 1.2345f) out[0] = OutT(acc[BT / 8 - 1][3]);
     return;
   }
-  finish_tile<BT>(acc, ws, counters, out, ldo, bias, n, m, &last_block, [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); });
+  const auto sync = [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); };
+  const int64_t n0 = int64_t(blockIdx.y) * kTileRows, m0 = int64_t(blockIdx.x) * BT;
+  finish_tile<BT>(acc, ws, counters, &last_block, sync, [&](const float(&sum)[BT / 8][4]) {
+    if (dbg & 32) {  // set_dq_tma_direct_store: each value from the accumulators (before round 32)
+      store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(sum), n0 + wg * 64 + ((tid % 128) / 32) * 16, m0, lane / 4,
+                            t, n, m, out, ldo, bias);
+    } else {
+      static_assert(StagedTile<BT, OutT>::kBytes <= L::kStages * L::kStageBytes, "the tile fits in the copy ring");
+      store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, sync);
+    }
+  });
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 2 no dequantization; the register-A kernel
-// also 4 no weight copies, 8 no x copies, 16 no output stores (round 32).
+// also 4 no weight copies, 8 no x copies, 16 no output stores (round 32); 32 (not a diagnostic:
+// set_dq_tma_direct_store) each value stored from the accumulators.
+bool g_direct_store = [] {
+  const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_DIRECT_STORE");
+  return e != nullptr && std::atoi(e) != 0;
+}();
 int dbg_bits() {
   static const int bits = [] {
     const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_DBG");
@@ -397,10 +460,10 @@ cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, in
   if constexpr (Kind == 4) {
     if (out_bf16) {
       dq_tma_rs_kernel<T, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(
-          wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits());
+          wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits() | (g_direct_store ? 32 : 0));
     } else {
       dq_tma_rs_kernel<T, BT, float><<<grid, kRsThreads, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters,
-                                                                             static_cast<float*>(out), ldo, bias, dbg_bits());
+                                                                             static_cast<float*>(out), ldo, bias, dbg_bits() | (g_direct_store ? 32 : 0));
     }
   } else {
     if (out_bf16) return cudaErrorInvalidValue;  // round 26's kernel writes f32 only
@@ -426,6 +489,8 @@ cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int6
 }
 
 }  // namespace
+
+void set_dq_tma_direct_store(bool on) { g_direct_store = on; }
 
 bool dq_tma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30) &&

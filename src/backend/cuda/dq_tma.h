@@ -34,6 +34,9 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt = 0, int 
 // As launch_dq_mma (x bf16, rows k apart, 16-byte aligned; out f32, rows ldo apart).
 cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                           float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream);
+// The register-A kernel stores its tile through shared memory, 16 bytes a store (round 32); true:
+// each value from the accumulators as before (the same bits; VELLUM_CUDA_DQ_TMA_DIRECT_STORE=1).
+void set_dq_tma_direct_store(bool on);
 // The same with out in bf16 (rounded from the f32 sums + bias), for plan.rs 4 only.
 cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                                float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream);
