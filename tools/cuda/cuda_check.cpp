@@ -1410,6 +1410,8 @@ void pair_probe() {
   cudaFree(c);
 }
 
+void check_dq_group(Pair& p);
+
 void check_bf16_rows(Pair& p) {
   for (const TensorType t : {TensorType::BF16, TensorType::F16}) {
     check_norm_copy16(t, 264, 4096, 512);
@@ -1423,6 +1425,7 @@ void check_bf16_rows(Pair& p) {
   {
     Pair d;  // the backend's defaults (earlier checks force dq_mma in p): round 28's kernel, bf16 gate/up rows
     check_swiglu_rows(d, TensorType::Q4_K, 264, 1000, 1024);
+    check_dq_group(d);
   }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
@@ -2664,6 +2667,144 @@ void check_dq_store() {
   }
 }
 
+// Round 33: matmul_multi's quantized weights in one register-A launch (a layer's Q, K and V) against
+// f64, and against one matmul each with the same token tile and K split, bit for bit (each output is
+// the same block's K walk either way). Outputs start as NaN; each call must take one grouped launch.
+// One type, Q4_K_M's Q4_K/Q6_K mix, Q6_K first, heights not multiples of the 128-row tile, biases.
+void check_dq_group(Pair& p) {
+  using T = TensorType;
+  struct Case {
+    std::vector<T> types;
+    std::vector<int64_t> ns;
+    int64_t k;
+    bool bias;
+  };
+  const std::vector<Case> cases = {{{T::Q4_K, T::Q4_K, T::Q4_K}, {4096, 1024, 1024}, 4096, false},
+                                   {{T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096, false},
+                                   {{T::Q8_0, T::Q8_0, T::Q8_0}, {896, 128, 128}, 1024, true},
+                                   {{T::Q6_K, T::Q4_K}, {1000, 200}, 2048, true}};
+  for (const Case& c : cases) {
+    const size_t count = c.types.size();
+    std::vector<HostWeight> hw;
+    std::vector<Pair::W2> w, b;
+    std::vector<std::vector<float>> bv(count);
+    std::vector<std::vector<uint8_t>> bb(count);
+    for (size_t i = 0; i < count; ++i) {
+      hw.push_back(make_weight(c.types[i], c.ns[i], c.k));
+      w.push_back(p.weight("w", c.types[i], c.k, c.ns[i], hw[i].bytes));
+      bv[i] = randn(size_t(c.ns[i]));
+      bb[i].resize(bv[i].size() * 4);
+      std::memcpy(bb[i].data(), bv[i].data(), bb[i].size());
+      b.push_back(p.weight("b", T::F32, c.ns[i], 1, bb[i]));
+    }
+    std::string name = "dq_tma group";
+    for (size_t i = 0; i < count; ++i) name += fmt::format(" {} {}", tensor_type_name(c.types[i]), c.ns[i]);
+    name += fmt::format(" x{}{}", c.k, c.bias ? " +bias" : "");
+    for (const int64_t m : {40, 300, 512}) {
+      const std::vector<float> xv = randn(size_t(m * c.k));
+      auto x = p.tensor(xv, m, c.k);
+      // {0, 0}: the plan's own choice; then forced token tiles and K splits.
+      for (const auto& [bt, splits] : {std::pair{0, 0}, {256, 1}, {128, 2}, {64, 1}}) {
+        p.gpu.set_dq_tma_plan(bt, splits);
+        std::vector<Pair::T2> grouped, single;
+        std::vector<backend::Backend::MatmulOut> og;
+        for (size_t i = 0; i < count; ++i) {
+          grouped.push_back(p.output(m, c.ns[i]));
+          single.push_back(p.output(m, c.ns[i]));
+        }
+        for (size_t i = 0; i < count; ++i) og.push_back({&w[i].g, grouped[i].g, c.bias ? &b[i].g : nullptr});
+        const int64_t calls = p.gpu.dq_tma_group_calls();
+        p.gpu.matmul_multi(x.g, og);
+        const int64_t launched = p.gpu.dq_tma_group_calls() - calls;
+        for (size_t i = 0; i < count; ++i) p.gpu.matmul(w[i].g, x.g, single[i].g, c.bias ? &b[i].g : nullptr);
+        double err = 0, same = 0;
+        for (size_t i = 0; i < count; ++i) {
+          const auto got = p.get_gpu(grouped[i].g);
+          err = std::max(err, rel_err(got, ref_matmul(xv, hw[i], c.ns[i], c.k, c.bias ? &bv[i] : nullptr)));
+          same = std::max(same, max_abs_diff(got, p.get_gpu(single[i].g)));
+        }
+        const std::string what = fmt::format("{} rows {} tile {} split {}", name, m, bt, splits);
+        record(what + " vs f64", err, 1e-2, "x and weights in bf16, as one matmul");
+        if (bt != 0) record(what + " vs one matmul each", same, 0, "bit for bit");
+        record(what + ": one launch", launched == 1 ? 0 : 1, 0, fmt::format("{} grouped launches", launched));
+      }
+    }
+    p.gpu.set_dq_tma_plan(0, 0);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+  // Off: each weight its own launch, and none grouped.
+  p.gpu.set_dq_tma_group(false);
+  {
+    const HostWeight h0 = make_weight(T::Q4_K, 256, 1024), h1 = make_weight(T::Q4_K, 128, 1024);
+    auto w0 = p.weight("w", T::Q4_K, 1024, 256, h0.bytes), w1 = p.weight("w", T::Q4_K, 1024, 128, h1.bytes);
+    const std::vector<float> xv = randn(size_t(64 * 1024));
+    auto x = p.tensor(xv, 64, 1024);
+    auto o0 = p.output(64, 256), o1 = p.output(64, 128);
+    const std::vector<backend::Backend::MatmulOut> og = {{&w0.g, o0.g, nullptr}, {&w1.g, o1.g, nullptr}};
+    const int64_t calls = p.gpu.dq_tma_group_calls();
+    p.gpu.matmul_multi(x.g, og);
+    const double err = std::max(rel_err(p.get_gpu(o0.g), ref_matmul(xv, h0, 256, 1024, nullptr)),
+                                rel_err(p.get_gpu(o1.g), ref_matmul(xv, h1, 128, 1024, nullptr)));
+    record("dq_tma group off: Q4_K 256 + 128 x1024 rows 64 vs f64", err, 1e-2, "one launch each");
+    record("dq_tma group off: no grouped launch", double(p.gpu.dq_tma_group_calls() - calls), 0);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+  p.gpu.set_dq_tma_group(true);
+}
+
+// Round 33 (--plan-bench): llama3-8b's quantized matmuls at prefill row counts through the backend,
+// µs a call: a layer's Q, K and V as three launches (each weight's own plan) against one grouped
+// launch (the plan's choice, then forced token tiles / K splits), and the single weights' plans.
+void bench_dq_plans() {
+  CudaBackend be(0);
+  using T = TensorType;
+  struct Case {
+    std::string name;
+    std::vector<T> types;
+    std::vector<int64_t> ns;
+    int64_t k;
+  };
+  const std::vector<Case> cases = {{"Q/K/V Q4_K", {T::Q4_K, T::Q4_K, T::Q4_K}, {4096, 1024, 1024}, 4096},
+                                   {"Q/K/V Q4_K+Q6_K", {T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096},
+                                   {"Q/K/V Q8_0", {T::Q8_0, T::Q8_0, T::Q8_0}, {4096, 1024, 1024}, 4096},
+                                   {"output Q4_K", {T::Q4_K}, {4096}, 4096},
+                                   {"output Q8_0", {T::Q8_0}, {4096}, 4096},
+                                   {"gate Q4_K", {T::Q4_K}, {14336}, 4096},
+                                   {"down Q6_K", {T::Q6_K}, {4096}, 14336}};
+  const std::vector<std::pair<int, int>> forced = {{256, 1}, {256, 2}, {128, 1}, {128, 2}, {128, 3}, {64, 1}};
+  for (const Case& c : cases) {
+    std::vector<Weight> w;
+    for (size_t i = 0; i < c.types.size(); ++i) w.push_back(upload_repeated(be, c.types[i], c.ns[i], c.k, c.ns[i] / 16));
+    for (const int64_t m : {256, 512, 1024}) {
+      Tensor x = be.scratch(m, c.k);
+      const std::vector<float> xv = randn(size_t(m * c.k));
+      be.write(x, xv.data());
+      std::vector<Tensor> out;
+      std::vector<backend::Backend::MatmulOut> outs;
+      for (size_t i = 0; i < c.types.size(); ++i) out.push_back(be.scratch(m, c.ns[i]));
+      for (size_t i = 0; i < c.types.size(); ++i) outs.push_back({&w[i], out[i], nullptr});
+      const auto each = [&] {
+        for (size_t i = 0; i < w.size(); ++i) be.matmul(w[i], x, out[i], nullptr);
+      };
+      const auto grouped = [&] { be.matmul_multi(x, outs); };
+      const bool multi = w.size() >= 2;
+      std::string line = fmt::format("plans {} x{} rows {}: {} {:.1f} us", c.name, c.k, m, multi ? "one launch each" : "default",
+                                     time_ms(each, 20) * 1e3);
+      if (multi) line += fmt::format(" | grouped {:.1f}", time_ms(grouped, 20) * 1e3);
+      for (const auto& [bt, sp] : forced) {
+        be.set_dq_tma_plan(bt, sp);
+        line += fmt::format(" | {}/{} {:.1f}", bt, sp, time_ms(multi ? std::function<void()>(grouped) : std::function<void()>(each), 20) * 1e3);
+      }
+      be.set_dq_tma_plan(0, 0);
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+      be.release_scratch();
+    }
+  }
+}
+
 // Rounds 26 and 28: the bulk-copy kernels (dq_tma.h) against dequantize + cuBLAS and round 15's
 // kernel on llama3-8b's weight shapes at prefill row counts, µs and TFLOP/s (2·M·N·K) against the
 // BF16 GEMM peak. The through-backend rows include the backend's own work (bf16 copy of x,
@@ -3715,6 +3856,9 @@ int run(int argc, char** argv) {
     } else if (a == "--sampling-only") {  // argmax, top-k and draw checks only
       Pair p;
       check_sampling(p);
+    } else if (a == "--plan-bench") {  // round 33: grouped and single dequantizing GEMM plans through the backend
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      bench_dq_plans();
     } else if (a == "--tma-bench") {  // rounds 26 and 28: the bulk-copy dequantizing GEMMs' speed
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_dq_tma(bench_gemm());
@@ -3742,6 +3886,7 @@ int run(int argc, char** argv) {
         d.gpu.release_scratch();
       }
       check_dq_store();
+      check_dq_group(d);
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);
@@ -3784,7 +3929,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

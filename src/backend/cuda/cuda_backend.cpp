@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -221,6 +222,10 @@ struct CudaBackend::Impl {
   int dq_tma = 1, dq_tma_kind = 4;
   int64_t dq_tma_min_rows = 33, dq_tma_max_rows = 1024;
   int dq_tma_bt = 0;
+  // Round 33 (default on; VELLUM_CUDA_DQ_GROUP=0, set_dq_tma_group): matmul_multi's weights that take
+  // the register-A kernel (a layer's Q, K and V) as one launch.
+  bool dq_group = true;
+  int64_t dq_group_calls = 0;  // matmul_multi calls that took one grouped launch (dq_tma_group_calls())
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
@@ -718,6 +723,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_MAX"); d != nullptr) m.dq_tma_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_MIN"); d != nullptr) m.dq_tma_min_rows = std::max<int64_t>(2, std::atoll(d));
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_BT"); d != nullptr) m.dq_tma_bt = std::atoi(d);
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_GROUP"); d != nullptr) m.dq_group = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN"); d != nullptr) m.dq_auto_min_rows = std::atoll(d);
@@ -768,6 +774,12 @@ int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
+void CudaBackend::set_dq_tma_group(bool on) { impl_->dq_group = on; }
+int64_t CudaBackend::dq_tma_group_calls() const { return impl_->dq_group_calls; }
+void CudaBackend::set_dq_tma_plan(int token_tile, int splits) {
+  impl_->dq_tma_bt = std::max(0, token_tile);
+  impl_->dq_splits = std::max(0, splits);
+}
 int CudaBackend::dq_rs() const { return impl_->dq_rs; }
 void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
   impl_->dq_min_rows = min_rows;
@@ -1801,10 +1813,47 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
   for (const auto& [type, segs] : groups) m.gemv_batch1(type, segs, x);
 }
 
+// Many rows (round 33): the weights whose matmul would take the register-A dequantizing kernel
+// (dq_tma.h), two or three of them (a layer's Q, K and V), as one launch. False: nothing launched.
+bool CudaBackend::matmul_multi_dq(const Tensor& x, std::span<const MatmulOut> outs) {
+  Impl& m = *impl_;
+  const int64_t M = x.rows, K = x.cols;
+  std::array<cuda::DqSeg, cuda::kMaxDqSegs> segs{};
+  std::array<Tensor, cuda::kMaxDqSegs> written{};
+  int count = 0;
+  for (const MatmulOut& o : outs) {
+    const Weight& w = *o.w;
+    // Shapes and biases matmul would refuse stay with matmul, which names the problem.
+    if (w.cols != K || o.out.cols != w.rows || o.out.rows != M || (o.bias != nullptr && (o.bias->type != TensorType::F32 || o.bias->cols != w.rows))) {
+      return false;
+    }
+    if (!m.dq_mma_for(w.type, M, K, w.rows, w.data) || m.dq_plan(w.type, M, K, w.rows).rs != 4) continue;
+    if (count == cuda::kMaxDqSegs) return false;
+    written[count] = o.out;
+    segs[count++] = cuda::DqSeg{w.type, w.data, w.rows, o.out.data, o.out.cols,
+                                o.bias != nullptr ? static_cast<const float*>(o.bias->data) : nullptr};
+  }
+  if (count < 2 || count != int(outs.size()) || !cuda::dq_tma_group_supports(segs.data(), count, K)) return false;
+  const cuda::DqMmaPlan plan = cuda::dq_tma_group_plan(segs.data(), count, K, M, m.sms, m.dq_tma_bt, m.dq_splits);
+  float* ws;
+  int32_t* cnt;
+  m.dq_scratch(plan, ws, cnt);
+  const void* xb = m.bf16_input(x);
+  for (int i = 0; i < count; ++i) m.wrote(written[i]);
+  for (int i = 0; i < count; ++i) m.graphs.mix(57, int(segs[i].type), segs[i].w, segs[i].n, segs[i].out, segs[i].ldo, segs[i].bias);
+  m.graphs.mix(58, count, K, M, xb, ws, cnt, plan.splits, plan.nt);
+  ++m.dq_group_calls;
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_dq_tma_group(segs.data(), count, K, xb, M, plan, ws, cnt, false, m.stream), "dq_tma group kernel");
+  });
+  return true;
+}
+
 // Many rows (round 7): two BF16 weights of one shape (K and V) in one strided-batched GEMM over the
 // shared bf16 x; every other output through matmul (which reuses the same bf16 copy of x).
 void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> given) {
   Impl& m = *impl_;
+  if (m.dq_group && matmul_multi_dq(x, given)) return;
   // Weights with dense copies that take the cuBLAS path count as BF16 here (pairs of K and V).
   std::vector<Weight> views(given.size());
   std::vector<MatmulOut> outs(given.begin(), given.end());

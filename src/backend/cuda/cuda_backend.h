@@ -95,6 +95,13 @@ class CudaBackend final : public Backend {
   // The bulk-copy kernels for Q8_0 / Q4_K / Q6_K matmuls: 0 off, 1 (default) at 33..1 024 token
   // rows, 2 at 33 rows and more.
   void set_dq_tma(int mode);
+  // Round 33: matmul_multi's quantized weights that take the register-A bulk-copy kernel (a layer's
+  // Q, K and V) as one launch (default on; VELLUM_CUDA_DQ_GROUP=0 turns it off at construction).
+  void set_dq_tma_group(bool on);
+  int64_t dq_tma_group_calls() const;  // matmul_multi calls that took one grouped launch (checks)
+  // The bulk-copy kernels' token tile (64 / 128 / 256) and the dequantizing kernels' K split; 0 lets
+  // the plan choose (default; VELLUM_CUDA_DQ_TMA_BT, VELLUM_CUDA_DQ_MMA_SPLITS).
+  void set_dq_tma_plan(int token_tile, int splits);
   int dq_rs() const;
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead
   // of mmq (default 8, Q8_0 4; this sets both).
@@ -170,6 +177,7 @@ class CudaBackend final : public Backend {
 
  private:
   void matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> outs);
+  bool matmul_multi_dq(const Tensor& x, std::span<const MatmulOut> outs);
   void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);

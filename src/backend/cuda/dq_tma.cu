@@ -205,10 +205,13 @@ __global__ void __launch_bounds__(kThreads<BT>, 1)
 }
 
 // ---- round 28: A fragments in registers -------------------------------------------------------
-template <class T, int BT>
+// T0 and T1: the weight types of a launch (the same, or round 33's Q4_K + Q6_K groups); a ring slot
+// holds the larger stage.
+template <class T0, class T1, int BT>
 struct RsLayout {
   static constexpr int kXBytes = BT * 128;
-  static constexpr uint32_t kTx = kXBytes + T::kPieces * kPieceBytes;  // bytes a stage
+  static constexpr int kPieces = T0::kPieces > T1::kPieces ? T0::kPieces : T1::kPieces;
+  static constexpr uint32_t kTx = kXBytes + kPieces * kPieceBytes;  // bytes of the larger stage
   static constexpr int kStageBytes = (int(kTx) + 1023) / 1024 * 1024;
   static constexpr int kBudget = kSmemPerBlock - 1024 - 256;
   static constexpr int kStages = kBudget / kStageBytes < 8 ? kBudget / kStageBytes : 8;
@@ -265,32 +268,33 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
   }
 }
 
-// One stage's wgmma in flight while the next stage's fragments are built into the other register
-// set (two stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16
-// (OutT).
-template <class T, int BT, class OutT>
-__global__ void __launch_bounds__(kRsThreads, 1)
-    dq_tma_rs_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap, int64_t n, int nk, int64_t m,
-                     float* __restrict__ ws, int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo,
-                     const float* __restrict__ bias, int dbg) {
-  using L = RsLayout<T, BT>;
+// Round 33: one launch for several weights of one K times the same x (a layer's Q, K and V). Each
+// segment's row tiles follow the previous segment's along blockIdx.y, with its own tensor map, rows,
+// output and bias; the K split's partial tiles are indexed by the launch's tiles. Where a layer's
+// weights made three launches of 32-128 blocks (K and V with a 4-way K split), one launch of 256-token
+// tiles fills the machine once. Types: one (T0 = T1), or Q4_K and Q6_K (Q4_K_M's Q/K and Q6_K V).
+struct RsSegs {
+  CUtensorMap wmap[kMaxDqSegs];
+  void* out[kMaxDqSegs];
+  const float* bias[kMaxDqSegs];
+  int64_t n[kMaxDqSegs], ldo[kMaxDqSegs];
+  int tile_end[kMaxDqSegs];  // row tiles up to the end of segment s
+  int second[kMaxDqSegs];    // 1: the segment's weights are T1's
+  int count;
+};
+
+// One block's tile of segment weights of type T: the copying warpgroup streams the stages, the two
+// multiplying warpgroups build their A fragments and multiply, then the tile's end. One stage's
+// wgmma in flight while the next stage's fragments are built into the other register set (two
+// stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16 (OutT).
+template <class T, class L, int BT, class OutT>
+__device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
+                                        int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
+                                        int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
+                                        int dbg) {
   constexpr int S = L::kStages;
-  extern __shared__ uint8_t smem_raw[];
-  __shared__ uint64_t full[S], empty[S];
-  __shared__ int last_block;
-  pdl_wait();
-  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
-  const int splits = int(gridDim.z), split = int(blockIdx.z);
-  const int sb = int(int64_t(nk) * split / splits), ns = int(int64_t(nk) * (split + 1) / splits) - sb;
+  constexpr uint32_t kTx = L::kXBytes + T::kPieces * kPieceBytes;  // this type's bytes a stage
   const auto parity = [](int it) { return uint32_t(it / S) & 1; };
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < S; ++i) {
-      mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
-      mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
   if (threadIdx.x >= kMultipliers) {  // the copying warpgroup: lane 0 of its first warp keeps the ring full
     setmaxnreg_dec<40>();
     if (threadIdx.x == kMultipliers) {
@@ -299,13 +303,11 @@ __global__ void __launch_bounds__(kRsThreads, 1)
         if (it >= S) mbar_wait(&empty[sl], parity(it - S));
         uint8_t* st = smem + sl * L::kStageBytes;
         // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 4 no weight copies, 8 no x copies.
-        mbar_arrive_expect_tx(&full[sl], (dbg & 4 ? 0u : L::kTx - L::kXBytes) + (dbg & 8 ? 0u : uint32_t(L::kXBytes)));
-        if (!(dbg & 8)) tma_load_2d(st, &xmap, s * kK, int(blockIdx.x) * BT, &full[sl]);
+        mbar_arrive_expect_tx(&full[sl], (dbg & 4 ? 0u : kTx - L::kXBytes) + (dbg & 8 ? 0u : uint32_t(L::kXBytes)));
+        if (!(dbg & 8)) tma_load_2d(st, xmap, s * kK, int(blockIdx.x) * BT, &full[sl]);
         if (!(dbg & 4)) {
 #pragma unroll
-          for (int i = 0; i < T::kPieces; ++i) {
-            tma_load_2d(st + L::kXBytes + i * kPieceBytes, &wmap, int(T::piece_off(s, i)), int(blockIdx.y) * kTileRows, &full[sl]);
-          }
+          for (int i = 0; i < T::kPieces; ++i) tma_load_2d(st + L::kXBytes + i * kPieceBytes, wmap, int(T::piece_off(s, i)), int(n0), &full[sl]);
         }
       }
     }
@@ -370,8 +372,8 @@ __global__ void __launch_bounds__(kRsThreads, 1)
     return;
   }
   const auto sync = [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); };
-  const int64_t n0 = int64_t(blockIdx.y) * kTileRows, m0 = int64_t(blockIdx.x) * BT;
-  finish_tile<BT>(acc, ws, counters, &last_block, sync, [&](const float(&sum)[BT / 8][4]) {
+  const int64_t m0 = int64_t(blockIdx.x) * BT;
+  finish_tile<BT>(acc, ws, counters, last_block, sync, [&](const float(&sum)[BT / 8][4]) {
     if (dbg & 32) {  // set_dq_tma_direct_store: each value from the accumulators (before round 32)
       store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(sum), n0 + wg * 64 + ((tid % 128) / 32) * 16, m0, lane / 4,
                             t, n, m, out, ldo, bias);
@@ -380,6 +382,45 @@ __global__ void __launch_bounds__(kRsThreads, 1)
       store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, sync);
     }
   });
+}
+
+template <class T0, class T1, int BT, class OutT>
+__global__ void __launch_bounds__(kRsThreads, 1)
+    dq_tma_rs_kernel(const __grid_constant__ RsSegs segs, const __grid_constant__ CUtensorMap xmap, int nk, int64_t m,
+                     float* __restrict__ ws, int32_t* __restrict__ counters, int dbg) {
+  using L = RsLayout<T0, T1, BT>;
+  constexpr int S = L::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t full[S], empty[S];
+  __shared__ int last_block;
+  pdl_wait();
+  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
+  const int splits = int(gridDim.z), split = int(blockIdx.z);
+  const int sb = int(int64_t(nk) * split / splits), ns = int(int64_t(nk) * (split + 1) / splits) - sb;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) {
+      mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
+      mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  // The block's segment, its fields picked with constant indices (no copy of the parameters).
+  const int y = int(blockIdx.y);
+  const int s = segs.count > 1 && y >= segs.tile_end[0] ? (segs.count > 2 && y >= segs.tile_end[1] ? 2 : 1) : 0;
+  const auto pick = [s](const auto& f) { return s == 0 ? f[0] : s == 1 ? f[1] : f[2]; };
+  const CUtensorMap* wmap = s == 0 ? &segs.wmap[0] : s == 1 ? &segs.wmap[1] : &segs.wmap[2];
+  const int64_t row0 = int64_t(y - (s == 0 ? 0 : s == 1 ? segs.tile_end[0] : segs.tile_end[1])) * kTileRows;
+  OutT* out = static_cast<OutT*>(pick(segs.out));
+  const int64_t n = pick(segs.n), ldo = pick(segs.ldo);
+  const float* bias = pick(segs.bias);
+  if constexpr (std::is_same_v<T0, T1>) {
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, dbg);
+  } else if (pick(segs.second) != 0) {
+    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, dbg);
+  } else {
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, dbg);
+  }
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 2 no dequantization; the register-A kernel
@@ -428,21 +469,14 @@ cudaError_t encode_tensor_map_2d(CUtensorMap& map, CUtensorMapDataType type, con
   return rc == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <class T, int BT, int Kind>
-cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
-                          int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
-  constexpr int kSmem = Kind == 4 ? RsLayout<T, BT>::kSmem : TmaLayout<T, BT>::kSmem;
+// Round 26's kernel (f32 out, one weight).
+template <class T, int BT>
+cudaError_t launch_kind3(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                         int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  constexpr int kSmem = TmaLayout<T, BT>::kSmem;
   static bool raised = false;  // above the default 48 KiB, once per kernel
   if (!raised) {
-    cudaError_t rc;
-    if constexpr (Kind == 4) {
-      rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, float>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-      if (rc == cudaSuccess) {
-        rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T, BT, __nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-      }
-    } else {
-      rc = cudaFuncSetAttribute(dq_tma_kernel<T, BT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    }
+    const cudaError_t rc = cudaFuncSetAttribute(dq_tma_kernel<T, BT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
@@ -456,35 +490,71 @@ cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, in
   }
   if (rc != cudaSuccess) return rc;
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
-  const int nk = int(k / kK);
-  if constexpr (Kind == 4) {
-    if (out_bf16) {
-      dq_tma_rs_kernel<T, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(
-          wmap, xmap, n, nk, m, ws, counters, static_cast<__nv_bfloat16*>(out), ldo, bias, dbg_bits() | (g_direct_store ? 32 : 0));
-    } else {
-      dq_tma_rs_kernel<T, BT, float><<<grid, kRsThreads, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters,
-                                                                             static_cast<float*>(out), ldo, bias, dbg_bits() | (g_direct_store ? 32 : 0));
+  dq_tma_kernel<T, BT><<<grid, kThreads<BT>, kSmem, stream>>>(wmap, xmap, n, int(k / kK), m, ws, counters, out, ldo, bias, dbg_bits());
+  return cudaGetLastError();
+}
+
+// The register-A kernel over 1..kMaxDqSegs segments: T1's segments are those of type `second`.
+template <class T0, class T1, int BT>
+cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                      float* ws, int32_t* counters, bool out_bf16, cudaStream_t stream) {
+  constexpr int kSmem = RsLayout<T0, T1, BT>::kSmem;
+  static bool raised = false;  // above the default 48 KiB, once per kernel
+  if (!raised) {
+    cudaError_t rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T0, T1, BT, float>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (rc == cudaSuccess) {
+      rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     }
+    if (rc != cudaSuccess) return rc;
+    raised = true;
+  }
+  RsSegs g{};
+  g.count = count;
+  int tiles = 0;
+  for (int i = 0; i < count; ++i) {
+    const DqSeg& d = segs[i];
+    g.second[i] = std::is_same_v<T0, T1> ? 0 : int(d.type == second);
+    const size_t row_bytes = g.second[i] ? T1::row_bytes(k) : T0::row_bytes(k);
+    const cudaError_t rc = encode_tensor_map_2d(g.wmap[i], CU_TENSOR_MAP_DATA_TYPE_UINT8, d.w, row_bytes, uint64_t(d.n), row_bytes, 16,
+                                                kTileRows, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+    if (rc != cudaSuccess) return rc;
+    g.out[i] = d.out;
+    g.bias[i] = d.bias;
+    g.n[i] = d.n;
+    g.ldo[i] = d.ldo;
+    tiles += int((d.n + kTileRows - 1) / kTileRows);
+    g.tile_end[i] = tiles;
+  }
+  if (unsigned(tiles) != plan.row_tiles) return cudaErrorInvalidValue;
+  CUtensorMap xmap;
+  const cudaError_t rc = encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
+                                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  if (rc != cudaSuccess) return rc;
+  const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
+  const int nk = int(k / kK), dbg = dbg_bits() | (g_direct_store ? 32 : 0);
+  if (out_bf16) {
+    dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, dbg);
   } else {
-    if (out_bf16) return cudaErrorInvalidValue;  // round 26's kernel writes f32 only
-    dq_tma_kernel<T, BT><<<grid, kThreads<BT>, kSmem, stream>>>(wmap, xmap, n, nk, m, ws, counters, static_cast<float*>(out), ldo,
-                                                                bias, dbg_bits());
+    dq_tma_rs_kernel<T0, T1, BT, float><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, dbg);
   }
   return cudaGetLastError();
 }
 
+template <class T0, class T1>
+cudaError_t launch_rs_bt(const DqSeg* segs, int count, TensorType second, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                         float* ws, int32_t* counters, bool out_bf16, cudaStream_t stream) {
+  if (plan.nt == 8) return launch_rs<T0, T1, 64>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
+  if (plan.nt == 16) return launch_rs<T0, T1, 128>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
+  if (plan.nt == 32) return launch_rs<T0, T1, 256>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
+  return cudaErrorInvalidValue;
+}
+
 template <class T>
-cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
-                        int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (plan.rs == 4) {
-    if (plan.nt == 8) return launch_kernel<T, 64, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-    if (plan.nt == 16) return launch_kernel<T, 128, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-    if (plan.nt == 32) return launch_kernel<T, 256, 4>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-    return cudaErrorInvalidValue;
-  }
-  if (plan.nt == 16) return launch_kernel<T, 128, 3>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-  if (plan.nt == 24) return launch_kernel<T, 192, 3>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-  if (plan.nt == 32) return launch_kernel<T, 256, 3>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+cudaError_t launch_kind3_bt(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                            int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
+  if (plan.nt == 16) return launch_kind3<T, 128>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+  if (plan.nt == 24) return launch_kind3<T, 192>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+  if (plan.nt == 32) return launch_kind3<T, 256>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
   return cudaErrorInvalidValue;
 }
 
@@ -495,6 +565,17 @@ void set_dq_tma_direct_store(bool on) { g_direct_store = on; }
 bool dq_tma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30) &&
          k <= (int64_t(1) << 31) / 2 && encoder() != nullptr;
+}
+
+bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k) {
+  if (segs == nullptr || count < 1 || count > kMaxDqSegs) return false;
+  bool same = true, k_quants = true;  // one type, or Q4_K with Q6_K (Q4_K_M)
+  for (int i = 0; i < count; ++i) {
+    if (!dq_tma_supports(segs[i].type, k) || segs[i].n <= 0 || segs[i].w == nullptr || segs[i].out == nullptr) return false;
+    same = same && segs[i].type == segs[0].type;
+    k_quants = k_quants && (segs[i].type == TensorType::Q4_K || segs[i].type == TensorType::Q6_K);
+  }
+  return same || k_quants;
 }
 
 DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int splits, int kind) {
@@ -533,6 +614,33 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
   return p;
 }
 
+DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, int bt, int splits) {
+  int64_t tiles = 0;
+  for (int i = 0; i < count; ++i) tiles += (segs[i].n + kTileRows - 1) / kTileRows;
+  // The plan of one weight of the segments' row tiles: its token tile, K split and scratch.
+  return dq_tma_plan(tiles * kTileRows, k, m, sms, bt, splits, 4);
+}
+
+cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                                int32_t* counters, bool out_bf16, cudaStream_t stream) {
+  if (!dq_tma_group_supports(segs, count, k) || plan.rs != 4 || m <= 0 || m > (int64_t(1) << 31) - 256 || plan.row_tiles > 65535u ||
+      plan.splits > 65535u || (plan.splits > 1 && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0) {
+    return cudaErrorInvalidValue;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (segs[i].n > (int64_t(1) << 31) - 128) return cudaErrorInvalidValue;
+  }
+  TensorType t0 = segs[0].type;
+  bool mixed = false;
+  for (int i = 1; i < count; ++i) mixed = mixed || segs[i].type != t0;
+  if (mixed) return launch_rs_bt<WQ4_K, WQ6_K>(segs, count, TensorType::Q6_K, k, x, m, plan, ws, counters, out_bf16, stream);
+  switch (t0) {
+    case TensorType::Q8_0: return launch_rs_bt<WQ8_0, WQ8_0>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
+    case TensorType::Q4_K: return launch_rs_bt<WQ4_K, WQ4_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
+    default: return launch_rs_bt<WQ6_K, WQ6_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
+  }
+}
+
 namespace {
 cudaError_t launch_any(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                        float* ws, int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
@@ -541,10 +649,16 @@ cudaError_t launch_any(TensorType type, const void* w, int64_t n, int64_t k, con
       (plan.splits > 1 && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0) {
     return cudaErrorInvalidValue;
   }
+  if (plan.rs == 4) {
+    const DqSeg seg{type, w, n, out, ldo, bias};
+    return launch_dq_tma_group(&seg, 1, k, x, m, plan, ws, counters, out_bf16, stream);
+  }
+  if (out_bf16) return cudaErrorInvalidValue;  // round 26's kernel writes f32 only
+  float* o = static_cast<float*>(out);
   switch (type) {
-    case TensorType::Q8_0: return launch_type<WQ8_0>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-    case TensorType::Q4_K: return launch_type<WQ4_K>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
-    default: return launch_type<WQ6_K>(w, n, k, x, m, plan, ws, counters, out, out_bf16, ldo, bias, stream);
+    case TensorType::Q8_0: return launch_kind3_bt<WQ8_0>(w, n, k, x, m, plan, ws, counters, o, ldo, bias, stream);
+    case TensorType::Q4_K: return launch_kind3_bt<WQ4_K>(w, n, k, x, m, plan, ws, counters, o, ldo, bias, stream);
+    default: return launch_kind3_bt<WQ6_K>(w, n, k, x, m, plan, ws, counters, o, ldo, bias, stream);
   }
 }
 }  // namespace

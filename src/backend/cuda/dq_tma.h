@@ -41,4 +41,22 @@ void set_dq_tma_direct_store(bool on);
 cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                                float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream);
 
+
+// Round 33: several weights of one K times the same x in one register-A launch (a layer's Q, K and
+// V), each weight's row tiles after the previous one's. One type, or Q4_K with Q6_K.
+constexpr int kMaxDqSegs = 3;
+struct DqSeg {
+  TensorType type;
+  const void* w;  // device layout (dequant.cuh), n rows
+  int64_t n;
+  void* out;  // f32 (or bf16), rows ldo apart
+  int64_t ldo;
+  const float* bias;  // or null
+};
+bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k);
+// The plan of one weight with all the segments' row tiles (kind 4; bt, splits as dq_tma_plan).
+DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0);
+cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                                int32_t* counters, bool out_bf16, cudaStream_t stream);
+
 }  // namespace vellum::cuda
