@@ -494,6 +494,13 @@ cudaError_t launch_kind3(const void* w, int64_t n, int64_t k, const void* x, int
   return cudaGetLastError();
 }
 
+// What the last refused launch lacked (dq_tma_last_problem), for the caller's error message.
+thread_local const char* g_problem = "";
+cudaError_t refuse(const char* why) {
+  g_problem = why;
+  return cudaErrorInvalidValue;
+}
+
 // The register-A kernel over 1..kMaxDqSegs segments: T1's segments are those of type `second`.
 template <class T0, class T1, int BT>
 cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
@@ -505,7 +512,7 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
     if (rc == cudaSuccess) {
       rc = cudaFuncSetAttribute(dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     }
-    if (rc != cudaSuccess) return rc;
+    if (rc != cudaSuccess) return refuse("the kernel's shared memory size");
     raised = true;
   }
   RsSegs g{};
@@ -517,7 +524,7 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
     const size_t row_bytes = g.second[i] ? T1::row_bytes(k) : T0::row_bytes(k);
     const cudaError_t rc = encode_tensor_map_2d(g.wmap[i], CU_TENSOR_MAP_DATA_TYPE_UINT8, d.w, row_bytes, uint64_t(d.n), row_bytes, 16,
                                                 kTileRows, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-    if (rc != cudaSuccess) return rc;
+    if (rc != cudaSuccess) return refuse("a weight's tensor map");
     g.out[i] = d.out;
     g.bias[i] = d.bias;
     g.n[i] = d.n;
@@ -525,11 +532,11 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
     tiles += int((d.n + kTileRows - 1) / kTileRows);
     g.tile_end[i] = tiles;
   }
-  if (unsigned(tiles) != plan.row_tiles) return cudaErrorInvalidValue;
+  if (unsigned(tiles) != plan.row_tiles) return refuse("the plan's row tiles are not the segments'");
   CUtensorMap xmap;
   const cudaError_t rc = encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
                                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
-  if (rc != cudaSuccess) return rc;
+  if (rc != cudaSuccess) return refuse("x's tensor map");
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   const int nk = int(k / kK), dbg = dbg_bits() | (g_direct_store ? 32 : 0);
   if (out_bf16) {
@@ -546,7 +553,7 @@ cudaError_t launch_rs_bt(const DqSeg* segs, int count, TensorType second, int64_
   if (plan.nt == 8) return launch_rs<T0, T1, 64>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
   if (plan.nt == 16) return launch_rs<T0, T1, 128>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
   if (plan.nt == 32) return launch_rs<T0, T1, 256>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
-  return cudaErrorInvalidValue;
+  return refuse("the plan's token tile");
 }
 
 template <class T>
@@ -621,14 +628,18 @@ DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, 
   return dq_tma_plan(tiles * kTileRows, k, m, sms, bt, splits, 4);
 }
 
+const char* dq_tma_last_problem() { return g_problem; }
+
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream) {
-  if (!dq_tma_group_supports(segs, count, k) || plan.rs != 4 || m <= 0 || m > (int64_t(1) << 31) - 256 || plan.row_tiles > 65535u ||
-      plan.splits > 65535u || (plan.splits > 1 && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0) {
-    return cudaErrorInvalidValue;
-  }
+  g_problem = "";
+  if (!dq_tma_group_supports(segs, count, k)) return refuse("the weights' types, k or count");
+  if (plan.rs != 4 || plan.row_tiles > 65535u || plan.splits > 65535u) return refuse("the plan");
+  if (m <= 0 || m > (int64_t(1) << 31) - 256) return refuse("the token rows");
+  if (plan.splits > 1 && (ws == nullptr || counters == nullptr)) return refuse("the K split's scratch");
+  if ((reinterpret_cast<uintptr_t>(x) & 15) != 0) return refuse("x not 16-byte aligned");
   for (int i = 0; i < count; ++i) {
-    if (segs[i].n > (int64_t(1) << 31) - 128) return cudaErrorInvalidValue;
+    if (segs[i].n > (int64_t(1) << 31) - 128) return refuse("a weight's rows");
   }
   TensorType t0 = segs[0].type;
   bool mixed = false;

@@ -58,5 +58,8 @@ bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k);
 DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0);
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream);
+// What launch_dq_tma_group (or launch_dq_tma's register-A kernel) last refused, "" if nothing: for
+// error messages.
+const char* dq_tma_last_problem();
 
 }  // namespace vellum::cuda
