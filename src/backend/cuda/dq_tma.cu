@@ -602,7 +602,7 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
     // at up to 512 rows they leave so few tiles that the K split, whose last block adds every
     // split's partial tile, costs more: 128 there (Q4_K 1024 x 4096 at 512 rows: 21 µs against 28).
     toks = m <= 64 ? 64 : m <= 128 || (m <= 512 && n * k <= int64_t(4096) * 4096) ? 128 : 256;
-  } else if (bt != 128 && bt != 192 && bt != 256) {  // 256 unless 192 wastes less (128 only for few rows)
+  } else if (kind != 4 && bt != 128 && bt != 192 && bt != 256) {  // 256 unless 192 wastes less (128 only for few rows)
     int64_t s192 = 1, s256 = 1;
     const double u192 = useful(192, s192), u256 = useful(256, s256);
     toks = m <= 128 ? 128 : u192 > u256 ? 192 : 256;
