@@ -322,8 +322,9 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   // Stage it uses register set C = it % 2: it is built into set C while stage it - 1 runs; after it
   // is issued, the wait retires stage it - 1, whose set (1 - C) and ring slot are then free.
   uint32_t a[2][4][4] = {};
-  const auto step = [&](int it, auto c) {
-    constexpr int C = decltype(c)::value, R = 1 - C;
+  // q: (sb + it) % 4, known here (sb is a multiple of 4; round 33).
+  const auto step = [&](int it, auto c, auto q) {
+    constexpr int C = decltype(c)::value, R = 1 - C, Q = decltype(q)::value;
     const int sl = it % S;
     mbar_wait(&full[sl], parity(it));
     const uint8_t* st = smem + sl * L::kStageBytes;
@@ -337,10 +338,10 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
       }
     } else {
       uint32_t lo[4], hi[4];
-      T::frag(raw + row * 16, kPieceBytes, sb + it, t, lo, hi);
+      T::template frag<Q>(raw + row * 16, kPieceBytes, sb + it, t, lo, hi);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[C][kk][0] = lo[kk], a[C][kk][2] = hi[kk];
-      T::frag(raw + (row + 8) * 16, kPieceBytes, sb + it, t, lo, hi);
+      T::template frag<Q>(raw + (row + 8) * 16, kPieceBytes, sb + it, t, lo, hi);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) a[C][kk][1] = lo[kk], a[C][kk][3] = hi[kk];
     }
@@ -356,15 +357,20 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   };
   using C0 = std::integral_constant<int, 0>;
   using C1 = std::integral_constant<int, 1>;
-  // Pairs in the loop, an odd stage after it: a conditional second step inside the loop would give
-  // ptxas a path on which a set is redefined while its own wgmma may run, and it serializes every
-  // wgmma of the kernel (C7513).
-  int it = 0;
-  for (; it + 1 < ns; it += 2) {
-    step(it, C0{});
-    step(it + 1, C1{});
+  using Q0 = std::integral_constant<int, 0>;
+  using Q1 = std::integral_constant<int, 1>;
+  using Q2 = std::integral_constant<int, 2>;
+  using Q3 = std::integral_constant<int, 3>;
+  // Whole rotations of the register sets in the loop (a conditional step inside it would give ptxas
+  // a path on which a set is redefined while its own wgmma may run, and it serializes every wgmma of
+  // the kernel: C7513). Four stages a turn, a super-block of Q4_K / Q6_K: each stage's position in it
+  // is a constant (ns is a multiple of 4).
+  for (int it = 0; it < ns; it += 4) {
+    step(it, C0{}, Q0{});
+    step(it + 1, C1{}, Q1{});
+    step(it + 2, C0{}, Q2{});
+    step(it + 3, C1{}, Q3{});
   }
-  if (it < ns) step(it, C0{});
   wgmma_wait<0>();
   wgmma_fence_operands(acc);
   if (dbg & 16) {  // DIAGNOSTIC: no output stores (results wrong); one value kept so the sums are not dropped
@@ -395,8 +401,9 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   __shared__ int last_block;
   pdl_wait();
   uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
-  const int splits = int(gridDim.z), split = int(blockIdx.z);
-  const int sb = int(int64_t(nk) * split / splits), ns = int(int64_t(nk) * (split + 1) / splits) - sb;
+  // The K split at whole super-blocks (4 stages; nk is a multiple of 4): rs_tile's loop turns by 4.
+  const int splits = int(gridDim.z), split = int(blockIdx.z), nk4 = nk / 4;
+  const int sb = 4 * int(int64_t(nk4) * split / splits), ns = 4 * int(int64_t(nk4) * (split + 1) / splits) - sb;
   if (threadIdx.x == 0) {
     for (int i = 0; i < S; ++i) {
       mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
@@ -612,7 +619,8 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
   p.nt = int(toks / 8);
   p.tok_tiles = unsigned((m + toks - 1) / toks);
   p.row_tiles = unsigned(row_tiles);
-  p.splits = unsigned(std::clamp<int64_t>(split, 1, std::max<int64_t>(1, nk)));
+  // The register-A kernel splits K at whole super-blocks (4 stages).
+  p.splits = unsigned(std::clamp<int64_t>(split, 1, std::max<int64_t>(1, kind == 4 ? nk / 4 : nk)));
   p.rs = kind == 4 ? 4 : 3;
   if (p.splits > 1) {
     p.ws_floats = size_t(p.tok_tiles) * p.row_tiles * p.splits * kTileRows * toks;

@@ -81,13 +81,16 @@ struct WQ4_K {  // DecQ4_KR: per 1 024 elements, 4 headers (16 bytes) then 32 su
   // of the row at raw + i·ps (16 where a row's pieces lie side by side). lo[kk] = elements
   // 16kk + 2t, +1 and hi[kk] = 16kk + 2t + 8, +9 (t = lane % 4): bytes 2t, 2t+1, 2t+8, 2t+9 of each
   // sub-block hold them (low nibbles: kk even, high: kk odd). The same bf16 values as dequant().
+  // Q >= 0: the caller knows s % 4 == Q (round 33), so the sub-blocks' scale bytes are at constant
+  // offsets and scale_min_k4's two forms need no branch.
+  template <int Q = -1>
   __device__ static void frag(const uint8_t* raw, int ps, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
     const uint8_t* hd = raw + 2 * ps;
     const float d = ld_f16(hd), dmin = ld_f16(hd + 2);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       int sc, m;
-      scale_min_k4((2 * s + h) % 8, hd + 4, sc, m);
+      scale_min_k4(Q >= 0 ? 2 * Q + h : (2 * s + h) % 8, hd + 4, sc, m);
       const uint32_t d1 = bf2_dup(d * float(sc)), m1 = bf2_dup(-(dmin * float(m)));
       const uint32_t v = quad_bytes(raw + h * ps, t);
       uint32_t a, b;
@@ -131,14 +134,15 @@ struct WQ6_K {  // DecQ6_KR: per 1 024 elements, ql 32 × 16, qh 32 × 8, scales
   }
   // As WQ4_K::frag. Elements 2t, 2t+1 have their high 2 bits at bits 2(t/2).. of bytes 2(t%2),
   // +1 of a qh word, elements 2t+8, 2t+9 at bits 2(t/2)+4.. of the same bytes.
+  template <int Q = -1>  // as WQ4_K::frag: Q >= 0, s % 4 == Q (the scale bytes' offsets)
   __device__ static void frag(const uint8_t* raw, int ps, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
     const int i0 = 2 * (t % 2), sh = 2 * (t / 2);
     const uint32_t sel = uint32_t(i0 | (i0 + 1) << 4 | (i0 + 4) << 8 | (i0 + 5) << 12);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int tb = (2 * s) % 32 + h;
+      const int tb = (2 * s) % 32 + h, tb8 = Q >= 0 ? 2 * Q + h : tb % 8;  // tb % 8 = (2 (s % 4) + h)
       const float d = ld_f16(raw + 4 * ps + 2 * (tb / 8));
-      const uint32_t d0 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * (tb % 8)]))), d1 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * (tb % 8) + 1])));
+      const uint32_t d0 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * tb8]))), d1 = bf2_dup(d * float(int8_t(raw[3 * ps + 2 * tb8 + 1])));
       const uint32_t v = quad_bytes(raw + h * ps, t);
       const uint2 q = *reinterpret_cast<const uint2*>(raw + 2 * ps + 8 * h);
       const uint32_t hx = (__byte_perm(q.x >> sh, q.x >> (sh + 4), sel) & 0x03030303u) << 4;
@@ -171,8 +175,10 @@ struct WQ8_0 {  // DecQ8_0R: per 256 elements, 8 f16 scales (16 bytes) then 8 bl
   }
   // As WQ4_K::frag (dq_tma_rs_kernel only; kRegFrags stays false for dq_mma): piece kk holds
   // elements 16kk..16kk+15, one byte each; the same bf16 values as dequant().
+  template <int Q = -1>  // as WQ4_K::frag: Q >= 0, s % 4 == Q (the scales' offsets)
   __device__ static void frag(const uint8_t* raw, int ps, int s, int t, uint32_t (&lo)[4], uint32_t (&hi)[4]) {
-    const float d0 = ld_f16(raw + 4 * ps + 2 * (2 * (s % 4))), d1 = ld_f16(raw + 4 * ps + 2 * (2 * (s % 4) + 1));
+    const int s4 = Q >= 0 ? Q : s % 4;
+    const float d0 = ld_f16(raw + 4 * ps + 2 * (2 * s4)), d1 = ld_f16(raw + 4 * ps + 2 * (2 * s4 + 1));
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const float d = kk < 2 ? d0 : d1;
