@@ -1411,6 +1411,7 @@ void pair_probe() {
 }
 
 void check_dq_group(Pair& p);
+void check_dq_wave_split();
 
 void check_bf16_rows(Pair& p) {
   for (const TensorType t : {TensorType::BF16, TensorType::F16}) {
@@ -1426,6 +1427,7 @@ void check_bf16_rows(Pair& p) {
     Pair d;  // the backend's defaults (earlier checks force dq_mma in p): round 28's kernel, bf16 gate/up rows
     check_swiglu_rows(d, TensorType::Q4_K, 264, 1000, 1024);
     check_dq_group(d);
+    check_dq_wave_split();
   }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
@@ -2591,7 +2593,7 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   const int splits = sp != nullptr ? std::atoi(sp) : 0;
   if (rs >= 3 && cuda::dq_tma_supports(t, k)) {  // the bulk-copy kernels (VELLUM_CUDA_DQ_TMA_BT: their token tile)
     const char* bt = std::getenv("VELLUM_CUDA_DQ_TMA_BT");
-    cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, 132, bt != nullptr ? std::atoi(bt) : 0, splits, rs);
+    cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, 132, bt != nullptr ? std::atoi(bt) : 0, splits, rs, t);
     return time_dq_plan(t, w, n, k, m, reps, plan);
   }
   cuda::DqMmaPlan plan = cuda::dq_mma_plan(n, k, m, 132, splits);
@@ -2754,6 +2756,49 @@ void check_dq_group(Pair& p) {
   p.gpu.set_dq_tma_group(true);
 }
 
+// Round 33: a many-row quantized SwiGLU whose gate/up tiles leave a short last wave takes two
+// grouped launches (whole waves of 256-token tiles, then 128-token tiles: dq_tma_wave_split). Its
+// gate/up rows, f32 SwiGLU rows (on demand) and the down projection of its bf16 copy against one
+// launch each (set_dq_tma_group off), bit for bit, outputs starting as NaN; the wave split must be
+// taken (on) and not (off). Heights 4 608 (the cut at a tile of up) and 4 600 (a partial last tile);
+// 512 and 300 token rows. check_swiglu_rows covers the same path against f64.
+void check_dq_wave_split() {
+  CudaBackend be(0);
+  struct Case {
+    TensorType t;
+    int64_t n, m;
+  };
+  for (const Case c : {Case{TensorType::Q4_K, 4608, 512}, Case{TensorType::Q8_0, 4600, 300}, Case{TensorType::Q6_K, 4600, 512}}) {
+    const int64_t k = 4096;
+    const Weight g = upload_repeated(be, c.t, c.n, k, 897), u = upload_repeated(be, c.t, c.n, k, 611);
+    const Weight down = upload_repeated(be, TensorType::BF16, 256, c.n, 97);
+    Tensor x = be.scratch(c.m, k), out = be.scratch(c.m, c.n), up = be.scratch(c.m, c.n), d = be.scratch(c.m, 256);
+    const std::vector<float> xv = randn(size_t(c.m * k));
+    be.write(x, xv.data());
+    std::vector<float> got[2], dgot[2];
+    int64_t cuts[2] = {0, 0};
+    for (int on = 1; on >= 0; --on) {
+      be.set_dq_tma_group(on == 1);
+      be.fill(out, std::nanf(""));
+      be.fill(d, std::nanf(""));
+      const int64_t before = be.dq_wave_split_calls();
+      be.matmul_swiglu(g, u, x, out, up);
+      cuts[on] = be.dq_wave_split_calls() - before;
+      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
+      got[on].resize(size_t(c.m * c.n));
+      dgot[on].resize(size_t(c.m * 256));
+      be.read(out, got[on].data());
+      be.read(d, dgot[on].data());
+    }
+    be.set_dq_tma_group(true);
+    const std::string name = fmt::format("dq_tma wave split {} SwiGLU {}x{} rows {}", tensor_type_name(c.t), c.n, k, c.m);
+    record(name + " vs one launch each", std::max(max_abs_diff(got[0], got[1]), max_abs_diff(dgot[0], dgot[1])), 0,
+           "bit for bit: f32 SwiGLU rows and the down projection of its bf16 copy");
+    record(name + ": taken on, not off", cuts[1] == 1 && cuts[0] == 0 ? 0 : 1, 0, fmt::format("{} / {} wave splits", cuts[1], cuts[0]));
+    be.release_scratch();
+  }
+}
+
 // Round 33 (--plan-bench): llama3-8b's quantized matmuls at prefill row counts through the backend,
 // µs a call: a layer's Q, K and V as three launches (each weight's own plan) against one grouped
 // launch (the plan's choice, then forced token tiles / K splits), and the single weights' plans.
@@ -2777,7 +2822,8 @@ void bench_dq_plans() {
   for (const Case& c : cases) {
     std::vector<Weight> w;
     for (size_t i = 0; i < c.types.size(); ++i) w.push_back(upload_repeated(be, c.types[i], c.ns[i], c.k, c.ns[i] / 16));
-    for (const int64_t m : {256, 512, 1024}) {
+    for (const int64_t m : {64, 128, 256, 512, 1024}) {
+      if (m < 256 && c.types.size() < 2) continue;  // decode-sized batches: the groups only
       Tensor x = be.scratch(m, c.k);
       const std::vector<float> xv = randn(size_t(m * c.k));
       be.write(x, xv.data());
@@ -2800,6 +2846,25 @@ void bench_dq_plans() {
       be.set_dq_tma_plan(0, 0);
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
+      be.release_scratch();
+    }
+  }
+  // The many-row SwiGLU (gate, up, silu(gate)·up): two launches of gate/up and the SwiGLU kernel,
+  // against whole waves + a last wave of smaller tiles (dq_tma_wave_split) where that applies.
+  for (const TensorType t : {T::Q4_K, T::Q8_0}) {
+    const Weight g = upload_repeated(be, t, 14336, 4096, 14336 / 16), u = upload_repeated(be, t, 14336, 4096, 14336 / 15);
+    for (const int64_t m : {256, 384, 512, 1024}) {
+      Tensor x = be.scratch(m, 4096), out = be.scratch(m, 14336), up = be.scratch(m, 14336);
+      const std::vector<float> xv = randn(size_t(m * 4096));
+      be.write(x, xv.data());
+      double ms[2];
+      for (int on = 0; on < 2; ++on) {
+        be.set_dq_tma_group(on == 1);
+        ms[on] = time_ms([&] { be.matmul_swiglu(g, u, x, out, up); }, 20);
+      }
+      be.set_dq_tma_group(true);
+      std::printf("plans SwiGLU %s 14336x4096 rows %lld: one launch each %.1f us | wave split %.1f (%lld splits so far)\n",
+                  std::string(tensor_type_name(t)).c_str(), (long long)m, ms[0] * 1e3, ms[1] * 1e3, (long long)be.dq_wave_split_calls());
       be.release_scratch();
     }
   }
@@ -2841,7 +2906,7 @@ void bench_dq_tma(double gemm_tflops) {
         for (const int rs : {3, 4}) {
           for (const int bt : {128, 192, 256}) {
             if (rs == 4 && bt == 192) continue;
-            const cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, sms, bt, 0, rs);
+            const cuda::DqMmaPlan plan = cuda::dq_tma_plan(n, k, m, sms, bt, 0, rs, t);
             const double ms = time_dq_plan(t, wt.data, n, k, m, 20, plan);
             line += fmt::format(" {}{} x{} {:.1f} us ({:.0f});", rs == 4 ? "rs" : "", bt, plan.splits, ms * 1e3, tf(ms));
             if (rs == 4) {  // round 32: each value stored from the accumulators, as before
@@ -3887,6 +3952,8 @@ int run(int argc, char** argv) {
       }
       check_dq_store();
       check_dq_group(d);
+      check_dq_wave_split();
+      check_swiglu_rows(d, TensorType::Q4_K, 300, 4600, 4096);  // the wave split against f64
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
       check_dense_copies(p);

@@ -226,6 +226,7 @@ struct CudaBackend::Impl {
   // the register-A kernel (a layer's Q, K and V) as one launch.
   bool dq_group = true;
   int64_t dq_group_calls = 0;  // matmul_multi calls that took one grouped launch (dq_tma_group_calls())
+  int64_t dq_wave_splits = 0;  // many-row SwiGLUs whose gate/up took dq_tma_wave_split's two launches
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
@@ -515,7 +516,7 @@ struct CudaBackend::Impl {
     int rs = cuda::dq_mma_rs_supports(type, K) ? std::min(dq_rs, 2) : 0;
     if (dq_rs >= 3 && cuda::dq_tma_supports(type, K)) rs = dq_rs;
     if (dq_rs < 3 && !dq_mma && tma_for(type, M, K)) rs = dq_tma_kind;  // not where dq_mma is forced
-    if (rs >= 3) return cuda::dq_tma_plan(N, K, M, sms, dq_tma_bt, dq_splits, rs);
+    if (rs >= 3) return cuda::dq_tma_plan(N, K, M, sms, dq_tma_bt, dq_splits, rs, type);
     cuda::DqMmaPlan plan = cuda::dq_mma_plan(N, K, M, sms, dq_splits);
     plan.rs = rs;
     return plan;
@@ -776,6 +777,7 @@ void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
 void CudaBackend::set_dq_tma_group(bool on) { impl_->dq_group = on; }
 int64_t CudaBackend::dq_tma_group_calls() const { return impl_->dq_group_calls; }
+int64_t CudaBackend::dq_wave_split_calls() const { return impl_->dq_wave_splits; }
 void CudaBackend::set_dq_tma_plan(int token_tile, int splits) {
   impl_->dq_tma_bt = std::max(0, token_tile);
   impl_->dq_splits = std::max(0, splits);
@@ -2093,10 +2095,22 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   uint8_t* uout = gu + n * 2;
   float* od = out.data;
   const bool lazy = m.lazy_swiglu;
-  m.graphs.mix(54, type, gw, uw, N, K, M, xb, gu, ob, od, ws, cnt, plan.splits, plan.nt, lazy);
+  // Round 33: gate and up as whole waves of 256-token tiles and a last wave of 128-token tiles where
+  // that fits (dq_tma_wave_split), else one launch each.
+  const std::array<cuda::DqSeg, 2> gu_segs = {cuda::DqSeg{type, gw, N, gout, N, nullptr}, cuda::DqSeg{type, uw, N, uout, N, nullptr}};
+  const cuda::DqWaveSplit cut = m.dq_group ? cuda::dq_tma_wave_split(gu_segs.data(), 2, K, M, m.sms, true) : cuda::DqWaveSplit{};
+  if (cut.main_count > 0) ++m.dq_wave_splits;
+  m.graphs.mix(54, type, gw, uw, N, K, M, xb, gu, ob, od, ws, cnt, plan.splits, plan.nt, lazy, cut.main_count);
   m.graphs.run([=, &m] {
-    m.launched(cuda::launch_dq_tma_bf16(type, gw, N, K, xb, M, plan, ws, cnt, gout, N, nullptr, m.stream), "dq_tma kernel (gate)");
-    m.launched(cuda::launch_dq_tma_bf16(type, uw, N, K, xb, M, plan, ws, cnt, uout, N, nullptr, m.stream), "dq_tma kernel (up)");
+    if (cut.main_count > 0) {
+      m.launched(cuda::launch_dq_tma_group(cut.main, cut.main_count, K, xb, M, cut.main_plan, nullptr, nullptr, true, m.stream),
+                 "dq_tma group kernel (gate/up, whole waves)");
+      m.launched(cuda::launch_dq_tma_group(cut.tail, cut.tail_count, K, xb, M, cut.tail_plan, nullptr, nullptr, true, m.stream),
+                 "dq_tma group kernel (gate/up, last wave)");
+    } else {
+      m.launched(cuda::launch_dq_tma_bf16(type, gw, N, K, xb, M, plan, ws, cnt, gout, N, nullptr, m.stream), "dq_tma kernel (gate)");
+      m.launched(cuda::launch_dq_tma_bf16(type, uw, N, K, xb, M, plan, ws, cnt, uout, N, nullptr, m.stream), "dq_tma kernel (up)");
+    }
     m.launched(cuda::launch_swiglu_bf16(gout, uout, lazy ? nullptr : od, ob, n, m.stream), "swiglu_bf16 kernel");
   });
   m.bf16_of = od;

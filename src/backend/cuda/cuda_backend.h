@@ -99,6 +99,9 @@ class CudaBackend final : public Backend {
   // Q, K and V) as one launch (default on; VELLUM_CUDA_DQ_GROUP=0 turns it off at construction).
   void set_dq_tma_group(bool on);
   int64_t dq_tma_group_calls() const;  // matmul_multi calls that took one grouped launch (checks)
+  // Many-row quantized SwiGLUs whose gate and up took whole waves + a last wave of smaller tiles
+  // (two grouped launches; with set_dq_tma_group off they take one launch each).
+  int64_t dq_wave_split_calls() const;
   // The bulk-copy kernels' token tile (64 / 128 / 256) and the dequantizing kernels' K split; 0 lets
   // the plan choose (default; VELLUM_CUDA_DQ_TMA_BT, VELLUM_CUDA_DQ_MMA_SPLITS).
   void set_dq_tma_plan(int token_tile, int splits);

@@ -592,7 +592,7 @@ bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k) {
   return same || k_quants;
 }
 
-DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int splits, int kind) {
+DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int splits, int kind, TensorType type) {
   const int64_t slots = std::max(sms, 1), nk = k / kK, row_tiles = (n + kTileRows - 1) / kTileRows;
   // Share of the multiprocessors' time that does useful work: the last wave's empty slots and the
   // padded tokens of the last token tile are lost.
@@ -608,7 +608,10 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
     // 256-token tiles run ~1.4x more work a stage than 128 (round 28, call 1), but on small weights
     // at up to 512 rows they leave so few tiles that the K split, whose last block adds every
     // split's partial tile, costs more: 128 there (Q4_K 1024 x 4096 at 512 rows: 21 µs against 28).
-    toks = m <= 64 ? 64 : m <= 128 || (m <= 512 && n * k <= int64_t(4096) * 4096) ? 128 : 256;
+    // Q8_0 above 256 rows: 256 (4 096 x 4 096 at 512 rows, 128 against 256 with a 2-way K split:
+    // 51 against 42 µs; Q4_K 36 against 40; round 33, call 4).
+    const int64_t small_max = type == TensorType::Q8_0 ? 256 : 512;
+    toks = m <= 64 ? 64 : m <= 128 || (m <= small_max && n * k <= int64_t(4096) * 4096) ? 128 : 256;
   } else if (kind != 4 && bt != 128 && bt != 192 && bt != 256) {  // 256 unless 192 wastes less (128 only for few rows)
     int64_t s192 = 1, s256 = 1;
     const double u192 = useful(192, s192), u256 = useful(256, s256);
@@ -633,10 +636,51 @@ DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, 
   int64_t tiles = 0;
   for (int i = 0; i < count; ++i) tiles += (segs[i].n + kTileRows - 1) / kTileRows;
   // The plan of one weight of the segments' row tiles: its token tile, K split and scratch.
-  return dq_tma_plan(tiles * kTileRows, k, m, sms, bt, splits, 4);
+  bool q8 = true;
+  for (int i = 0; i < count; ++i) q8 = q8 && segs[i].type == TensorType::Q8_0;
+  return dq_tma_plan(tiles * kTileRows, k, m, sms, bt, splits, 4, q8 ? TensorType::Q8_0 : segs[0].type);
 }
 
 const char* dq_tma_last_problem() { return g_problem; }
+
+DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16) {
+  DqWaveSplit w;
+  if (!dq_tma_group_supports(segs, count, k) || m <= 0 || sms <= 0) return w;
+  const DqMmaPlan plan = dq_tma_group_plan(segs, count, k, m, sms);
+  const int64_t tok = plan.tok_tiles, rows = plan.row_tiles, waves = tok * rows / sms;
+  if (plan.nt != 32 || plan.splits != 1 || waves < 1) return w;
+  const int64_t main_rt = waves * sms / tok, tail_rt = rows - main_rt;
+  const int64_t tail_tok = (m + 127) / 128;  // the tail's 128-token tiles: one wave at most
+  if (tail_rt <= 0 || tail_rt * tail_tok > sms) return w;
+  // Whole segments into the main launch while they fit, the one that straddles its end cut at a tile.
+  int64_t cum = 0;
+  for (int i = 0; i < count; ++i) {
+    const DqSeg& d = segs[i];
+    const int64_t rt = (d.n + kTileRows - 1) / kTileRows;
+    const int64_t take = std::clamp<int64_t>(main_rt - cum, 0, rt) * kTileRows;  // rows of d in the main launch
+    if (take > 0) {
+      if (w.main_count == kMaxDqSegs) return DqWaveSplit{};
+      DqSeg a = d;
+      a.n = std::min(take, d.n);
+      w.main[w.main_count++] = a;
+    }
+    if (take < d.n) {
+      if (w.tail_count == kMaxDqSegs) return DqWaveSplit{};
+      const size_t rb = d.type == TensorType::Q8_0 ? WQ8_0::row_bytes(k) : d.type == TensorType::Q4_K ? WQ4_K::row_bytes(k) : WQ6_K::row_bytes(k);
+      DqSeg b = d;
+      b.w = static_cast<const uint8_t*>(d.w) + size_t(take) * rb;
+      b.n = d.n - take;
+      b.out = static_cast<uint8_t*>(d.out) + size_t(take) * (out_bf16 ? 2 : 4);
+      b.bias = d.bias != nullptr ? d.bias + take : nullptr;
+      w.tail[w.tail_count++] = b;
+    }
+    cum += rt;
+  }
+  w.main_plan = dq_tma_group_plan(w.main, w.main_count, k, m, sms, 256, 1);
+  w.tail_plan = dq_tma_group_plan(w.tail, w.tail_count, k, m, sms, 128, 1);
+  if (int64_t(w.main_plan.tok_tiles) * w.main_plan.row_tiles > int64_t(waves) * sms) return DqWaveSplit{};
+  return w;
+}
 
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream) {

@@ -29,8 +29,10 @@ bool dq_tma_supports(TensorType type, int64_t k);
 // 256, or 192 where that wastes less of the last wave and of the last token tile (128 up to 128
 // rows). Kind 4: 64 up to 64 rows, 128 up to 128 rows and for small weights (n·k ≤ 4096²) up to
 // 512, else 256. `bt` forces the token tile (kind 4: 64 / 128 / 256; kind 3: 128 / 192 / 256),
-// `splits` > 0 the split.
-DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0, int kind = 3);
+// `splits` > 0 the split. `type`: Q8_0's small weights take 256-token tiles above 256 rows (its
+// dequantization costs a 128-token stage more: round 33).
+DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0, int kind = 3,
+                      TensorType type = TensorType::Q4_K);
 // As launch_dq_mma (x bf16, rows k apart, 16-byte aligned; out f32, rows ldo apart).
 cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                           float* ws, int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream);
@@ -61,5 +63,17 @@ cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const v
 // What launch_dq_tma_group (or launch_dq_tma's register-A kernel) last refused, "" if nothing: for
 // error messages.
 const char* dq_tma_last_problem();
+
+// A group whose 256-token tiles fill some whole waves and leave a short last one, cut in two
+// launches (round 33): the main one's tiles fill the waves exactly; the rest of the rows (a cut
+// segment's later rows, then the later segments) go as 128-token tiles in at most one wave. At 512
+// rows, llama3-8b's gate and up (448 tiles, 3.4 waves) take 3 waves and a wave of half-size tiles
+// instead of 4 waves. main_count 0: no such cut (no whole wave, a split K, or a tail too large).
+struct DqWaveSplit {
+  DqSeg main[kMaxDqSegs], tail[kMaxDqSegs];
+  int main_count = 0, tail_count = 0;
+  DqMmaPlan main_plan, tail_plan;  // K unsplit
+};
+DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16);
 
 }  // namespace vellum::cuda
