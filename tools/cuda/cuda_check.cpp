@@ -2760,15 +2760,16 @@ void check_dq_group(Pair& p) {
 // grouped launches (whole waves of 256-token tiles, then 128-token tiles: dq_tma_wave_split). Its
 // gate/up rows, f32 SwiGLU rows (on demand) and the down projection of its bf16 copy against one
 // launch each (set_dq_tma_group off), bit for bit, outputs starting as NaN; the wave split must be
-// taken (on) and not (off). Heights 4 608 (the cut at a tile of up) and 4 600 (a partial last tile);
-// 512 and 300 token rows. check_swiglu_rows covers the same path against f64.
+// taken (on) and not (off), and never for Q8_0. Heights 4 608 (the cut at a tile of up) and 4 600 (a
+// partial last tile); 512 and 300 token rows. check_swiglu_rows covers the same path against f64.
 void check_dq_wave_split() {
   CudaBackend be(0);
   struct Case {
     TensorType t;
     int64_t n, m;
   };
-  for (const Case c : {Case{TensorType::Q4_K, 4608, 512}, Case{TensorType::Q8_0, 4600, 300}, Case{TensorType::Q6_K, 4600, 512}}) {
+  for (const Case c : {Case{TensorType::Q4_K, 4608, 512}, Case{TensorType::Q4_K, 4600, 300}, Case{TensorType::Q6_K, 4600, 512},
+                       Case{TensorType::Q8_0, 4600, 512}}) {
     const int64_t k = 4096;
     const Weight g = upload_repeated(be, c.t, c.n, k, 897), u = upload_repeated(be, c.t, c.n, k, 611);
     const Weight down = upload_repeated(be, TensorType::BF16, 256, c.n, 97);
@@ -2792,14 +2793,12 @@ void check_dq_wave_split() {
     }
     be.set_dq_tma_group(true);
     const std::string name = fmt::format("dq_tma wave split {} SwiGLU {}x{} rows {}", tensor_type_name(c.t), c.n, k, c.m);
-    if (c.t == TensorType::Q8_0) {  // its last wave splits K: the same sums added in another order
-      record(name + " vs one launch each", std::max(rel_err(got[1], got[0]), rel_err(dgot[1], dgot[0])), 1e-2,
-             fmt::format("K split in the last wave [max |diff| {:.2g}]", max_abs_diff(got[0], got[1])));
-    } else {
-      record(name + " vs one launch each", std::max(max_abs_diff(got[0], got[1]), max_abs_diff(dgot[0], dgot[1])), 0,
-             "bit for bit: f32 SwiGLU rows and the down projection of its bf16 copy");
-    }
-    record(name + ": taken on, not off", cuts[1] == 1 && cuts[0] == 0 ? 0 : 1, 0, fmt::format("{} / {} wave splits", cuts[1], cuts[0]));
+    record(name + " vs one launch each", std::max(max_abs_diff(got[0], got[1]), max_abs_diff(dgot[0], dgot[1])), 0,
+           "bit for bit: f32 SwiGLU rows and the down projection of its bf16 copy");
+    // Q8_0 keeps one launch each (its last wave as smaller blocks measured no faster: round 33).
+    const int64_t want = c.t == TensorType::Q8_0 ? 0 : 1;
+    record(name + (want ? ": taken on, not off" : ": not taken (Q8_0)"), cuts[1] == want && cuts[0] == 0 ? 0 : 1, 0,
+           fmt::format("{} / {} wave splits", cuts[1], cuts[0]));
     be.release_scratch();
   }
 }

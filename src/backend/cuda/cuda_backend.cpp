@@ -227,7 +227,6 @@ struct CudaBackend::Impl {
   bool dq_group = true;
   int64_t dq_group_calls = 0;  // matmul_multi calls that took one grouped launch (dq_tma_group_calls())
   int64_t dq_wave_splits = 0;  // many-row SwiGLUs whose gate/up took dq_tma_wave_split's two launches
-  bool dq_wave_q8 = true;      // Q8_0's gate/up cut too (VELLUM_CUDA_DQ_WAVE_Q8=0: one launch each)
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
@@ -726,7 +725,6 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_MIN"); d != nullptr) m.dq_tma_min_rows = std::max<int64_t>(2, std::atoll(d));
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_BT"); d != nullptr) m.dq_tma_bt = std::atoi(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_GROUP"); d != nullptr) m.dq_group = std::string(d) != "0";
-  if (const char* d = std::getenv("VELLUM_CUDA_DQ_WAVE_Q8"); d != nullptr) m.dq_wave_q8 = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN"); d != nullptr) m.dq_auto_min_rows = std::atoll(d);
@@ -2091,17 +2089,16 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   const void *gw = gate.data, *uw = up.data;
   uint8_t* gout = gu;
   uint8_t* uout = gu + n * 2;
-  // Round 33: gate and up as whole waves of 256-token tiles and a last wave of smaller blocks where
-  // that fits (dq_tma_wave_split), else one launch each. The last wave: 128-token tiles, or for Q8_0
-  // (whose 128-token stages cost more: call 5) 256-token tiles with a 2-way K split.
+  // Round 33: gate and up as whole waves of 256-token tiles and a last wave of 128-token tiles where
+  // that fits (dq_tma_wave_split), else one launch each. Not Q8_0: its 128-token stages cost more,
+  // and its last wave as 256-token tiles with a 2-way K split measured no faster (calls 5-6).
   const std::array<cuda::DqSeg, 2> gu_segs = {cuda::DqSeg{type, gw, N, gout, N, nullptr}, cuda::DqSeg{type, uw, N, uout, N, nullptr}};
-  const bool q8 = type == TensorType::Q8_0;
-  const cuda::DqWaveSplit cut = m.dq_group && (!q8 || m.dq_wave_q8) ? cuda::dq_tma_wave_split(gu_segs.data(), 2, K, M, m.sms, true, q8 ? 256 : 128, q8 ? 2 : 1)
-                                                                     : cuda::DqWaveSplit{};
+  const cuda::DqWaveSplit cut = m.dq_group && type != TensorType::Q8_0 ? cuda::dq_tma_wave_split(gu_segs.data(), 2, K, M, m.sms, true)
+                                                                        : cuda::DqWaveSplit{};
   if (cut.main_count > 0) ++m.dq_wave_splits;
   float* ws;
   int32_t* cnt;
-  m.dq_scratch(cut.main_count > 0 ? cut.tail_plan : plan, ws, cnt);  // the main launch's K is unsplit
+  m.dq_scratch(plan, ws, cnt);
   const void* xb = m.bf16_input(x);
   float* od = out.data;
   const bool lazy = m.lazy_swiglu;
@@ -2110,7 +2107,7 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
     if (cut.main_count > 0) {
       m.launched(cuda::launch_dq_tma_group(cut.main, cut.main_count, K, xb, M, cut.main_plan, nullptr, nullptr, true, m.stream),
                  "dq_tma group kernel (gate/up, whole waves)");
-      m.launched(cuda::launch_dq_tma_group(cut.tail, cut.tail_count, K, xb, M, cut.tail_plan, ws, cnt, true, m.stream),
+      m.launched(cuda::launch_dq_tma_group(cut.tail, cut.tail_count, K, xb, M, cut.tail_plan, nullptr, nullptr, true, m.stream),
                  "dq_tma group kernel (gate/up, last wave)");
     } else {
       m.launched(cuda::launch_dq_tma_bf16(type, gw, N, K, xb, M, plan, ws, cnt, gout, N, nullptr, m.stream), "dq_tma kernel (gate)");

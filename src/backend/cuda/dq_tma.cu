@@ -643,15 +643,14 @@ DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, 
 
 const char* dq_tma_last_problem() { return g_problem; }
 
-DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16, int tail_bt, int tail_splits) {
+DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16) {
   DqWaveSplit w;
   if (!dq_tma_group_supports(segs, count, k) || m <= 0 || sms <= 0) return w;
   const DqMmaPlan plan = dq_tma_group_plan(segs, count, k, m, sms);
   const int64_t tok = plan.tok_tiles, rows = plan.row_tiles, waves = tok * rows / sms;
   if (plan.nt != 32 || plan.splits != 1 || waves < 1) return w;
   const int64_t main_rt = waves * sms / tok, tail_rt = rows - main_rt;
-  if ((tail_bt != 64 && tail_bt != 128 && tail_bt != 256) || tail_splits < 1) return w;
-  const int64_t tail_blocks = tail_rt * ((m + tail_bt - 1) / tail_bt) * tail_splits;  // one wave at most
+  const int64_t tail_blocks = tail_rt * ((m + 127) / 128);  // 128-token tiles, one wave at most
   if (tail_rt <= 0 || tail_blocks > sms) return w;
   // Whole segments into the main launch while they fit, the one that straddles its end cut at a tile.
   int64_t cum = 0;
@@ -678,7 +677,7 @@ DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m
     cum += rt;
   }
   w.main_plan = dq_tma_group_plan(w.main, w.main_count, k, m, sms, 256, 1);
-  w.tail_plan = dq_tma_group_plan(w.tail, w.tail_count, k, m, sms, tail_bt, tail_splits);
+  w.tail_plan = dq_tma_group_plan(w.tail, w.tail_count, k, m, sms, 128, 1);
   if (int64_t(w.main_plan.tok_tiles) * w.main_plan.row_tiles > int64_t(waves) * sms) return DqWaveSplit{};
   return w;
 }

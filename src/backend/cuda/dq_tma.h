@@ -66,15 +66,15 @@ const char* dq_tma_last_problem();
 
 // A group whose 256-token tiles fill some whole waves and leave a short last one, cut in two
 // launches (round 33): the main one's tiles fill the waves exactly; the rest of the rows (a cut
-// segment's later rows, then the later segments) go as tail_bt-token tiles with K split
-// tail_splits ways, in at most one wave. At 512 rows, llama3-8b's gate and up (448 tiles, 3.4
-// waves) take 3 waves and a wave of half-size blocks instead of 4 waves. main_count 0: no such cut
-// (no whole wave, the plan's K split, or a tail too large).
+// segment's later rows, then the later segments) go as 128-token tiles in at most one wave (the
+// same sums: bit for bit). At 512 rows, llama3-8b's gate and up (448 tiles, 3.4 waves) take 3 waves
+// and a wave of half-size tiles instead of 4 waves. main_count 0: no such cut (no whole wave, the
+// plan's K split, or a tail too large). K unsplit in both.
 struct DqWaveSplit {
   DqSeg main[kMaxDqSegs], tail[kMaxDqSegs];
   int main_count = 0, tail_count = 0;
-  DqMmaPlan main_plan, tail_plan;  // the main launch's K unsplit
+  DqMmaPlan main_plan, tail_plan;
 };
-DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16, int tail_bt, int tail_splits);
+DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16);
 
 }  // namespace vellum::cuda
