@@ -156,6 +156,73 @@ TEST(CudaLayout, DqTmaRegisterAPlan) {
   EXPECT_EQ(dq_tma_plan(14336, 4096, 512, 132, 192, 0, 4).nt * 8, 256);   // no 192-token register-A kernel
   EXPECT_EQ(dq_tma_plan(4096, 4096, 512, 132, 0, 3, 4).splits, 3u);       // forced split
   EXPECT_EQ(dq_tma_plan(14336, 4096, 512, 132, 0, 0, 3).rs, 3);           // round 26's kernel
+  // Round 33: a forced 64-token tile stays 64 (it fell into round 26's 192/256 choice), Q8_0's small
+  // weights take 256-token tiles above 256 rows, and the K split cuts at whole super-blocks.
+  EXPECT_EQ(dq_tma_plan(6144, 4096, 300, 132, 64, 1, 4).nt * 8, 64);
+  EXPECT_EQ(dq_tma_plan(4096, 4096, 512, 132, 0, 0, 4, TensorType::Q8_0).nt * 8, 256);
+  EXPECT_EQ(dq_tma_plan(4096, 4096, 256, 132, 0, 0, 4, TensorType::Q8_0).nt * 8, 128);
+  EXPECT_EQ(dq_tma_plan(4096, 4096, 512, 132, 0, 0, 4, TensorType::Q4_K).nt * 8, 128);
+  EXPECT_EQ(dq_tma_plan(4096, 256, 512, 132, 0, 8, 4).splits, 1u);  // k 256: one super-block, one split
+  EXPECT_EQ(dq_tma_plan(4096, 256, 512, 132, 0, 8, 3).splits, 4u);  // round 26's kernel splits by stages
+}
+
+// Round 33: a group's plan is one weight's with all the segments' row tiles (Q, K, V of llama3-8b:
+// 48 tiles of 256 tokens at 512 rows, K unsplit).
+TEST(CudaLayout, DqTmaGroupPlan) {
+  const DqSeg qkv[3] = {{TensorType::Q4_K, nullptr, 4096, nullptr, 4096, nullptr},
+                        {TensorType::Q4_K, nullptr, 1024, nullptr, 1024, nullptr},
+                        {TensorType::Q6_K, nullptr, 1000, nullptr, 1000, nullptr}};  // 8 tiles, the last partial
+  const DqMmaPlan p = dq_tma_group_plan(qkv, 3, 4096, 512, 132);
+  EXPECT_EQ(p.row_tiles, 32u + 8u + 8u);
+  EXPECT_EQ(p.nt * 8, 256);
+  EXPECT_EQ(p.tok_tiles, 2u);
+  EXPECT_EQ(p.splits, 1u);
+  EXPECT_EQ(p.rs, 4);
+  const DqMmaPlan small = dq_tma_group_plan(qkv, 3, 4096, 64, 132);  // 48 tiles of 64 tokens: split to fill the wave
+  EXPECT_EQ(small.nt * 8, 64);
+  EXPECT_EQ(small.splits, 2u);
+  EXPECT_EQ(small.ws_floats, size_t(48) * 2 * 128 * 64);
+}
+
+// Round 33: gate/up cut into whole waves of 256-token tiles and a last wave of 128-token tiles.
+TEST(CudaLayout, DqTmaWaveSplit) {
+  auto* gw = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 20);
+  auto* uw = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 30);
+  auto* out = reinterpret_cast<uint8_t*>(uintptr_t(1) << 36);
+  const size_t rb = device_row_bytes(TensorType::Q4_K, 4096);
+  const int64_t n = 14336;
+  const DqSeg gu[2] = {{TensorType::Q4_K, gw, n, out, n, nullptr}, {TensorType::Q4_K, uw, n, out + size_t(n) * 512 * 2, n, nullptr}};
+  // 512 rows: 2 x 112 row tiles x 2 token tiles = 448 = 3.4 waves -> 198 row tiles (3 waves) + 26.
+  const DqWaveSplit w = dq_tma_wave_split(gu, 2, 4096, 512, 132, true);
+  ASSERT_EQ(w.main_count, 2);
+  ASSERT_EQ(w.tail_count, 1);
+  EXPECT_EQ(w.main[0].n, n);
+  EXPECT_EQ(w.main[1].w, uw);
+  EXPECT_EQ(w.main[1].n, 86 * 128);
+  EXPECT_EQ(w.tail[0].w, uw + size_t(86 * 128) * rb);
+  EXPECT_EQ(w.tail[0].n, n - 86 * 128);
+  EXPECT_EQ(static_cast<uint8_t*>(w.tail[0].out), out + size_t(n) * 512 * 2 + size_t(86 * 128) * 2);  // bf16 columns
+  EXPECT_EQ(w.tail[0].ldo, n);
+  EXPECT_EQ(w.main_plan.row_tiles * w.main_plan.tok_tiles, 396u);
+  EXPECT_EQ(w.main_plan.nt * 8, 256);
+  EXPECT_EQ(w.main_plan.splits, 1u);
+  EXPECT_EQ(w.tail_plan.row_tiles * w.tail_plan.tok_tiles, 104u);
+  EXPECT_EQ(w.tail_plan.nt * 8, 128);
+  EXPECT_EQ(w.tail_plan.splits, 1u);
+  // f32 outputs move 4 bytes a column; a partial last tile (4 600 rows: 36 tiles each) at 300 rows.
+  const DqSeg odd[2] = {{TensorType::Q6_K, gw, 4600, out, 4600, nullptr}, {TensorType::Q6_K, uw, 4600, out, 4600, nullptr}};
+  const DqWaveSplit v = dq_tma_wave_split(odd, 2, 4096, 300, 132, false);
+  ASSERT_EQ(v.main_count, 2);
+  ASSERT_EQ(v.tail_count, 1);
+  EXPECT_EQ(v.main[0].n, 4600);
+  EXPECT_EQ(v.main[1].n, 30 * 128);
+  EXPECT_EQ(v.tail[0].n, 4600 - 30 * 128);
+  EXPECT_EQ(static_cast<uint8_t*>(v.tail[0].out), out + size_t(30 * 128) * 4);
+  EXPECT_EQ(v.tail_plan.tok_tiles, 3u);
+  // No cut: less than a wave (256 rows), a last wave too large for 128-token tiles (1 024 rows).
+  EXPECT_EQ(dq_tma_wave_split(gu, 2, 4096, 256, 132, true).main_count, 0);
+  EXPECT_EQ(dq_tma_wave_split(gu, 2, 4096, 1024, 132, true).main_count, 0);
+  EXPECT_EQ(dq_tma_wave_split(gu, 2, 4095, 512, 132, true).main_count, 0);  // k not whole blocks
 }
 
 }  // namespace

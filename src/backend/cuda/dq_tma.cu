@@ -644,8 +644,12 @@ DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, 
 const char* dq_tma_last_problem() { return g_problem; }
 
 DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16) {
-  DqWaveSplit w;
-  if (!dq_tma_group_supports(segs, count, k) || m <= 0 || sms <= 0) return w;
+  DqWaveSplit w;  // host arithmetic only (unit-tested without a GPU); the launches check the rest
+  if (segs == nullptr || count < 1 || count > kMaxDqSegs || k <= 0 || k % 256 != 0 || m <= 0 || sms <= 0) return w;
+  for (int i = 0; i < count; ++i) {
+    const TensorType t = segs[i].type;
+    if (segs[i].n <= 0 || (t != TensorType::Q8_0 && t != TensorType::Q4_K && t != TensorType::Q6_K)) return w;
+  }
   const DqMmaPlan plan = dq_tma_group_plan(segs, count, k, m, sms);
   const int64_t tok = plan.tok_tiles, rows = plan.row_tiles, waves = tok * rows / sms;
   if (plan.nt != 32 || plan.splits != 1 || waves < 1) return w;
