@@ -1846,8 +1846,6 @@ bool CudaBackend::matmul_multi_dq(const Tensor& x, std::span<const MatmulOut> ou
   m.graphs.mix(58, count, K, M, xb, ws, cnt, plan.splits, plan.nt);
   ++m.dq_group_calls;
   m.graphs.run([=, &m] {
-    const cudaError_t pending = cudaGetLastError();  // an earlier unchecked failure is not this launch's
-    if (pending != cudaSuccess) throw_error("CUDA backend: pending error before the grouped dq_tma launch: {}", cudaGetErrorString(pending));
     const cudaError_t rc = cuda::launch_dq_tma_group(segs.data(), count, K, xb, M, plan, ws, cnt, false, m.stream);
     if (rc != cudaSuccess) {
       throw_error("CUDA backend: dq_tma group kernel ({} weights, {} rows, {}-token tiles, {} row tiles, K split {}) failed: {} ({})", count, M,

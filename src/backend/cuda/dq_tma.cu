@@ -711,14 +711,14 @@ cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const v
 namespace {
 cudaError_t launch_any(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                        float* ws, int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (!dq_tma_supports(type, k) || (plan.rs != 3 && plan.rs != 4) || m <= 0 || n <= 0 || m > (int64_t(1) << 31) - 256 ||
+  if (plan.rs == 4) {  // the register-A kernel: a group of one (launch_dq_tma_group checks the arguments)
+    const DqSeg seg{type, w, n, out, ldo, bias};
+    return launch_dq_tma_group(&seg, 1, k, x, m, plan, ws, counters, out_bf16, stream);
+  }
+  if (!dq_tma_supports(type, k) || plan.rs != 3 || m <= 0 || n <= 0 || m > (int64_t(1) << 31) - 256 ||
       n > (int64_t(1) << 31) - 128 || plan.row_tiles > 65535u || plan.splits > 65535u ||
       (plan.splits > 1 && (ws == nullptr || counters == nullptr)) || (reinterpret_cast<uintptr_t>(x) & 15) != 0) {
     return cudaErrorInvalidValue;
-  }
-  if (plan.rs == 4) {
-    const DqSeg seg{type, w, n, out, ldo, bias};
-    return launch_dq_tma_group(&seg, 1, k, x, m, plan, ws, counters, out_bf16, stream);
   }
   if (out_bf16) return cudaErrorInvalidValue;  // round 26's kernel writes f32 only
   float* o = static_cast<float*>(out);
