@@ -191,8 +191,9 @@ class Backend {
   // The part of a layer between its attention and the next layer's (round 19): o = attn·woᵀ;
   // x += o, h = rms_norm(x, ffn_norm); g = silu(h·gateᵀ)·(h·upᵀ) (u may receive h·upᵀ);
   // o = g·downᵀ; x += o; then, with next_norm, h = rms_norm(x, next_norm) and next_qkv's products
-  // of h (the next layer's Q/K/V). The CUDA backend has an opt-in one-kernel version for one token
-  // row (layer_kernel.h).
+  // of h (the next layer's Q/K/V). o is scratch: a backend may add the two products into x without
+  // writing it (the CUDA backend's many-row tail, round 34). The CUDA backend has an opt-in
+  // one-kernel version for one token row (layer_kernel.h).
   struct LayerTail {
     const Weight* wo = nullptr;
     const Weight* ffn_norm = nullptr;

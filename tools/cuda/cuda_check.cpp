@@ -1089,6 +1089,72 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
   p.gpu.release_scratch();
 }
 
+// Round 34: layer_tail at many rows (CudaBackend::layer_tail_rows: the output and down projections
+// added into x inside the register-A GEMM, the norms writing only their bf16 copy, h's f32 rows on
+// demand) against the same op run as its ops on the GPU: x, h, g, q, k, v bit for bit (h read back
+// materializes its f32 rows), and both projections taking the add where that kernel takes them.
+// Without a next norm (the last layer): x and the ffn norm's h. The CPU backend beside it.
+void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
+  using T = TensorType;
+  const int64_t dim = 4096, qd = 4096, kvd = 1024, ffn = 14336;
+  std::deque<std::vector<uint8_t>> host;
+  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) {
+    host.push_back(make_weight(t, n, k).bytes);
+    return p.weight(name, t, k, n, host.back());
+  };
+  const auto gain = [&](const char* name) {
+    std::vector<float> gv = randn(size_t(dim));
+    host.emplace_back(gv.size() * 4);
+    std::memcpy(host.back().data(), gv.data(), host.back().size());
+    return p.weight(name, T::F32, dim, 1, host.back());
+  };
+  auto wo = weight("wo", T::Q4_K, dim, qd), gate = weight("gate", T::Q4_K, ffn, dim), up = weight("up", T::Q4_K, ffn, dim);
+  auto down = weight("down", T::Q6_K, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
+  auto wv = weight("wv", T::Q6_K, kvd, dim);
+  auto gf = gain("ffn_norm"), gn = gain("attn_norm");
+  const std::vector<float> xv = randn(size_t(M * dim), 3.0f), av = randn(size_t(M * qd));
+  struct Run {
+    Pair::T2 x, attn, h, o, g, u, q, k, v;
+  };
+  const auto run = [&](int which) {  // 0 CPU, 1 GPU ops, 2 GPU layer_tail
+    Run r{p.tensor(xv, M, dim), p.tensor(av, M, qd), p.output(M, dim), p.output(M, dim), p.output(M, ffn),
+          p.output(M, ffn), p.output(M, qd), p.output(M, kvd), p.output(M, kvd)};
+    const bool cpu = which == 0;
+    const auto pick = [&](Pair::W2& w) { return cpu ? &w.c : &w.g; };
+    const auto t = [&](Pair::T2& x) { return cpu ? x.c : x.g; };
+    const backend::Backend::MatmulOut qkv[] = {{pick(wq), t(r.q)}, {pick(wk), t(r.k)}, {pick(wv), t(r.v)}};
+    backend::Backend::LayerTail lt;
+    lt.wo = pick(wo), lt.ffn_norm = pick(gf), lt.gate = pick(gate), lt.up = pick(up), lt.down = pick(down);
+    if (!last) lt.next_norm = pick(gn), lt.next_qkv = qkv;
+    lt.eps = 1e-5f;
+    if (cpu) p.cpu.layer_tail(r.attn.c, r.x.c, r.h.c, r.o.c, r.g.c, r.u.c, lt);
+    else if (which == 1) p.gpu.Backend::layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
+    else p.gpu.layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
+    return r;
+  };
+  Run c = run(0), ops = run(1);
+  const int64_t calls = p.gpu.residual_rows_calls();
+  Run fused = run(2);
+  const int64_t took = p.gpu.residual_rows_calls() - calls;
+  size_t differ = 0, n = 0;
+  std::vector<Pair::T2 Run::*> cmp{&Run::x, &Run::h, &Run::g};
+  if (!last) cmp.insert(cmp.end(), {&Run::q, &Run::k, &Run::v});
+  for (auto m : cmp) {
+    const auto a = p.get_gpu((ops.*m).g), b = p.get_gpu((fused.*m).g);
+    n += a.size();
+    for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0 || std::isnan(b[i]);
+  }
+  const std::string name = fmt::format("layer_tail rows {} (Q4_K, Q6_K down){}", M, last ? ", last layer" : "");
+  record(name + ": both projections added into x", double(std::abs(took - 2)), 0, fmt::format("{} of 2", took));
+  record(name + " vs its ops", double(differ), 0,
+         fmt::format("{} of {} outputs differ ({})", differ, n, last ? "x, h, g" : "x, h, g, q, k, v"));
+  double err = 0;
+  for (auto m : {&Run::x, &Run::h}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
+  record(name + " vs CPU (x, h)", err, 5e-2);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+}
+
 // --layer-trace: where a layer kernel launch spends its time (llama3-8b shapes, Q4_K with Q6_K V and
 // down): per event of layer_kernel.h's trace, the time since the block's start, mean over 10
 // launches, median and maximum over the blocks (SM cycles at the device's clock rate).
@@ -1164,6 +1230,9 @@ void trace_layer_kernel() {
 
 void check_layer_kernel(Pair& p) {
   using T = TensorType;
+  check_layer_tail_rows(p, 300, false);
+  check_layer_tail_rows(p, 512, false);
+  check_layer_tail_rows(p, 512, true);
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q4_K, T::Q6_K, T::Q6_K);  // 5 632: a short last group of 2 super-blocks
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K);  // llama3-8b Q4_K_M, Q6_K layers
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K);  // and its Q4_K layers
@@ -1646,6 +1715,85 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
   p.gpu.set_cuda_graphs(graphs == nullptr || std::string(graphs) != "0");
 }
 
+// Round 34: many rows through rope_attention, which the CUDA backend runs as launch_rope_kv_rows
+// (q rotated into a 16-bit copy) and the warpgroup prefill attention on that copy when every row of
+// the step takes that kernel (CudaBackend::set_rope_rows), against rope_store_kv + attention on
+// layer 1 of the same pool with the path off: the output and every new K/V bit for bit, and the
+// attention's bf16 copy, read by a BF16 matmul, bit for bit with the same matmul converting the
+// output itself. Interleaved RoPE must be left to the unfused path.
+void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType type, const backend::RopeConfig& rc,
+                               const std::string& what) {
+  const uint32_t heads = 32, kv_heads = 8, hd = 128, bs = 16;
+  const int64_t row = int64_t(kv_heads) * hd, width = int64_t(heads) * hd;
+  const size_t elem = row_bytes(type, 1);
+  const HostWeight hw = make_weight(TensorType::BF16, 256, width);
+  const Weight w = p.gpu.upload_weight("rope_attention rows wo", TensorType::BF16, width, 256, hw.bytes);
+  p.gpu.set_cuda_graphs(false);
+  const uint32_t ctx = n_past + T, blocks = (ctx + bs - 1) / bs + 2;
+  const ShuffledPools pools = shuffled_pools(p, 2, kv_heads, hd, type, bs, blocks);
+  const kv::KvLayout& gl = pools.gpu_layout;
+  const std::vector<int32_t>& table = pools.table;
+  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
+  if (n_past > 0) {
+    std::vector<int32_t> tok(n_past, 0), pos(n_past);
+    std::vector<int64_t> slots(n_past);
+    for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
+    p.begin_step({tok, pos, slots, {}, {}});
+    const auto pk = kv_round(randn(size_t(n_past * row)), type), pv = kv_round(randn(size_t(n_past * row)), type);
+    auto k = p.tensor(pk, n_past, row), v = p.tensor(pv, n_past, row);
+    p.gpu.store_kv(0, k.g, v.g);
+    p.gpu.store_kv(1, k.g, v.g);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+  std::vector<int32_t> tok(T, 0), pos(T);
+  std::vector<int64_t> slots(T);
+  for (uint32_t t = 0; t < T; ++t) pos[t] = int32_t(n_past + t), slots[t] = slot(n_past + t);
+  const std::vector<backend::StepSequence> ss{{0, T, n_past, 0, blocks}};
+  p.begin_step({tok, pos, slots, ss, table});
+  const auto qv = randn(size_t(T * width)), kh = randn(size_t(T * row)), vh = randn(size_t(T * row));
+  auto q = p.tensor(qv, T, width), k = p.tensor(kh, T, row), v = p.tensor(vh, T, row);
+  auto q2 = p.tensor(qv, T, width), k2 = p.tensor(kh, T, row);
+  auto out = p.output(T, width), out2 = p.output(T, width), again = p.output(T, width);
+  auto o1 = p.output(T, 256), o2 = p.output(T, 256);
+  const backend::AttentionShape shape{heads, kv_heads, hd, 1.0f / std::sqrt(float(hd))};
+  const int64_t calls = p.gpu.rope_rows_calls();
+  p.gpu.rope_attention(0, q.g, k.g, v.g, hd, rc, shape, out.g);
+  const bool took = p.gpu.rope_rows_calls() == calls + 1;
+  p.gpu.matmul(w, out.g, o1.g, nullptr);  // reads the attention's bf16 copy when it wrote one
+  const std::vector<float> got = p.get_gpu(out.g);
+  p.gpu.write(again.g, got.data());
+  p.gpu.matmul(w, again.g, o2.g, nullptr);  // converts the f32 rows itself
+  p.gpu.set_rope_rows(false);
+  p.gpu.rope_attention(1, q2.g, k2.g, v.g, hd, rc, shape, out2.g);
+  p.gpu.set_rope_rows(true);
+  double stored = 0;
+  for (uint32_t t = 0; t < T; ++t) {
+    const int64_t sl = slots[t];
+    const std::vector<float> blk = p.gpu.read_kv_block(int32_t(sl / bs));
+    for (int which = 0; which < 2; ++which) {
+      const size_t a0 = (which == 0 ? gl.k_offset(0) : gl.v_offset(0)) / elem + size_t(sl % bs) * row;
+      const size_t b0 = (which == 0 ? gl.k_offset(1) : gl.v_offset(1)) / elem + size_t(sl % bs) * row;
+      for (int64_t e = 0; e < row; ++e) {
+        const float a = blk[a0 + e], b = blk[b0 + e];
+        stored = std::max(stored, std::isfinite(a) && std::isfinite(b) ? std::fabs(double(a) - double(b)) : INFINITY);
+      }
+    }
+  }
+  const bool want = rc.order == backend::RopeOrder::Halves;
+  const std::string name = fmt::format("rope_attention rows {} 32q/8kv x128, {} KV, {} rows after {}", what, tensor_type_name(type), T, n_past);
+  record(name + (want ? ": took rope_kv_rows + the warpgroup attention" : ": left to the unfused path"), took == want ? 0 : 1, 0,
+         took ? "rope_kv_rows" : "rope_store_kv + attention");
+  record(name + " vs rope_store_kv + attention", max_abs_diff(got, p.get_gpu(out2.g)), 0, "bit for bit (poisoned outputs)");
+  record(name + " new K/V vs rope_store_kv", stored, 0, "bit for bit");
+  record(name + " bf16 copy -> BF16 matmul vs converted by the matmul", max_abs_diff(p.get_gpu(o1.g), p.get_gpu(o2.g)), 0,
+         "bit for bit");
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+  const char* graphs = std::getenv("VELLUM_CUDA_GRAPHS");
+  p.gpu.set_cuda_graphs(graphs == nullptr || std::string(graphs) != "0");
+}
+
 void check_rope_attention_all(Pair& p) {
   backend::RopeConfig rc;
   rc.dims = 128;
@@ -1659,6 +1807,17 @@ void check_rope_attention_all(Pair& p) {
   rc.dims = 64;
   rc.order = backend::RopeOrder::Interleaved;
   check_rope_attention(p, 8, 8, 64, TensorType::F16, rc, "interleaved");
+  // Round 34: many rows.
+  rc.dims = 128;
+  rc.order = backend::RopeOrder::Halves;
+  check_rope_attention_rows(p, 512, 0, TensorType::BF16, rc, "halves");
+  check_rope_attention_rows(p, 300, 100, TensorType::F16, rc, "halves");
+  check_rope_attention_rows(p, 77, 1000, TensorType::BF16, rc, "halves");
+  rc.dims = 64;
+  check_rope_attention_rows(p, 200, 37, TensorType::F16, rc, "halves partial 64 of 128");
+  rc.dims = 128;
+  rc.order = backend::RopeOrder::Interleaved;
+  check_rope_attention_rows(p, 256, 0, TensorType::BF16, rc, "interleaved");
 }
 
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).

@@ -39,6 +39,12 @@ struct AttnParams {
   int64_t ldq = 0;
   float* out = nullptr;
   int64_t ldo = 0;
+  // Round 34, the warpgroup prefill kernel only (attn_wg_takes; the caller sets them only when that
+  // kernel takes every row of the launch): q16, q already rotated and rounded to the pool's type
+  // (launch_rope_kv_rows, ld ldq), read instead of q; out16, out's bf16 copy (ld ldo) for the
+  // output projection, written beside out.
+  const void* q16 = nullptr;
+  void* out16 = nullptr;
   KvPoolView kv;
   const int32_t* row_ctx = nullptr;
   const int32_t* row_table = nullptr;

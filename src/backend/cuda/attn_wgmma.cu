@@ -115,10 +115,15 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
   for (int c = 0; c < 8; ++c) {
     if (copier) break;
     const int idx = threadIdx.x % 128 + c * 128, row = idx / 16, ch16 = idx % 16;
-    const float* qr = p.q + int64_t(tile.row0 + min(row, tile.rows - 1)) * p.ldq + int64_t(h) * kHD + ch16 * 8;
-    const float4 a = *reinterpret_cast<const float4*>(qr), b = *reinterpret_cast<const float4*>(qr + 4);
-    *reinterpret_cast<uint4*>(qt + ch16 / 8 * 8192 + sw128(row, ch16 % 8)) =
-        make_uint4(pack2(a.x, a.y, T{}), pack2(a.z, a.w, T{}), pack2(b.x, b.y, T{}), pack2(b.z, b.w, T{}));
+    const int64_t at = int64_t(tile.row0 + min(row, tile.rows - 1)) * p.ldq + int64_t(h) * kHD + ch16 * 8;
+    uint4 packed;
+    if (p.q16 != nullptr) {  // rotated and rounded already (launch_rope_kv_rows)
+      packed = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.q16) + at);
+    } else {
+      const float4 a = *reinterpret_cast<const float4*>(p.q + at), b = *reinterpret_cast<const float4*>(p.q + at + 4);
+      packed = make_uint4(pack2(a.x, a.y, T{}), pack2(a.z, a.w, T{}), pack2(b.x, b.y, T{}), pack2(b.z, b.w, T{}));
+    }
+    *reinterpret_cast<uint4*>(qt + ch16 / 8 * 8192 + sw128(row, ch16 % 8)) = packed;
   }
 
   const int32_t* table = p.tables + tile.table;
@@ -242,8 +247,17 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
   l0 += __shfl_xor_sync(kFull, l0, 2);
   l1 += __shfl_xor_sync(kFull, l1, 1);
   l1 += __shfl_xor_sync(kFull, l1, 2);
-  store_rows(o, l0, l1, p.out + int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * kHD + gc * 2,
-             p.out + int64_t(tile.row0 + i1) * p.ldo + int64_t(h) * kHD + gc * 2, i0 < tile.rows, i1 < tile.rows);
+  const int64_t at0 = int64_t(tile.row0 + i0) * p.ldo + int64_t(h) * kHD + gc * 2, at1 = at0 + 8 * p.ldo;
+  store_rows(o, l0, l1, p.out + at0, p.out + at1, i0 < tile.rows, i1 < tile.rows);
+  if (p.out16 != nullptr) {  // the output projection's bf16 copy: store_rows' values, rounded
+    auto* o16 = static_cast<__nv_bfloat16*>(p.out16);
+    const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+#pragma unroll
+    for (int d = 0; d < ND; ++d) {
+      if (i0 < tile.rows) *reinterpret_cast<uint32_t*>(o16 + at0 + d * 8) = pack2(o[d][0] * inv0, o[d][1] * inv0, __nv_bfloat16{});
+      if (i1 < tile.rows) *reinterpret_cast<uint32_t*>(o16 + at1 + d * 8) = pack2(o[d][2] * inv1, o[d][3] * inv1, __nv_bfloat16{});
+    }
+  }
 }
 
 int g_wg = -1;     // -1: not read from the environment yet

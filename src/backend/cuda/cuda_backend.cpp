@@ -21,6 +21,7 @@
 #include "backend/cuda/argmax.h"
 #include "backend/cuda/attention.h"
 #include "backend/cuda/attn_rope_row.h"
+#include "backend/cuda/attn_wgmma.h"
 #include "backend/cuda/cuda_graphs.h"
 #include "backend/cuda/dequant_ahead.h"
 #include "backend/cuda/det_mma16.h"
@@ -186,6 +187,11 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer layer_gq8;   // its int8 copy of g
   int64_t layer_kernel_calls = 0;  // layer_tail calls that took the kernel (layer_kernel_calls())
   int64_t rope_row_calls = 0;      // rope_attention calls that took the one-row kernel (rope_row_calls())
+  bool rope_rows = true;           // set_rope_rows; VELLUM_CUDA_ROPE_ROWS=0
+  bool residual_rows = true;       // set_residual_rows; VELLUM_CUDA_RESIDUAL_ROWS=0
+  int64_t residual_rows_calls = 0;  // matmuls that added into x (residual_rows_calls())
+  int64_t rope_rows_calls = 0;     // rope_attention calls that took launch_rope_kv_rows (rope_rows_calls())
+  cuda::DeviceBuffer q16_buf;      // q rotated and rounded to the pool's type (launch_rope_kv_rows)
   int64_t gemv_pair_calls = 0;     // batch-1 matmul_multi calls that took one pair launch (gemv_pair_calls())
   bool gemv_pair = [] {            // VELLUM_CUDA_GEMV_PAIR=0: two launches (measurement)
     const char* e = std::getenv("VELLUM_CUDA_GEMV_PAIR");
@@ -366,8 +372,48 @@ struct CudaBackend::Impl {
       launched(cuda::launch_swiglu_bf16(l.gate, l.up, l.data, nullptr, l.elems, stream), "swiglu_bf16 kernel (f32 rows)");
     });
   }
-  // An op reads `in` and writes `out` (whole tensors) in f32.
+  // Round 34: a many-row norm whose f32 rows are not written yet (norm_rows16): the next matmuls
+  // read its bf16 copy only. An op that reads them, or writes part of them or the normed x, first
+  // materializes them (the same kernel and bits, from x); one that overwrites them whole, or the
+  // end of the step, drops them.
+  struct LazyNorm {
+    float* out = nullptr;
+    const float* x = nullptr;
+    const float* gain = nullptr;
+    int64_t rows = 0, cols = 0;
+    float eps = 0.0f;
+  } lazy_norm;
+  void materialize_norm() {
+    if (lazy_norm.out == nullptr) return;
+    const LazyNorm l = lazy_norm;
+    lazy_norm = {};
+    graphs.mix(58, l.out, l.x, l.gain, l.rows, l.cols, l.eps);
+    graphs.run([=, this] {
+      launched(cuda::launch_add_rms_norm(const_cast<float*>(l.x), nullptr, l.gain, l.rows, l.cols, l.eps, l.out, nullptr, stream),
+               "rms_norm kernel (f32 rows)");
+    });
+  }
+  void touch_norm(std::initializer_list<Tensor> in, std::initializer_list<Tensor> out) {
+    const LazyNorm& l = lazy_norm;
+    const int64_t n = l.rows * l.cols;
+    const auto over = [n](const float* a, const Tensor& t) { return t.data < a + n && a < t.data + int64_t(t.elements()); };
+    for (const Tensor& t : in) {
+      if (over(l.out, t)) return materialize_norm();
+    }
+    bool whole = false;  // this op overwrites the rows whole: they are never needed
+    for (const Tensor& t : out) {
+      if (!over(l.out, t)) continue;
+      if (t.data != l.out || int64_t(t.elements()) != n) return materialize_norm();
+      whole = true;
+    }
+    for (const Tensor& t : out) {
+      if (over(l.x, t) && !whole) return materialize_norm();
+    }
+    if (whole) lazy_norm = {};
+  }
+  // An op reads `in` and writes `out` (whole tensors) in f32; a tensor it updates in place is in both.
   void touch(std::initializer_list<Tensor> in, std::initializer_list<Tensor> out = {}) {
+    if (lazy_norm.out != nullptr) touch_norm(in, out);
     if (lazy.data == nullptr) return;
     for (const Tensor& t : in) {
       if (overlaps(lazy, t)) return materialize();
@@ -701,6 +747,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* b = std::getenv("VELLUM_CUDA_LAZY_SWIGLU"); b != nullptr) m.lazy_swiglu = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_GEMM_PAIRS"); b != nullptr) m.gemm_pairs = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_SWIGLU_ROWS"); b != nullptr) m.swiglu_rows = std::string(b) != "0";
+  if (const char* b = std::getenv("VELLUM_CUDA_ROPE_ROWS"); b != nullptr) m.rope_rows = std::string(b) != "0";
+  if (const char* b = std::getenv("VELLUM_CUDA_RESIDUAL_ROWS"); b != nullptr) m.residual_rows = std::string(b) != "0";
   // Experiments (round 8): the dequantized weight tile in MiB of BF16, and set_mmq_max_rows.
   if (const char* t = std::getenv("VELLUM_CUDA_WEIGHT_TILE_MIB"); t != nullptr && std::atoi(t) > 0) {
     m.weight_tile_elems = int64_t(std::atoi(t)) << 19;
@@ -771,6 +819,10 @@ void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
+int64_t CudaBackend::rope_rows_calls() const { return impl_->rope_rows_calls; }
+int64_t CudaBackend::residual_rows_calls() const { return impl_->residual_rows_calls; }
+void CudaBackend::set_residual_rows(bool on) { impl_->residual_rows = on; }
+void CudaBackend::set_rope_rows(bool on) { impl_->rope_rows = on; }
 int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
@@ -919,6 +971,7 @@ void CudaBackend::release_scratch() {
   Impl& m = *impl_;
   m.forget_q8();
   m.lazy = {};  // the scratch tensors are gone
+  m.lazy_norm = {};
   m.graphs.finish(m.stream);  // a step that read nothing
   if (m.chunks.size() > 1) {  // fold into one chunk that holds a whole step next time
     size_t total = 0;
@@ -1657,6 +1710,11 @@ void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tenso
     rope_store_kv(layer, q, k, v, head_dim, rc);
     attention(layer, q, shape, out);
   };
+  if (q.rows >= 2 && m.rope_rows && m.ablate == 0 && !m.deterministic && m.n_attn_tiles > 0 &&
+      m.rope_store_fits(layer, q, k, v, head_dim, rc) && shape.head_dim == head_dim) {
+    if (rope_attention_rows(layer, q, k, v, head_dim, rc, shape, out)) return;
+    return unfused();
+  }
   if ((m.ablate & ~16u) != 0 || m.deterministic || q.rows != 1 || m.n_tokens != 1 || m.n_slots != 1 || m.n_attn_tiles > 0 ||
       !m.rope_store_fits(layer, q, k, v, head_dim, rc) || shape.head_dim != head_dim) {
     return unfused();
@@ -1687,6 +1745,56 @@ void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tenso
     m.q8_of = out.data;
     m.q8_cols = q.cols;
   }
+}
+
+// Round 34: a step whose rows all take the warpgroup prefill attention. RoPE writes q rotated and
+// rounded to the pool's type (what the attention rounds q to) into q16_buf and stores K/V, and the
+// attention reads that copy and writes out with its bf16 copy beside it, for the output
+// projection. rope_store_kv moved q through f32 memory twice and k once more, and the projection's
+// input was converted after the attention (llama3-8b, 512 rows: 12.9 + 6.0 us a layer, ncu). False
+// (nothing recorded) when the step's attention is not that kernel's alone.
+bool CudaBackend::rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim,
+                                      const RopeConfig& rc, const AttentionShape& shape, Tensor out) {
+  Impl& m = *impl_;
+  const auto& s = m.layout.layers[layer];
+  const cuda::RopeParams rp = rope_params(rc);
+  const cuda::KvPoolView view{m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
+                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type};
+  if (!cuda::rope_kv_rows_takes(rp, int(head_dim), view)) return false;
+  m.touch({q, k, v}, {out});
+  m.forget_q8();
+  Impl::AttnLaunch a;
+  if (!m.attn_launch(layer, q, shape, out, a) || a.n_tiles == 0 || a.rows != 0 || a.det_spans || !cuda::attn_wg_takes(a.p)) {
+    return false;
+  }
+  const int64_t n = q.rows * q.cols;
+  void* q16 = m.grow(m.q16_buf, size_t(n) * 2, "rotated q (16-bit)");
+  void* out16 = m.bf16_act ? m.grow_bf16(m.x_bf16, size_t(n) * 2, "matmul activations (bf16)") : nullptr;
+  ++m.rope_rows_calls;
+  cuda::AttnParams p = a.p;
+  p.q16 = q16;
+  p.out16 = out16;
+  const cuda::AttnTile* tiles = a.tiles;
+  const int n_tiles = a.n_tiles;
+  const int32_t* positions = m.d_positions;
+  const int64_t* slots = m.d_slots;
+  const float *qd = q.data, *kd = k.data, *vd = v.data;
+  const int64_t rows = q.rows, q_cols = q.cols;
+  m.graphs.mix(56, qd, kd, vd, q16, out16, rows, q_cols, head_dim, positions, slots, p.out, p.ldo, p.kv.pool, p.kv.block_elems,
+               int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size, p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table,
+               p.tables, p.heads, p.scale, tiles, n_tiles);
+  m.graphs.mix_bytes(&rp, sizeof rp);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_rope_kv_rows(qd, q_cols, kd, vd, q16, rows, int(head_dim), positions, rp, view, slots, m.stream),
+               "rope_kv_rows kernel");
+    m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel (rotated q16)");
+  });
+  if (out16 != nullptr) {
+    m.bf16_of = out.data;
+    m.bf16_elems = n;
+    m.bf16_at = out16;
+  }
+  return true;
 }
 
 void CudaBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor out) {
@@ -1756,7 +1864,7 @@ void CudaBackend::copy_blocks(std::span<const std::pair<int32_t, int32_t>> pairs
 
 void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain, float eps, Tensor out) {
   Impl& m = *impl_;
-  m.touch({x, delta}, {out});
+  m.touch({x, delta}, {out, x});
   if (gain.type != TensorType::F32 || gain.cols != x.cols || !cuda::fast_norm_supports(x.cols) || delta.rows != x.rows ||
       delta.cols != x.cols || out.rows != x.rows || out.cols != x.cols) {
     Backend::add_rms_norm(x, delta, gain, eps, out);  // add, then rms_norm (which checks the shapes)
@@ -1976,8 +2084,9 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
   Impl& m = *impl_;
   const auto fallback = [&] { Backend::layer_tail(attn, x, h, o, g, u, t); };
   if (!m.layer_kernel || m.deterministic || m.ablate != 0 || x.rows != 1 || t.next_norm == nullptr || t.next_qkv.empty() ||
-      t.next_qkv.size() > size_t(cuda::kLayerMaxSegs) || attn.rows != 1 || attn.cols % 32 != 0 || m.lazy.data != nullptr) {
-    return fallback();
+      t.next_qkv.size() > size_t(cuda::kLayerMaxSegs) || attn.rows != 1 || attn.cols % 32 != 0 || m.lazy.data != nullptr ||
+      m.lazy_norm.out != nullptr) {
+    return x.rows >= 2 ? layer_tail_rows(attn, x, h, o, g, u, t) : fallback();
   }
   const auto i8 = [&](const Weight* w, int64_t k) { return w != nullptr && w->cols == k && m.int8_for(w->type, k); };
   const auto gain_ok = [&](const Weight* w) { return w != nullptr && w->type == TensorType::F32 && w->cols == x.cols; };
@@ -2007,7 +2116,7 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
   void* q8 = m.q8_input(attn, quantize);
   a.attn_q8 = q8;
   const float* ad = attn.data;
-  m.touch({attn, x, o}, {h, o, g});
+  m.touch({attn, x, o}, {h, o, g, x});
   for (const MatmulOut& q : t.next_qkv) m.wrote(q.out);
   m.wrote(x), m.wrote(h), m.wrote(o), m.wrote(g);
   m.forget_q8();  // the kernel leaves no int8 copy in x_q8_norm (it read the attention's from there)
@@ -2024,6 +2133,95 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
     if (quantize) m.launched(cuda::launch_quantize_q8(ad, qd, q8, m.stream), "quantize_q8 kernel");
     m.launched(cuda::launch_layer_tail(a, sync, m.stream), "layer kernel");
   });
+}
+
+// Round 34: many rows with the residual stream updated inside the GEMMs. Where the register-A
+// dequantizing GEMM takes a projection, x += w·a is its tile's store (matmul_add_rows) and the
+// norm after it reads x alone and writes only the bf16 copy the next matmuls read (norm_rows16;
+// its f32 rows on demand). The unfused add_rms_norm read x and o and wrote x, h and the copy: 36 MB
+// a llama3-8b norm at 512 rows (12.4 us, ncu), 12 MB now, and o is not written at all. Same bits:
+// x + o in add_rms_norm's order, then the same norm of the same x. Elsewhere, each projection takes
+// matmul + add_rms_norm as before. o is left unwritten (scratch; backend.h).
+void CudaBackend::layer_tail_rows(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
+  Impl& m = *impl_;
+  const auto gain_ok = [&](const Weight* w) {
+    return w == nullptr || (w->type == TensorType::F32 && w->cols == x.cols && cuda::fast_norm_supports(x.cols));
+  };
+  if (!m.residual_rows || !m.bf16_act || m.deterministic || m.ablate != 0 || m.copies_f16 || !gain_ok(t.ffn_norm) ||
+      !gain_ok(t.next_norm) || h.rows != x.rows || h.cols != x.cols) {
+    return Backend::layer_tail(attn, x, h, o, g, u, t);
+  }
+  m.touch({}, {h});  // h is written below: its pending f32 rows (the last norm's, read by Q/K/V) are dead
+  const auto residual = [&](const Weight& w, const Tensor& a, const Weight* norm) {
+    if (matmul_add_rows(w, a, x)) {
+      if (norm != nullptr) norm_rows16(x, *norm, t.eps, h);
+      return;
+    }
+    matmul(w, a, o, nullptr);
+    if (norm != nullptr) {
+      add_rms_norm(x, o, *norm, t.eps, h);
+    } else {
+      add(x, o, x);
+    }
+  };
+  residual(*t.wo, attn, t.ffn_norm);
+  matmul_swiglu(*t.gate, *t.up, h, g, u);
+  // The next norm overwrites h whole: its f32 rows from the ffn norm are never needed (without a
+  // next norm they stay h's value, materialized when x changes).
+  if (t.next_norm != nullptr) m.touch({}, {h});
+  residual(*t.down, g, t.next_norm);
+  if (t.next_norm != nullptr && !t.next_qkv.empty()) matmul_multi(h, t.next_qkv);
+}
+
+// x += w·a on the register-A dequantizing GEMM (dq_tma.h, DqSeg::add) where matmul would take that
+// kernel for these shapes; false (nothing recorded) elsewhere.
+bool CudaBackend::matmul_add_rows(const Weight& w, const Tensor& a, Tensor x) {
+  Impl& m = *impl_;
+  const int64_t M = a.rows, N = w.rows, K = w.cols;
+  if (M < 2 || a.cols != K || x.rows != M || x.cols != N || !m.bf16_act || m.deterministic || cuda::dq_tma_direct_store()) return false;
+  if (M <= std::min<int64_t>(w.type == TensorType::Q8_0 ? m.i8_rows_q8 : m.i8_rows_max, cuda::kMaxI8Rows) && m.int8_for(w.type, K)) {
+    return false;  // matmul's int8 GEMV rows
+  }
+  if (!m.dq_mma_for(w.type, M, K, N, w.data)) return false;
+  const cuda::DqMmaPlan plan = m.dq_plan(w.type, M, K, N);
+  if (plan.rs != 4) return false;
+  const cuda::DqSeg seg{w.type, w.data, N, x.data, x.cols, nullptr, true};
+  if (!cuda::dq_tma_group_supports(&seg, 1, K)) return false;
+  m.touch({a, x}, {x});
+  float* ws;
+  int32_t* cnt;
+  m.dq_scratch(plan, ws, cnt);
+  const void* xb = m.bf16_input(a);
+  m.wrote(x);
+  ++m.residual_rows_calls;
+  m.graphs.mix(57, w.type, w.data, N, K, M, xb, ws, cnt, x.data, x.cols, plan.splits, plan.nt);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_dq_tma_group(&seg, 1, K, xb, M, plan, ws, cnt, false, m.stream), "dq_tma kernel (x += w a)");
+  });
+  return true;
+}
+
+// h = rms_norm(x) at 2+ rows writing only the bf16 copy the next matmuls read; h's f32 rows on
+// demand (Impl::lazy_norm). Where the copy is not bf16 (F16 weights, the deterministic mode):
+// rms_norm.
+void CudaBackend::norm_rows16(Tensor x, const Weight& gain, float eps, Tensor h) {
+  Impl& m = *impl_;
+  if (x.rows < 2 || !m.bf16_act || m.deterministic || m.copies_f16 || gain.type != TensorType::F32 || gain.cols != x.cols ||
+      !cuda::fast_norm_supports(x.cols) || h.rows != x.rows || h.cols != x.cols) {
+    return rms_norm(x, gain, eps, h);
+  }
+  m.touch({x}, {h});
+  m.norm_q8(h);  // none at 2+ rows; forgets the old copies
+  bool f16 = false;
+  void* xb = m.norm_copy16(h, f16);
+  const float* g = static_cast<const float*>(gain.data);
+  float* xd = x.data;
+  const int64_t rows = x.rows, cols = x.cols;
+  m.graphs.mix(59, xd, g, rows, cols, eps, h.data, xb);
+  m.graphs.run([=, &m] {
+    m.launched(cuda::launch_add_rms_norm(xd, nullptr, g, rows, cols, eps, nullptr, nullptr, m.stream, xb, false), "rms_norm kernel (bf16 copy)");
+  });
+  m.lazy_norm = {h.data, xd, g, rows, cols, eps};
 }
 
 // Many rows (round 7): gate and up GEMMs write bf16 (one strided-batched call for BF16 weights),

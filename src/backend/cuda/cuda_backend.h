@@ -118,6 +118,17 @@ class CudaBackend final : public Backend {
   void set_layer_kernel(bool on);
   int64_t layer_kernel_calls() const;  // layer_tail calls that took the kernel (checks)
   int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
+  // Round 34: many-row rope_attention whose rows all take the warpgroup prefill attention runs
+  // launch_rope_kv_rows (q rotated into a 16-bit copy; q and k left as they were) and the attention
+  // on that copy, writing its output's bf16 copy for the output projection (the same bits as
+  // rope_store_kv + attention + the conversion). Default on; VELLUM_CUDA_ROPE_ROWS=0 turns it off.
+  void set_rope_rows(bool on);
+  int64_t rope_rows_calls() const;  // rope_attention calls that took that path (checks)
+  // Round 34: many-row layer tails add the output and down projections into x inside the register-A
+  // dequantizing GEMM (no o) and the norms after them write only their bf16 copy (f32 rows on
+  // demand): the same bits. Default on; VELLUM_CUDA_RESIDUAL_ROWS=0 turns it off.
+  void set_residual_rows(bool on);
+  int64_t residual_rows_calls() const;  // matmuls that added into x that way (checks)
   int64_t gemv_pair_calls() const;     // batch-1 matmul_multi calls that took one pair launch (checks)
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
   // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
@@ -184,6 +195,11 @@ class CudaBackend final : public Backend {
   void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
+  void layer_tail_rows(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t);
+  bool matmul_add_rows(const Weight& w, const Tensor& a, Tensor x);
+  void norm_rows16(Tensor x, const Weight& gain, float eps, Tensor h);
+  bool rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,
+                           const AttentionShape& shape, Tensor out);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

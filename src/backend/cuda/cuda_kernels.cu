@@ -199,8 +199,18 @@ __global__ void embed_kernel(const uint8_t* table, size_t row_bytes, int64_t col
   const int64_t t = i / chunks, c = i % chunks;
   float y[D::kChunk];
   D::load(table + int64_t(tokens[t]) * row_bytes, c, y);
+  float* o = out + t * ldo + c * D::kChunk;
+  if constexpr (D::kChunk % 4 == 0) {
+    // 16-byte stores where aligned: a Q4_K row of 32-float chunks took 42 us for 512 rows of 4 096
+    // with one 4-byte store at a time (round 34, ncu).
+    if ((reinterpret_cast<uintptr_t>(o) & 15) == 0) {
 #pragma unroll
-  for (int j = 0; j < D::kChunk; ++j) out[t * ldo + c * D::kChunk + j] = y[j];
+      for (int j = 0; j < D::kChunk; j += 4) *reinterpret_cast<float4*>(o + j) = make_float4(y[j], y[j + 1], y[j + 2], y[j + 3]);
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < D::kChunk; ++j) o[j] = y[j];
 }
 
 // One warp per (row, group).

@@ -233,9 +233,11 @@ struct StagedTile {
   static constexpr int kVec = 16 / int(sizeof(OutT));      // values a 16-byte vector
   static constexpr int kBytes = BT * kStride * int(sizeof(OutT));
 };
+// add (f32 only): out += the tile (+ bias), for a residual stream (round 34: the output and down
+// projections add into x, so the norm after them reads x alone and o is never written).
 template <int BT, class OutT, class Sync>
 __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint8_t* smem, int64_t n0, int64_t m0, int64_t n, int64_t m,
-                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, Sync sync) {
+                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, bool add, Sync sync) {
   using Tile = StagedTile<BT, OutT>;
   OutT* tile = reinterpret_cast<OutT*>(smem);
   const int tid = int(threadIdx.x), lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -260,6 +262,17 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
     if (m0 + tok >= m) break;  // later v only have later tokens
     const OutT* src = tile + tok * Tile::kStride + c;
     OutT* dst = out + (m0 + tok) * ldo + n0 + c;
+    if constexpr (std::is_same_v<OutT, float>) {
+      if (add) {  // x + o, add_rms_norm's order and rounding
+        if (vec && n0 + c + Tile::kVec <= n) {
+          const float4 a = *reinterpret_cast<const float4*>(dst), b = *reinterpret_cast<const float4*>(src);
+          *reinterpret_cast<float4*>(dst) = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+        } else {
+          for (int i = 0; i < Tile::kVec && n0 + c + i < n; ++i) dst[i] = dst[i] + src[i];
+        }
+        continue;
+      }
+    }
     if (vec && n0 + c + Tile::kVec <= n) {
       *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
     } else {
@@ -278,6 +291,7 @@ struct RsSegs {
   void* out[kMaxDqSegs];
   const float* bias[kMaxDqSegs];
   int64_t n[kMaxDqSegs], ldo[kMaxDqSegs];
+  int add[kMaxDqSegs];       // 1: out += the product (DqSeg::add)
   int tile_end[kMaxDqSegs];  // row tiles up to the end of segment s
   int second[kMaxDqSegs];    // 1: the segment's weights are T1's
   int count;
@@ -291,7 +305,7 @@ template <class T, class L, int BT, class OutT>
 __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
                                         int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
                                         int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
-                                        int dbg) {
+                                        bool add, int dbg) {
   constexpr int S = L::kStages;
   constexpr uint32_t kTx = L::kXBytes + T::kPieces * kPieceBytes;  // this type's bytes a stage
   const auto parity = [](int it) { return uint32_t(it / S) & 1; };
@@ -385,7 +399,7 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
                             t, n, m, out, ldo, bias);
     } else {
       static_assert(StagedTile<BT, OutT>::kBytes <= L::kStages * L::kStageBytes, "the tile fits in the copy ring");
-      store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, sync);
+      store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, sync);
     }
   });
 }
@@ -421,12 +435,13 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   OutT* out = static_cast<OutT*>(pick(segs.out));
   const int64_t n = pick(segs.n), ldo = pick(segs.ldo);
   const float* bias = pick(segs.bias);
+  const bool add = pick(segs.add) != 0;
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, dbg);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, dbg);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, dbg);
   }
 }
 
@@ -534,6 +549,8 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
     if (rc != cudaSuccess) return refuse("a weight's tensor map");
     g.out[i] = d.out;
     g.bias[i] = d.bias;
+    g.add[i] = d.add ? 1 : 0;
+    if (d.add && (out_bf16 || g_direct_store)) return refuse("out += the product with a bf16 output or the direct store");
     g.n[i] = d.n;
     g.ldo[i] = d.ldo;
     tiles += int((d.n + kTileRows - 1) / kTileRows);
@@ -575,6 +592,7 @@ cudaError_t launch_kind3_bt(const void* w, int64_t n, int64_t k, const void* x, 
 }  // namespace
 
 void set_dq_tma_direct_store(bool on) { g_direct_store = on; }
+bool dq_tma_direct_store() { return g_direct_store; }
 
 bool dq_tma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30) &&

@@ -39,6 +39,7 @@ cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, 
 // The register-A kernel stores its tile through shared memory, 16 bytes a store (round 32); true:
 // each value from the accumulators as before (the same bits; VELLUM_CUDA_DQ_TMA_DIRECT_STORE=1).
 void set_dq_tma_direct_store(bool on);
+bool dq_tma_direct_store();
 // The same with out in bf16 (rounded from the f32 sums + bias), for plan.rs 4 only.
 cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                                float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream);
@@ -54,6 +55,9 @@ struct DqSeg {
   void* out;  // f32 (or bf16), rows ldo apart
   int64_t ldo;
   const float* bias;  // or null
+  // Round 34: out += the product (+ bias), f32 out only (a residual stream: x += o without o). Not
+  // with the direct store (set_dq_tma_direct_store).
+  bool add = false;
 };
 bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k);
 // The plan of one weight with all the segments' row tiles (kind 4; bt, splits as dq_tma_plan).

@@ -21,7 +21,7 @@ int norm_threads();
 // launch_quantize_q8 writes it (gemv_kernels.h), so the next batch-1 matmul skips that kernel.
 // With copy16 (any rows) also out rounded to bf16 (f16 when f16: F16 weights, round 14) [rows][cols],
 // the copy a cuBLAS GEMM reads, so the next many-row matmul skips its conversion (round 7). out may
-// alias x only without delta.
+// alias x only without delta. out may be null with copy16 (round 34: the copy alone).
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
                                 float* out, void* q8, cudaStream_t stream, void* copy16 = nullptr, bool f16 = false);
 
@@ -30,5 +30,16 @@ cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain,
 cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float* v, int64_t rows, int head_dim,
                                  const int32_t* positions, const RopeParams& p, const KvPoolView& kv,
                                  const int64_t* slots, cudaStream_t stream);
+
+// Many rows for the tensor-core prefill attention (round 34): q rotated and rounded to the pool's
+// 16-bit type into q16 [rows][q_cols] (the rounding the attention applies to q), k rotated and v
+// stored into their slots. q and k are read, not written (rope_attention's scratch). The same
+// arithmetic as launch_rope_store_kv, so q16, K and V hold the same bits as its q, K and V rounded.
+// Takes the halves layout (pairs i, i + half) with half and head_dim multiples of 4, F16 or BF16
+// pools (rope_kv_rows_takes); one block a row, each thread 4 pairs (float4 loads).
+bool rope_kv_rows_takes(const RopeParams& p, int head_dim, const KvPoolView& kv);
+cudaError_t launch_rope_kv_rows(const float* q, int64_t q_cols, const float* k, const float* v, void* q16, int64_t rows,
+                                int head_dim, const int32_t* positions, const RopeParams& p, const KvPoolView& kv,
+                                const int64_t* slots, cudaStream_t stream);
 
 }  // namespace vellum::cuda

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Round 34, call 2: the round's first binary. Checks: --layer-only (the many-row layer tail against
+# its ops), --attn-only (the many-row rope_attention against rope_store_kv + attention), --dq-only
+# (the dequantizing GEMMs, now with DqSeg::add), stories260K / graphs vs eager / CPU vs GPU greedy
+# (model_checks). Then llama3-8b prefill with the round's paths on and off (knobs), alternating,
+# and the ncu split of a 512-token Q4_K_M prefill at the machine's clocks.
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+nvidia-smi -L
+S=$O/summary.txt
+(for T in Q4_K_M Q8_0; do "$D/vellum" gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
+timeout 200 $C --layer-only > $O/layer.txt 2>&1; echo "layer checks (exit $?): $(tail -1 $O/layer.txt)" >> $S
+grep -E "FAIL|layer_tail rows" $O/layer.txt | cut -c1-220 >> $S
+timeout 300 $C --attn-only > $O/attn.txt 2>&1; echo "attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
+grep -E "FAIL|rope_attention rows" $O/attn.txt | cut -c1-200 | head -30 >> $S
+dq_checks >> $S
+model_checks >> $S 2>&1
+wait
+export VELLUM_BENCH_PREFILL=512,1024
+for r in 1 2; do
+  for T in Q4_K_M Q8_0; do
+    model_prefill new$r $C $T >> $S
+    VELLUM_CUDA_ROPE_ROWS=0 VELLUM_CUDA_RESIDUAL_ROWS=0 model_prefill off$r $C $T >> $S
+  done
+done
+VELLUM_PROFILE_PREFILL=512 timeout 150 ncu --clock-control none --profile-from-start off --csv --metrics gpu__time_duration.sum $C --profile /tmp/l8b-Q4_K_M.gguf > /tmp/ncu.csv 2> /tmp/ncu.log
+echo "== Q4_K_M prefill 512, ncu --clock-control none (exit $?)" >> $S
+python3 $D/ncu_kernels.py /tmp/ncu.csv 24 >> $S 2>&1
+cat $S
