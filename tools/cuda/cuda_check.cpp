@@ -1720,7 +1720,7 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
 // the step takes that kernel (CudaBackend::set_rope_rows), against rope_store_kv + attention on
 // layer 1 of the same pool with the path off: the output and every new K/V bit for bit, and the
 // attention's bf16 copy, read by a BF16 matmul, bit for bit with the same matmul converting the
-// output itself. Interleaved RoPE must be left to the unfused path.
+// output itself. Halves and interleaved layouts, whole and partial rotary dims.
 void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType type, const backend::RopeConfig& rc,
                                const std::string& what) {
   const uint32_t heads = 32, kv_heads = 8, hd = 128, bs = 16;
@@ -1780,7 +1780,7 @@ void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType 
       }
     }
   }
-  const bool want = rc.order == backend::RopeOrder::Halves;
+  const bool want = true;  // both layouts (round 34)
   const std::string name = fmt::format("rope_attention rows {} 32q/8kv x128, {} KV, {} rows after {}", what, tensor_type_name(type), T, n_past);
   record(name + (want ? ": took rope_kv_rows + the warpgroup attention" : ": left to the unfused path"), took == want ? 0 : 1, 0,
          took ? "rope_kv_rows" : "rope_store_kv + attention");
@@ -1818,6 +1818,9 @@ void check_rope_attention_all(Pair& p) {
   rc.dims = 128;
   rc.order = backend::RopeOrder::Interleaved;
   check_rope_attention_rows(p, 256, 0, TensorType::BF16, rc, "interleaved");
+  check_rope_attention_rows(p, 130, 70, TensorType::F16, rc, "interleaved");
+  rc.dims = 96;
+  check_rope_attention_rows(p, 100, 0, TensorType::BF16, rc, "interleaved partial 96 of 128");
 }
 
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).

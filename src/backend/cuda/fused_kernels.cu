@@ -161,10 +161,10 @@ __global__ void rope_store_kv_kernel(float* q, int64_t q_cols, float* k, const f
 
 // Round 34: launch_rope_kv_rows. Block r is row r. The row's cos/sin pairs are computed once into
 // shared memory (one double sincos a pair, before the wait, as rope_store_kv_kernel), then each task
-// is 4 consecutive pairs of one q or k head (float4 loads of x0 = h[i..i+3], x1 = h[half+i..]), 4
-// unrotated dims past 2·half, or 4 dims of one v head. rope_store_kv_kernel moved 24 MB a 512-row
-// llama3-8b layer with scalar loads (12.9 us); here q is read once and written as 16 bits, and
-// neither q nor k goes back to f32 memory.
+// is 4 pairs of one q or k head (halves: float4 loads of x0 = h[i..i+3], x1 = h[half+i..];
+// interleaved: 2 pairs, one float4), 4 unrotated dims past 2·half, or 4 dims of one v head.
+// rope_store_kv_kernel moved 24 MB a 512-row llama3-8b layer with scalar loads (12.9 us); here q
+// is read once and written as 16 bits, and neither q nor k goes back to f32 memory.
 template <typename T>
 __device__ __forceinline__ void put4(T* p, float a, float b, float c, float d) {
   *reinterpret_cast<uint2*>(p) = make_uint2(pack2(a, b, T{}), pack2(c, d, T{}));
@@ -186,8 +186,9 @@ __global__ void __launch_bounds__(256) rope_kv_rows_kernel(const float* q, int64
   T* base = static_cast<T*>(kv.pool) + (slot / kv.block_size) * kv.block_elems + (slot % kv.block_size) * row;
   __syncthreads();
   pdl_wait();
-  // Per head: half/4 pair tasks, then (head_dim - 2·half)/4 tasks of unrotated dims.
-  const int pair_tasks = p.half / 4, per_head = pair_tasks + (head_dim - 2 * p.half) / 4;
+  // Per head, halves: half/4 tasks of 4 pairs (i, half + i), then (head_dim - 2·half)/4 tasks of
+  // unrotated dims. Interleaved: a float4 is 2 pairs (2i, 2i + 1): half/2 pair tasks, then the rest.
+  const int pair_tasks = p.interleaved ? p.half / 2 : p.half / 4, per_head = pair_tasks + (head_dim - 2 * p.half) / 4;
   const int q_heads = int(q_cols / head_dim), rot_tasks = (q_heads + kv.kv_heads) * per_head;
   const int v_tasks = kv.kv_heads * head_dim / 4;
   for (int t = int(threadIdx.x); t < rot_tasks + v_tasks; t += int(blockDim.x)) {
@@ -205,6 +206,14 @@ __global__ void __launch_bounds__(256) rope_kv_rows_kernel(const float* q, int64
       const int e = 2 * p.half + (j - pair_tasks) * 4;
       const float4 x = *reinterpret_cast<const float4*>(h + e);
       put4(dst + e, x.x, x.y, x.z, x.w);
+      continue;
+    }
+    if (p.interleaved) {  // dims 4j..4j+3: pairs 2j and 2j + 1
+      const int i = 2 * j;
+      const float4 x = *reinterpret_cast<const float4*>(h + 2 * i);
+      const float c0 = cf_s[i], s0 = sf_s[i], c1 = cf_s[i + 1], s1 = sf_s[i + 1];
+      put4(dst + 2 * i, sub(mul(x.x, c0), mul(x.y, s0)), add(mul(x.x, s0), mul(x.y, c0)), sub(mul(x.z, c1), mul(x.w, s1)),
+           add(mul(x.z, s1), mul(x.w, c1)));
       continue;
     }
     const int i = j * 4;
@@ -285,7 +294,7 @@ cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float
 }
 
 bool rope_kv_rows_takes(const RopeParams& p, int head_dim, const KvPoolView& kv) {
-  return !p.interleaved && p.half > 0 && p.half % 4 == 0 && head_dim % 4 == 0 && 2 * p.half <= head_dim &&
+  return p.half > 0 && p.half % (p.interleaved ? 2 : 4) == 0 && head_dim % 4 == 0 && 2 * p.half <= head_dim &&
          p.half <= kMaxRopePairs && kv.head_dim == head_dim && (kv.type == TensorType::F16 || kv.type == TensorType::BF16) &&
          kv.block_elems % 4 == 0 && kv.k_off % 4 == 0 && kv.v_off % 4 == 0;
 }

@@ -35,8 +35,9 @@ cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float
 // 16-bit type into q16 [rows][q_cols] (the rounding the attention applies to q), k rotated and v
 // stored into their slots. q and k are read, not written (rope_attention's scratch). The same
 // arithmetic as launch_rope_store_kv, so q16, K and V hold the same bits as its q, K and V rounded.
-// Takes the halves layout (pairs i, i + half) with half and head_dim multiples of 4, F16 or BF16
-// pools (rope_kv_rows_takes); one block a row, each thread 4 pairs (float4 loads).
+// Takes the halves layout (pairs i, i + half; half a multiple of 4) and the interleaved one (pairs
+// 2i, 2i + 1; half even), head_dim a multiple of 4, F16 or BF16 pools (rope_kv_rows_takes); one
+// block a row, each thread 4 dims a task (float4 loads).
 bool rope_kv_rows_takes(const RopeParams& p, int head_dim, const KvPoolView& kv);
 cudaError_t launch_rope_kv_rows(const float* q, int64_t q_cols, const float* k, const float* v, void* q16, int64_t rows,
                                 int head_dim, const int32_t* positions, const RopeParams& p, const KvPoolView& kv,
