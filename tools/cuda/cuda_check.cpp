@@ -500,6 +500,15 @@ void check_embed(Pair& p, TensorType type, int64_t vocab, int64_t dim) {
          rel_err(p.get_gpu(out.g), p.get_cpu(out.c)), 1e-6);
 }
 
+void check_embed_all(Pair& p) {
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                       TensorType::Q5_0}) {
+    check_embed(p, t, 1000, 2048);
+  }
+  check_embed(p, TensorType::Q4_K, 1000, 1280);
+  check_embed(p, TensorType::Q6_K, 1000, 1280);
+}
+
 void check_rms_norm(Pair& p, int64_t rows, int64_t cols, int64_t group, bool in_place) {
   const std::vector<float> xv = randn(size_t(rows * cols), 3.0f);
   std::vector<float> gv = randn(size_t(group));
@@ -1093,7 +1102,7 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
 // added into x inside the register-A GEMM, the norms writing only their bf16 copy, h's f32 rows on
 // demand) against the same op run as its ops on the GPU: x, h, g, q, k, v bit for bit (h read back
 // materializes its f32 rows), and both projections taking the add where that kernel takes them.
-// Without a next norm (the last layer): x and the ffn norm's h. The CPU backend beside it.
+// Without a next norm (the last layer): x and the ffn norm's h. The CPU backend beside it at 300 rows.
 void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   using T = TensorType;
   const int64_t dim = 4096, qd = 4096, kvd = 1024, ffn = 14336;
@@ -1132,7 +1141,10 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
     else p.gpu.layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
     return r;
   };
-  Run c = run(0), ops = run(1);
+  // The CPU run costs ~a minute at these shapes: at 300 rows only (the GPU comparison is exact).
+  const bool with_cpu = M == 300;
+  Run ops = run(1);
+  Run c = with_cpu ? run(0) : ops;
   const int64_t calls = p.gpu.residual_rows_calls();
   Run fused = run(2);
   const int64_t took = p.gpu.residual_rows_calls() - calls;
@@ -1148,9 +1160,11 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   record(name + ": both projections added into x", double(std::abs(took - 2)), 0, fmt::format("{} of 2", took));
   record(name + " vs its ops", double(differ), 0,
          fmt::format("{} of {} outputs differ ({})", differ, n, last ? "x, h, g" : "x, h, g, q, k, v"));
-  double err = 0;
-  for (auto m : {&Run::x, &Run::h}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
-  record(name + " vs CPU (x, h)", err, 5e-2);
+  if (with_cpu) {
+    double err = 0;
+    for (auto m : {&Run::x, &Run::h}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
+    record(name + " vs CPU (x, h)", err, 5e-2);
+  }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
 }
@@ -4152,6 +4166,9 @@ int run(int argc, char** argv) {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       chain_trace_model(argv[++i]);
 #endif
+    } else if (a == "--embed-only") {  // the embedding checks only (round 34)
+      Pair p;
+      check_embed_all(p);
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
@@ -4216,12 +4233,7 @@ int run(int argc, char** argv) {
     check_attention_q8_copy(TensorType::F16, 600);
     check_attention_q8_copy(TensorType::BF16, 600);
     check_attention_q8_copy(TensorType::F16, 3000);
-    for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_K,
-                         TensorType::Q6_K, TensorType::Q5_0}) {
-      check_embed(p, t, 1000, 2048);
-    }
-    check_embed(p, TensorType::Q4_K, 1000, 1280);
-    check_embed(p, TensorType::Q6_K, 1000, 1280);
+    check_embed_all(p);
     check_rms_norm(p, 37, 4096, 4096, false);
     check_rms_norm(p, 37, 4096, 4096, true);
     check_rms_norm(p, 37, 32 * 128, 128, true);
