@@ -1102,7 +1102,7 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
 // added into x inside the register-A GEMM, the norms writing only their bf16 copy, h's f32 rows on
 // demand) against the same op run as its ops on the GPU: x, h, g, q, k, v bit for bit (h read back
 // materializes its f32 rows), and both projections taking the add where that kernel takes them.
-// Without a next norm (the last layer): x and the ffn norm's h. The CPU backend beside it at 300 rows.
+// Without a next norm (the last layer): x and the ffn norm's h.
 void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   using T = TensorType;
   const int64_t dim = 4096, qd = 4096, kvd = 1024, ffn = 14336;
@@ -1125,26 +1125,21 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   struct Run {
     Pair::T2 x, attn, h, o, g, u, q, k, v;
   };
-  const auto run = [&](int which) {  // 0 CPU, 1 GPU ops, 2 GPU layer_tail
+  const auto run = [&](int which) {  // 1 GPU ops, 2 GPU layer_tail
     Run r{p.tensor(xv, M, dim), p.tensor(av, M, qd), p.output(M, dim), p.output(M, dim), p.output(M, ffn),
           p.output(M, ffn), p.output(M, qd), p.output(M, kvd), p.output(M, kvd)};
-    const bool cpu = which == 0;
-    const auto pick = [&](Pair::W2& w) { return cpu ? &w.c : &w.g; };
-    const auto t = [&](Pair::T2& x) { return cpu ? x.c : x.g; };
-    const backend::Backend::MatmulOut qkv[] = {{pick(wq), t(r.q)}, {pick(wk), t(r.k)}, {pick(wv), t(r.v)}};
+    const backend::Backend::MatmulOut qkv[] = {{&wq.g, r.q.g}, {&wk.g, r.k.g}, {&wv.g, r.v.g}};
     backend::Backend::LayerTail lt;
-    lt.wo = pick(wo), lt.ffn_norm = pick(gf), lt.gate = pick(gate), lt.up = pick(up), lt.down = pick(down);
-    if (!last) lt.next_norm = pick(gn), lt.next_qkv = qkv;
+    lt.wo = &wo.g, lt.ffn_norm = &gf.g, lt.gate = &gate.g, lt.up = &up.g, lt.down = &down.g;
+    if (!last) lt.next_norm = &gn.g, lt.next_qkv = qkv;
     lt.eps = 1e-5f;
-    if (cpu) p.cpu.layer_tail(r.attn.c, r.x.c, r.h.c, r.o.c, r.g.c, r.u.c, lt);
-    else if (which == 1) p.gpu.Backend::layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
+    if (which == 1) p.gpu.Backend::layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
     else p.gpu.layer_tail(r.attn.g, r.x.g, r.h.g, r.o.g, r.g.g, r.u.g, lt);
     return r;
   };
-  // The CPU run costs ~a minute at these shapes: at 300 rows only (the GPU comparison is exact).
-  const bool with_cpu = M == 300;
+  // No CPU run: at these shapes it made --layer-only outlast its 150-200 s timeouts (calls 3-4); the
+  // ops this is compared with bit for bit are checked against the CPU on their own.
   Run ops = run(1);
-  Run c = with_cpu ? run(0) : ops;
   const int64_t calls = p.gpu.residual_rows_calls();
   Run fused = run(2);
   const int64_t took = p.gpu.residual_rows_calls() - calls;
@@ -1160,11 +1155,6 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   record(name + ": both projections added into x", double(std::abs(took - 2)), 0, fmt::format("{} of 2", took));
   record(name + " vs its ops", double(differ), 0,
          fmt::format("{} of {} outputs differ ({})", differ, n, last ? "x, h, g" : "x, h, g, q, k, v"));
-  if (with_cpu) {
-    double err = 0;
-    for (auto m : {&Run::x, &Run::h}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
-    record(name + " vs CPU (x, h)", err, 5e-2);
-  }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
 }

@@ -332,19 +332,6 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   const auto parity = [](int it) { return uint32_t(it / S) & 1; };
   if (threadIdx.x >= kMultipliers) {  // the copying warpgroup: lane 0 of its first warp keeps the ring full
     setmaxnreg_dec<40>();
-    if constexpr (std::is_same_v<OutT, float>) {
-      if (add && threadIdx.x >= kMultipliers + 32) {
-        // out += the tile (store_staged): x's tile into L2 now, evict-last so that it outlives the
-        // weights streaming past, for the store's loads at the end. Loaded there from DRAM, all
-        // tiles at once at the end of the wave, they cost +4 to +10 us a launch at 512 rows (call 3).
-        const int64_t m0 = int64_t(blockIdx.x) * BT;
-        // Warps 1-3 of the copying warpgroup (warp 0 holds the ring's thread); 4 lines of 128 bytes a token.
-        for (int l = int(threadIdx.x) - kMultipliers - 32; l < BT * 4; l += 96) {
-          const int64_t tok = m0 + l / 4, col = n0 + (l % 4) * 32;
-          if (tok < m && col < n) asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(out + tok * ldo + col));
-        }
-      }
-    }
     if (threadIdx.x == kMultipliers) {
       for (int it = 0; it < ns; ++it) {
         const int sl = it % S, s = sb + it;

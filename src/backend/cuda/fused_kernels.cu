@@ -190,20 +190,13 @@ __global__ void __launch_bounds__(256) rope_kv_rows_kernel(const float* q, int64
   // unrotated dims. Interleaved: a float4 is 2 pairs (2i, 2i + 1): half/2 pair tasks, then the rest.
   const int pair_tasks = p.interleaved ? p.half / 2 : p.half / 4, per_head = pair_tasks + (head_dim - 2 * p.half) / 4;
   const int q_heads = int(q_cols / head_dim), rot_tasks = (q_heads + kv.kv_heads) * per_head;
-  const int v_tasks = kv.kv_heads * head_dim / 4, total = rot_tasks + v_tasks;
-  // A task: kind 0 copies 4 dims (a -> da), 1 rotates 2 interleaved pairs (a -> da, angles i, i + 1),
-  // 2 rotates 4 halves pairs (a, b -> da, db, angles i..i+3).
-  struct Task {
-    const float *a = nullptr, *b = nullptr;
-    T *da = nullptr, *db = nullptr;
-    int kind = 0, i = 0;
-  };
-  const auto task = [&](int t) {
-    Task k4;
+  const int v_tasks = kv.kv_heads * head_dim / 4;
+  for (int t = int(threadIdx.x); t < rot_tasks + v_tasks; t += int(blockDim.x)) {
     if (t >= rot_tasks) {  // 4 dims of v
       const int e = (t - rot_tasks) * 4;
-      k4.a = v + r * row + e, k4.da = base + kv.v_off + e;
-      return k4;
+      const float4 x = *reinterpret_cast<const float4*>(v + r * row + e);
+      put4(base + kv.v_off + e, x.x, x.y, x.z, x.w);
+      continue;
     }
     const int hs = t / per_head, j = t % per_head;
     const bool is_q = hs < q_heads;
@@ -211,52 +204,30 @@ __global__ void __launch_bounds__(256) rope_kv_rows_kernel(const float* q, int64
     T* dst = is_q ? q16 + r * q_cols + int64_t(hs) * head_dim : base + kv.k_off + int64_t(hs - q_heads) * head_dim;
     if (j >= pair_tasks) {  // unrotated dims past the rotary part
       const int e = 2 * p.half + (j - pair_tasks) * 4;
-      k4.a = h + e, k4.da = dst + e;
-    } else if (p.interleaved) {  // dims 4j..4j+3: pairs 2j and 2j + 1
-      k4.kind = 1, k4.i = 2 * j, k4.a = h + 4 * j, k4.da = dst + 4 * j;
-    } else {
-      k4.kind = 2, k4.i = 4 * j, k4.a = h + 4 * j, k4.b = h + p.half + 4 * j, k4.da = dst + 4 * j, k4.db = dst + p.half + 4 * j;
+      const float4 x = *reinterpret_cast<const float4*>(h + e);
+      put4(dst + e, x.x, x.y, x.z, x.w);
+      continue;
     }
-    return k4;
-  };
-  // U tasks a thread at once, their loads before any store (a store may alias a later load for all
-  // the compiler knows, so one task at a time waited a load each: 9.9 us a 512-row layer, call 3).
-  constexpr int U = 4;
-  for (int t0 = int(threadIdx.x); t0 < total; t0 += U * int(blockDim.x)) {
-    Task tk[U];
-    float4 xa[U], xb[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int t = t0 + u * int(blockDim.x);
-      if (t >= total) continue;
-      tk[u] = task(t);
-      xa[u] = *reinterpret_cast<const float4*>(tk[u].a);
-      if (tk[u].kind == 2) xb[u] = *reinterpret_cast<const float4*>(tk[u].b);
+    if (p.interleaved) {  // dims 4j..4j+3: pairs 2j and 2j + 1
+      const int i = 2 * j;
+      const float4 x = *reinterpret_cast<const float4*>(h + 2 * i);
+      const float c0 = cf_s[i], s0 = sf_s[i], c1 = cf_s[i + 1], s1 = sf_s[i + 1];
+      put4(dst + 2 * i, sub(mul(x.x, c0), mul(x.y, s0)), add(mul(x.x, s0), mul(x.y, c0)), sub(mul(x.z, c1), mul(x.w, s1)),
+           add(mul(x.z, s1), mul(x.w, c1)));
+      continue;
     }
+    const int i = j * 4;
+    const float4 a = *reinterpret_cast<const float4*>(h + i), b = *reinterpret_cast<const float4*>(h + p.half + i);
+    const float x0[4] = {a.x, a.y, a.z, a.w}, x1[4] = {b.x, b.y, b.z, b.w};
+    float ya[4], yb[4];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (t0 + u * int(blockDim.x) >= total) continue;
-      const Task& w = tk[u];
-      const float4 x = xa[u];
-      if (w.kind == 0) {
-        put4(w.da, x.x, x.y, x.z, x.w);
-      } else if (w.kind == 1) {  // rope_store_kv_kernel's rotate of (2i, 2i + 1)
-        const float c0 = cf_s[w.i], s0 = sf_s[w.i], c1 = cf_s[w.i + 1], s1 = sf_s[w.i + 1];
-        put4(w.da, sub(mul(x.x, c0), mul(x.y, s0)), add(mul(x.x, s0), mul(x.y, c0)), sub(mul(x.z, c1), mul(x.w, s1)),
-             add(mul(x.z, s1), mul(x.w, c1)));
-      } else {  // ... and of (i, half + i)
-        const float x0[4] = {x.x, x.y, x.z, x.w}, x1[4] = {xb[u].x, xb[u].y, xb[u].z, xb[u].w};
-        float ya[4], yb[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float c = cf_s[w.i + e], sn = sf_s[w.i + e];
-          ya[e] = sub(mul(x0[e], c), mul(x1[e], sn));
-          yb[e] = add(mul(x0[e], sn), mul(x1[e], c));
-        }
-        put4(w.da, ya[0], ya[1], ya[2], ya[3]);
-        put4(w.db, yb[0], yb[1], yb[2], yb[3]);
-      }
+    for (int u = 0; u < 4; ++u) {  // rope_store_kv_kernel's rotate
+      const float c = cf_s[i + u], s = sf_s[i + u];
+      ya[u] = sub(mul(x0[u], c), mul(x1[u], s));
+      yb[u] = add(mul(x0[u], s), mul(x1[u], c));
     }
+    put4(dst + i, ya[0], ya[1], ya[2], ya[3]);
+    put4(dst + p.half + i, yb[0], yb[1], yb[2], yb[3]);
   }
 }
 
