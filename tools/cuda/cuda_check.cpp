@@ -1035,6 +1035,22 @@ void check_fused(Pair& p) {
 }
 
 // ---- the layer kernel (round 19) -----------------------------------------------------------------
+// Random weights and norm gains of a layer tail on both backends; the bytes outlive the CPU
+// weights, which use them in place.
+struct TailHost {
+  std::deque<std::vector<uint8_t>> bytes;
+  Pair::W2 weight(Pair& p, const char* name, TensorType t, int64_t n, int64_t k) {
+    bytes.push_back(make_weight(t, n, k).bytes);
+    return p.weight(name, t, k, n, bytes.back());
+  }
+  Pair::W2 gain(Pair& p, const char* name, int64_t dim) {
+    const std::vector<float> gv = randn(size_t(dim));
+    bytes.emplace_back(gv.size() * 4);
+    std::memcpy(bytes.back().data(), gv.data(), bytes.back().size());
+    return p.weight(name, TensorType::F32, dim, 1, bytes.back());
+  }
+};
+
 // layer_tail on the GPU (one persistent kernel for Q4_K/Q6_K weights at one row) against the same
 // op run as its ops (Backend::layer_tail's composition on the same backend): every tensor it writes
 // bit for bit, and that the kernel ran (or, for a type it does not take, that it did not). The CPU
@@ -1042,17 +1058,9 @@ void check_fused(Pair& p) {
 void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn, TensorType wo_t, TensorType v_t,
                       TensorType down_t) {
   using T = TensorType;
-  std::deque<std::vector<uint8_t>> host;  // outlives the CPU weights, which use the bytes in place
-  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) {
-    host.push_back(make_weight(t, n, k).bytes);
-    return p.weight(name, t, k, n, host.back());
-  };
-  const auto gain = [&](const char* name) {
-    std::vector<float> gv = randn(size_t(dim));
-    host.emplace_back(gv.size() * 4);
-    std::memcpy(host.back().data(), gv.data(), host.back().size());
-    return p.weight(name, T::F32, dim, 1, host.back());
-  };
+  TailHost host;
+  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) { return host.weight(p, name, t, n, k); };
+  const auto gain = [&](const char* name) { return host.gain(p, name, dim); };
   auto wo = weight("wo", wo_t, dim, qd), gate = weight("gate", T::Q4_K, ffn, dim), up = weight("up", T::Q4_K, ffn, dim);
   auto down = weight("down", down_t, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
   auto wv = weight("wv", v_t, kvd, dim);
@@ -1106,17 +1114,9 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
 void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   using T = TensorType;
   const int64_t dim = 4096, qd = 4096, kvd = 1024, ffn = 14336;
-  std::deque<std::vector<uint8_t>> host;
-  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) {
-    host.push_back(make_weight(t, n, k).bytes);
-    return p.weight(name, t, k, n, host.back());
-  };
-  const auto gain = [&](const char* name) {
-    std::vector<float> gv = randn(size_t(dim));
-    host.emplace_back(gv.size() * 4);
-    std::memcpy(host.back().data(), gv.data(), host.back().size());
-    return p.weight(name, T::F32, dim, 1, host.back());
-  };
+  TailHost host;
+  const auto weight = [&](const char* name, T t, int64_t n, int64_t k) { return host.weight(p, name, t, n, k); };
+  const auto gain = [&](const char* name) { return host.gain(p, name, dim); };
   auto wo = weight("wo", T::Q4_K, dim, qd), gate = weight("gate", T::Q4_K, ffn, dim), up = weight("up", T::Q4_K, ffn, dim);
   auto down = weight("down", T::Q6_K, dim, ffn), wq = weight("wq", T::Q4_K, qd, dim), wk = weight("wk", T::Q4_K, kvd, dim);
   auto wv = weight("wv", T::Q6_K, kvd, dim);
