@@ -58,6 +58,7 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/dq_tma.h"
+#include "backend/cuda/fused_kernels.h"
 
 namespace vellum::cuda {
 namespace {
@@ -223,6 +224,45 @@ TEST(CudaLayout, DqTmaWaveSplit) {
   EXPECT_EQ(dq_tma_wave_split(gu, 2, 4096, 256, 132, true).main_count, 0);
   EXPECT_EQ(dq_tma_wave_split(gu, 2, 4096, 1024, 132, true).main_count, 0);
   EXPECT_EQ(dq_tma_wave_split(gu, 2, 4095, 512, 132, true).main_count, 0);  // k not whole blocks
+}
+
+// Round 34: which RoPE layouts and pools the many-row RoPE kernel takes (host predicate; the
+// backend falls back to rope_store_kv elsewhere), and launches refused before they reach a device.
+TEST(CudaLayout, RopeKvRowsTakes) {
+  RopeParams p{};
+  p.magnitude = 1.0;
+  p.half = 64;
+  p.interleaved = 0;
+  KvPoolView kv;
+  kv.block_elems = 16 * 8 * 128 * 2, kv.k_off = 0, kv.v_off = 16 * 8 * 128, kv.block_size = 16, kv.kv_heads = 8, kv.head_dim = 128;
+  kv.type = TensorType::F16;
+  EXPECT_TRUE(rope_kv_rows_takes(p, 128, kv));  // halves, whole head
+  kv.type = TensorType::BF16;
+  EXPECT_TRUE(rope_kv_rows_takes(p, 128, kv));
+  p.interleaved = 1;
+  EXPECT_TRUE(rope_kv_rows_takes(p, 128, kv));  // Llama's pairs (2i, 2i + 1)
+  p.half = 48;
+  EXPECT_TRUE(rope_kv_rows_takes(p, 128, kv));  // partial rotary dims, interleaved
+  p.half = 3;
+  EXPECT_FALSE(rope_kv_rows_takes(p, 128, kv));  // an odd number of pairs: a float4 would straddle
+  p.interleaved = 0, p.half = 6;
+  EXPECT_FALSE(rope_kv_rows_takes(p, 128, kv));  // halves need 4 pairs a task
+  p.half = 32;
+  EXPECT_TRUE(rope_kv_rows_takes(p, 128, kv));
+  EXPECT_FALSE(rope_kv_rows_takes(p, 64 + 2, kv));  // head_dim not the pool's
+  p.half = 80;
+  EXPECT_FALSE(rope_kv_rows_takes(p, 128, kv));  // more rotated dims than the head has
+  p.half = 64;
+  kv.type = TensorType::F32;
+  EXPECT_FALSE(rope_kv_rows_takes(p, 128, kv));  // the attention that reads q16 takes 16-bit pools
+  kv.type = TensorType::F16, kv.k_off = 2;
+  EXPECT_FALSE(rope_kv_rows_takes(p, 128, kv));  // 8-byte stores
+  kv.k_off = 0;
+  float f = 0.0f;
+  EXPECT_EQ(launch_rope_kv_rows(&f, 4096, &f, &f, nullptr, 1, 128, nullptr, p, kv, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(launch_rope_kv_rows(&f, 4095, &f, &f, &f, 1, 128, nullptr, p, kv, nullptr, nullptr), cudaErrorInvalidValue);
+  // A norm that writes neither its f32 rows nor a copy.
+  EXPECT_EQ(launch_add_rms_norm(&f, nullptr, &f, 2, 4096, 1e-5f, nullptr, nullptr, nullptr, nullptr, false), cudaErrorInvalidValue);
 }
 
 }  // namespace

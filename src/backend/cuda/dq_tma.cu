@@ -260,8 +260,8 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
   if constexpr (std::is_same_v<OutT, float>) {
     if (add && vec && n0 + kTileRows <= n) {
       // x + o, add_rms_norm's order and rounding. x's vectors 16 at a time, all loads before the
-      // stores: one at a time, each load waited for the store before it (it may alias), ~0.4 us a
-      // vector (call 2: +6 to +14 us a launch at 512 rows).
+      // stores: one at a time, each load waited for the store before it (it may alias). Round 34,
+      // 512 rows, ncu: +6 to +14 us a launch that way (call 2), +4 to +10 us so (call 3).
       constexpr int kIt = BT * kPerTok / kTileThreads, kPhase = kIt < 16 ? kIt : 16;
       static_assert(BT * kPerTok % kTileThreads == 0 && kIt % kPhase == 0, "whole phases");
 #pragma unroll
