@@ -175,17 +175,22 @@ __global__ void __launch_bounds__(256) rope_kv_rows_kernel(const float* q, int64
                                                            KvPoolView kv, const int64_t* slots) {
   __shared__ float cf_s[kMaxRopePairs], sf_s[kMaxRopePairs];
   const int64_t r = blockIdx.x;
-  for (int i = int(threadIdx.x); i < p.half; i += int(blockDim.x)) {  // as rope_kernel
+  // Thread tid's pair angle (half <= kMaxRopePairs = the block's threads), as rope_kernel, before the
+  // wait; into shared memory after it (nothing is stored before the wait: pdl.cuh).
+  const int tid = int(threadIdx.x);
+  float cf = 0.0f, sf = 0.0f;
+  if (tid < p.half) {
     double s, c;
-    sincos(double(positions[r]) * p.inv_freq[i], &s, &c);
-    cf_s[i] = static_cast<float>(c * p.magnitude);
-    sf_s[i] = static_cast<float>(s * p.magnitude);
+    sincos(double(positions[r]) * p.inv_freq[tid], &s, &c);
+    cf = static_cast<float>(c * p.magnitude);
+    sf = static_cast<float>(s * p.magnitude);
   }
   const int64_t slot = slots[r];
   const int64_t row = int64_t(kv.kv_heads) * kv.head_dim;
   T* base = static_cast<T*>(kv.pool) + (slot / kv.block_size) * kv.block_elems + (slot % kv.block_size) * row;
-  __syncthreads();
   pdl_wait();
+  if (tid < p.half) cf_s[tid] = cf, sf_s[tid] = sf;
+  __syncthreads();
   // Per head, halves: half/4 tasks of 4 pairs (i, half + i), then (head_dim - 2·half)/4 tasks of
   // unrotated dims. Interleaved: a float4 is 2 pairs (2i, 2i + 1): half/2 pair tasks, then the rest.
   const int pair_tasks = p.interleaved ? p.half / 2 : p.half / 4, per_head = pair_tasks + (head_dim - 2 * p.half) / 4;
@@ -305,6 +310,7 @@ cudaError_t launch_rope_kv_rows(const float* q, int64_t q_cols, const float* k, 
   if (!rope_kv_rows_takes(p, head_dim, kv) || q_cols % head_dim != 0 || q16 == nullptr) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(rows));
+  static_assert(kMaxRopePairs <= 256, "a thread per pair angle (rope_kv_rows_kernel)");
   if (kv.type == TensorType::F16) {
     rope_kv_rows_kernel<__half><<<grid, 256, 0, stream>>>(q, q_cols, k, v, static_cast<__half*>(q16), head_dim, positions, p, kv, slots);
   } else {
