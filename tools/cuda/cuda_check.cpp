@@ -1784,10 +1784,8 @@ void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType 
       }
     }
   }
-  const bool want = true;  // both layouts (round 34)
   const std::string name = fmt::format("rope_attention rows {} 32q/8kv x128, {} KV, {} rows after {}", what, tensor_type_name(type), T, n_past);
-  record(name + (want ? ": took rope_kv_rows + the warpgroup attention" : ": left to the unfused path"), took == want ? 0 : 1, 0,
-         took ? "rope_kv_rows" : "rope_store_kv + attention");
+  record(name + ": took rope_kv_rows + the warpgroup attention", took ? 0 : 1, 0, took ? "rope_kv_rows" : "rope_store_kv + attention");
   record(name + " vs rope_store_kv + attention", max_abs_diff(got, p.get_gpu(out2.g)), 0, "bit for bit (poisoned outputs)");
   record(name + " new K/V vs rope_store_kv", stored, 0, "bit for bit");
   record(name + " bf16 copy -> BF16 matmul vs converted by the matmul", max_abs_diff(p.get_gpu(o1.g), p.get_gpu(o2.g)), 0,

@@ -455,6 +455,12 @@ struct CudaBackend::Impl {
     f16_of = nullptr;
   }
   bool int8_for(TensorType type, int64_t k) const { return int8_gemv && cuda::int8_gemv_supports(type, k); }
+  // Whether a matmul of m token rows takes the int8 GEMV rows (round 8; every row count in the
+  // deterministic mode) rather than the many-row paths.
+  bool int8_rows_for(TensorType type, int64_t m, int64_t k) const {
+    return (deterministic || m <= std::min<int64_t>(type == TensorType::Q8_0 ? i8_rows_q8 : i8_rows_max, cuda::kMaxI8Rows)) &&
+           int8_for(type, k);
+  }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
     forget_q8();
@@ -1411,8 +1417,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   // 2..kMaxI8Rows rows of Q8_0/Q4_K/Q6_K (round 8): the int8 GEMV that reads each weight row once
   // for all token rows; x quantized per row as at batch 1 (once for Q, K and V). Deterministic mode:
   // every row count, in groups of kMaxI8Rows (round 9).
-  if ((m.deterministic || M <= std::min<int64_t>(type == TensorType::Q8_0 ? m.i8_rows_q8 : m.i8_rows_max, cuda::kMaxI8Rows)) &&
-      m.int8_for(type, K)) {
+  if (m.int8_rows_for(type, M, K)) {
     m.touch({x});
     const float* xd = x.data;
     const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols);
@@ -2179,10 +2184,7 @@ bool CudaBackend::matmul_add_rows(const Weight& w, const Tensor& a, Tensor x) {
   Impl& m = *impl_;
   const int64_t M = a.rows, N = w.rows, K = w.cols;
   if (M < 2 || a.cols != K || x.rows != M || x.cols != N || !m.bf16_act || m.deterministic || cuda::dq_tma_direct_store()) return false;
-  if (M <= std::min<int64_t>(w.type == TensorType::Q8_0 ? m.i8_rows_q8 : m.i8_rows_max, cuda::kMaxI8Rows) && m.int8_for(w.type, K)) {
-    return false;  // matmul's int8 GEMV rows
-  }
-  if (!m.dq_mma_for(w.type, M, K, N, w.data)) return false;
+  if (m.int8_rows_for(w.type, M, K) || !m.dq_mma_for(w.type, M, K, N, w.data)) return false;  // matmul's other paths
   const cuda::DqMmaPlan plan = m.dq_plan(w.type, M, K, N);
   if (plan.rs != 4) return false;
   const cuda::DqSeg seg{w.type, w.data, N, x.data, x.cols, nullptr, true};
