@@ -387,7 +387,7 @@ struct CudaBackend::Impl {
     if (lazy_norm.out == nullptr) return;
     const LazyNorm l = lazy_norm;
     lazy_norm = {};
-    graphs.mix(58, l.out, l.x, l.gain, l.rows, l.cols, l.eps);
+    graphs.mix(62, l.out, l.x, l.gain, l.rows, l.cols, l.eps);
     graphs.run([=, this] {
       launched(cuda::launch_add_rms_norm(const_cast<float*>(l.x), nullptr, l.gain, l.rows, l.cols, l.eps, l.out, nullptr, stream),
                "rms_norm kernel (f32 rows)");
@@ -1550,7 +1550,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   const int64_t tile = m.weight_tile(vt, N, K);
   void* wb = m.weight_tile_buffer(vt, N, K, tile);
   const void* xb = m.bf16_input(x);
-  m.graphs.mix(5, vt, vd, N, K, M, xb, out.data, out.cols, b, tile, wb);
+  m.graphs.mix(64, vt, vd, N, K, M, xb, out.data, out.cols, b, tile, wb);
   m.graphs.run([=, &m] {
     m.gemm_bf16(vt, vd, N, K, xb, M, out.data, CUDA_R_32F, out.cols, tile, wb);
     if (b != nullptr) m.launched(cuda::launch_add_bias(out.data, M, N, out.cols, b, m.stream), "add_bias kernel");
@@ -1785,7 +1785,7 @@ bool CudaBackend::rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const 
   const int64_t* slots = m.d_slots;
   const float *qd = q.data, *kd = k.data, *vd = v.data;
   const int64_t rows = q.rows, q_cols = q.cols;
-  m.graphs.mix(56, qd, kd, vd, q16, out16, rows, q_cols, head_dim, positions, slots, p.out, p.ldo, p.kv.pool, p.kv.block_elems,
+  m.graphs.mix(60, qd, kd, vd, q16, out16, rows, q_cols, head_dim, positions, slots, p.out, p.ldo, p.kv.pool, p.kv.block_elems,
                int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size, p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table,
                p.tables, p.heads, p.scale, tiles, n_tiles);
   m.graphs.mix_bytes(&rp, sizeof rp);
@@ -2130,7 +2130,7 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
   auto* sync = static_cast<unsigned*>(m.grow(m.layer_sync, size_t(cuda::layer_sync_words(ffn)) * sizeof(unsigned), "layer kernel barrier"));
   if (sync != old || m.layer_sync.size() != old_size) check(cudaMemsetAsync(sync, 0, m.layer_sync.size(), m.stream), "layer kernel barrier");
   ++m.layer_kernel_calls;
-  m.graphs.mix(45, ad, quantize, a.attn_q8, qd, dim, ffn, a.x, a.o, a.g, a.h, a.ffn_gain, a.next_gain, a.eps, sync, a.g_q8);
+  m.graphs.mix(63, ad, quantize, a.attn_q8, qd, dim, ffn, a.x, a.o, a.g, a.h, a.ffn_gain, a.next_gain, a.eps, sync, a.g_q8);
   for (const cuda::LayerPhase* ph : {&a.wo, &a.gate_up, &a.down, &a.qkv}) {
     for (int i = 0; i < ph->count; ++i) m.graphs.mix(ph->seg[i].w, int(ph->seg[i].type), ph->seg[i].rows, ph->seg[i].out);
   }
@@ -2196,7 +2196,7 @@ bool CudaBackend::matmul_add_rows(const Weight& w, const Tensor& a, Tensor x) {
   const void* xb = m.bf16_input(a);
   m.wrote(x);
   ++m.residual_rows_calls;
-  m.graphs.mix(57, w.type, w.data, N, K, M, xb, ws, cnt, x.data, x.cols, plan.splits, plan.nt);
+  m.graphs.mix(61, w.type, w.data, N, K, M, xb, ws, cnt, x.data, x.cols, plan.splits, plan.nt);
   m.graphs.run([=, &m] {
     m.launched(cuda::launch_dq_tma_group(&seg, 1, K, xb, M, plan, ws, cnt, false, m.stream), "dq_tma kernel (x += w a)");
   });
