@@ -1140,21 +1140,28 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   // No CPU run: at these shapes it made --layer-only outlast its 150-200 s timeouts (calls 3-4); the
   // ops this is compared with bit for bit are checked against the CPU on their own.
   Run ops = run(1);
-  const int64_t calls = p.gpu.residual_rows_calls();
-  Run fused = run(2);
-  const int64_t took = p.gpu.residual_rows_calls() - calls;
-  size_t differ = 0, n = 0;
   std::vector<Pair::T2 Run::*> cmp{&Run::x, &Run::h, &Run::g};
   if (!last) cmp.insert(cmp.end(), {&Run::q, &Run::k, &Run::v});
-  for (auto m : cmp) {
-    const auto a = p.get_gpu((ops.*m).g), b = p.get_gpu((fused.*m).g);
-    n += a.size();
-    for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0 || std::isnan(b[i]);
+  // The adding stores with x read by the block and x + o stored, and as bulk reductions in L2
+  // (round 35, set_dq_tma_bulk_store bit 1).
+  for (const int bulk : {0, 1}) {
+    cuda::set_dq_tma_bulk_store(bulk);
+    const int64_t calls = p.gpu.residual_rows_calls();
+    Run fused = run(2);
+    const int64_t took = p.gpu.residual_rows_calls() - calls;
+    size_t differ = 0, n = 0;
+    for (auto m : cmp) {
+      const auto a = p.get_gpu((ops.*m).g), b = p.get_gpu((fused.*m).g);
+      n += a.size();
+      for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0 || std::isnan(b[i]);
+    }
+    const std::string name = fmt::format("layer_tail rows {} (Q4_K, Q6_K down){}{}", M, last ? ", last layer" : "",
+                                         bulk ? ", bulk adds" : "");
+    record(name + ": both projections added into x", double(std::abs(took - 2)), 0, fmt::format("{} of 2", took));
+    record(name + " vs its ops", double(differ), 0,
+           fmt::format("{} of {} outputs differ ({})", differ, n, last ? "x, h, g" : "x, h, g, q, k, v"));
   }
-  const std::string name = fmt::format("layer_tail rows {} (Q4_K, Q6_K down){}", M, last ? ", last layer" : "");
-  record(name + ": both projections added into x", double(std::abs(took - 2)), 0, fmt::format("{} of 2", took));
-  record(name + " vs its ops", double(differ), 0,
-         fmt::format("{} of {} outputs differ ({})", differ, n, last ? "x, h, g" : "x, h, g, q, k, v"));
+  cuda::set_dq_tma_bulk_store(cuda::kDqBulkStoreDefault);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
 }
@@ -1232,11 +1239,15 @@ void trace_layer_kernel() {
   record("layer trace: every event of every block stamped", double(unstamped), 0, fmt::format("{} unstamped", unstamped));
 }
 
-void check_layer_kernel(Pair& p) {
-  using T = TensorType;
+void check_layer_tail_rows_all(Pair& p) {
   check_layer_tail_rows(p, 300, false);
   check_layer_tail_rows(p, 512, false);
   check_layer_tail_rows(p, 512, true);
+}
+
+void check_layer_kernel(Pair& p) {
+  using T = TensorType;
+  check_layer_tail_rows_all(p);
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q4_K, T::Q6_K, T::Q6_K);  // 5 632: a short last group of 2 super-blocks
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K);  // llama3-8b Q4_K_M, Q6_K layers
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K);  // and its Q4_K layers
@@ -2793,17 +2804,21 @@ void check_dq_store() {
     Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n);
     const std::vector<float> xv = randn(size_t(c.m * c.k));
     be.write(x, xv.data());
-    std::vector<float> got[2];
-    for (int direct = 0; direct < 2; ++direct) {
-      cuda::set_dq_tma_direct_store(direct == 1);
+    // 0 staged, 16-byte stores; 1 direct; 2 staged, each token's row one bulk copy (round 35).
+    std::vector<float> got[3];
+    for (int mode = 0; mode < 3; ++mode) {
+      cuda::set_dq_tma_direct_store(mode == 1);
+      cuda::set_dq_tma_bulk_store(mode == 2 ? 3 : 0);
       be.fill(out, std::nanf(""));
       be.matmul(wt, x, out, c.bias ? &b : nullptr);
-      got[direct].resize(size_t(c.m * c.n));
-      be.read(out, got[direct].data());
+      got[mode].resize(size_t(c.m * c.n));
+      be.read(out, got[mode].data());
     }
     cuda::set_dq_tma_direct_store(false);
-    record(fmt::format("dq_tma staged store {} {}x{} rows {}{} vs direct", tensor_type_name(c.t), c.n, c.k, c.m, c.bias ? " +bias" : ""),
-           max_abs_diff(got[0], got[1]), 0, "bit for bit, f32 rows");
+    cuda::set_dq_tma_bulk_store(cuda::kDqBulkStoreDefault);
+    const std::string shape = fmt::format("{} {}x{} rows {}{}", tensor_type_name(c.t), c.n, c.k, c.m, c.bias ? " +bias" : "");
+    record(fmt::format("dq_tma staged store {} vs direct", shape), max_abs_diff(got[0], got[1]), 0, "bit for bit, f32 rows");
+    record(fmt::format("dq_tma bulk-copy store {} vs direct", shape), max_abs_diff(got[2], got[1]), 0, "bit for bit, f32 rows");
     be.release_scratch();
   }
   for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
@@ -2813,22 +2828,26 @@ void check_dq_store() {
     Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
     const std::vector<float> xv = randn(size_t(m * k));
     be.write(x, xv.data());
-    std::vector<float> got[2], dgot[2];
-    for (int direct = 0; direct < 2; ++direct) {
-      cuda::set_dq_tma_direct_store(direct == 1);
+    std::vector<float> got[3], dgot[3];
+    for (int mode = 0; mode < 3; ++mode) {  // as above
+      cuda::set_dq_tma_direct_store(mode == 1);
+      cuda::set_dq_tma_bulk_store(mode == 2 ? 3 : 0);
       be.fill(out, std::nanf(""));
       be.fill(d, std::nanf(""));
       be.matmul_swiglu(g, u, x, out, up);
       be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-      got[direct].resize(size_t(m * n));
-      dgot[direct].resize(size_t(m * 256));
-      be.read(out, got[direct].data());
-      be.read(d, dgot[direct].data());
+      got[mode].resize(size_t(m * n));
+      dgot[mode].resize(size_t(m * 256));
+      be.read(out, got[mode].data());
+      be.read(d, dgot[mode].data());
     }
     cuda::set_dq_tma_direct_store(false);
-    record(fmt::format("dq_tma staged store {} SwiGLU {}x{} rows {} vs direct", tensor_type_name(t), n, k, m),
-           std::max(max_abs_diff(got[0], got[1]), max_abs_diff(dgot[0], dgot[1])), 0,
-           "bit for bit: bf16 gate/up rows, f32 SwiGLU rows and the down projection of its bf16 copy");
+    cuda::set_dq_tma_bulk_store(cuda::kDqBulkStoreDefault);
+    for (int mode : {0, 2}) {
+      record(fmt::format("dq_tma {} store {} SwiGLU {}x{} rows {} vs direct", mode == 0 ? "staged" : "bulk-copy", tensor_type_name(t), n, k, m),
+             std::max(max_abs_diff(got[mode], got[1]), max_abs_diff(dgot[mode], dgot[1])), 0,
+             "bit for bit: bf16 gate/up rows, f32 SwiGLU rows and the down projection of its bf16 copy");
+    }
     be.release_scratch();
   }
 }
@@ -4157,6 +4176,9 @@ int run(int argc, char** argv) {
     } else if (a == "--embed-only") {  // the embedding checks only (round 34)
       Pair p;
       check_embed_all(p);
+    } else if (a == "--tail-rows-only") {  // round 34's many-row layer tails only (the first checks of --layer-only)
+      Pair p;
+      check_layer_tail_rows_all(p);
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
@@ -4167,7 +4189,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
