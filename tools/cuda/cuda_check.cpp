@@ -3020,7 +3020,7 @@ void check_dq_cluster() {
     std::vector<float> got[2];
     int64_t took = 0;
     for (int on = 0; on < 2; ++on) {
-      cuda::set_dq_tma_cluster(on * 9);  // Q6_K too
+      cuda::set_dq_tma_cluster(on);
       be.fill(out, std::nanf(""));
       const int64_t before = cuda::dq_tma_cluster_launches();
       be.matmul(wt, x, out, c.bias ? &b : nullptr);
@@ -3081,17 +3081,15 @@ void bench_dq_cluster() {
     int bt, splits;
   };
   for (const Case c : {Case{TensorType::Q6_K, 4096, 14336, 256, 2}, Case{TensorType::Q4_K, 4096, 14336, 256, 2},
-                       Case{TensorType::Q8_0, 4096, 14336, 256, 2}, Case{TensorType::Q6_K, 4096, 4096, 256, 2},
                        Case{TensorType::Q4_K, 4096, 4096, 256, 2}, Case{TensorType::Q4_K, 4096, 4096, 128, 1},
-                       Case{TensorType::Q8_0, 4096, 4096, 256, 2}, Case{TensorType::Q4_K, 1024, 4096, 256, 4},
-                       Case{TensorType::Q6_K, 1024, 4096, 256, 4}}) {
+                       Case{TensorType::Q8_0, 4096, 4096, 256, 2}, Case{TensorType::Q4_K, 1024, 4096, 256, 4}}) {
     const int64_t m = 512;
     const Weight wt = upload_repeated(be, c.t, c.n, c.k, c.n / 16);
     const cuda::DqMmaPlan plan = cuda::dq_tma_plan(c.n, c.k, m, sms, c.bt, c.splits, 4, c.t);
     std::vector<double> t[2];
     for (int r = 0; r < 5; ++r) {
       for (int on = 0; on < 2; ++on) {
-        cuda::set_dq_tma_cluster(on * 9);  // Q6_K too
+        cuda::set_dq_tma_cluster(on);
         t[on].push_back(time_dq_plan(c.t, wt.data, c.n, c.k, m, 20, plan) * 1e3);
       }
     }

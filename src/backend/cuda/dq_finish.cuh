@@ -81,18 +81,12 @@ __device__ __forceinline__ void finish_tile_cluster(float (&acc)[BT / 8][4], uin
   for (int j = 0; j < BT / 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f + acc[j][e];
-  // 8 remote loads in flight, then their adds: one at a time, each waited out a distributed shared
-  // memory round trip (call 3: 4 us a 128 KB partial tile).
-  constexpr int kBatch = BT / 8 < 8 ? BT / 8 : 8;
   for (int q = 1; q < splits; ++q) {
     const uint32_t base = cluster_map(part + tid, uint32_t(q));
 #pragma unroll
-    for (int j0 = 0; j0 < BT / 8; j0 += kBatch) {
-      float4 v[kBatch];
-#pragma unroll
-      for (int i = 0; i < kBatch; ++i) v[i] = cluster_load_f4(base + uint32_t((j0 + i) * kTileThreads * 16));
-#pragma unroll
-      for (int i = 0; i < kBatch; ++i) acc[j0 + i][0] += v[i].x, acc[j0 + i][1] += v[i].y, acc[j0 + i][2] += v[i].z, acc[j0 + i][3] += v[i].w;
+    for (int j = 0; j < BT / 8; ++j) {
+      const float4 v = cluster_load_f4(base + uint32_t(j * kTileThreads * 16));
+      acc[j][0] += v.x, acc[j][1] += v.y, acc[j][2] += v.z, acc[j][3] += v.w;
     }
   }
   cluster_arrive();

@@ -518,7 +518,7 @@ bool g_direct_store = [] {
 int64_t g_cluster_launches = 0;
 int g_cluster = [] {
   const char* e = std::getenv("VELLUM_CUDA_DQ_CLUSTER");
-  return e != nullptr ? std::atoi(e) & 15 : kDqClusterDefault;
+  return e != nullptr ? std::atoi(e) & 7 : kDqClusterDefault;
 }();
 int g_bulk_store = [] {
   const char* e = std::getenv("VELLUM_CUDA_DQ_BULK_STORE");
@@ -650,11 +650,8 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
   // else through ws.
   const auto kernel = out_bf16 ? reinterpret_cast<const void*>(dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16>)
                                : reinterpret_cast<const void*>(dq_tma_rs_kernel<T0, T1, BT, float>);
-  // Not Q6_K unless bit 8: its launches ran slower as clusters even with the exchange left out
-  // (4 096 x 14 336 at 512 rows: 109 us through ws, 122 clusters with barriers alone; call 3).
-  constexpr bool q6 = std::is_same_v<T0, WQ6_K> || std::is_same_v<T1, WQ6_K>;
   bool cluster = false;
-  if ((g_cluster & 1) != 0 && (!q6 || (g_cluster & 8) != 0) && plan.splits > 1 && plan.splits <= 8) {
+  if ((g_cluster & 1) != 0 && plan.splits > 1 && plan.splits <= 8) {
     static int fit[2][9] = {};  // resident clusters by output type and size, 0: not asked yet, -1: none
     int& f = fit[out_bf16 ? 1 : 0][plan.splits];
     if (f == 0) {
@@ -696,7 +693,7 @@ cudaError_t launch_kind3_bt(const void* w, int64_t n, int64_t k, const void* x, 
 
 void set_dq_tma_direct_store(bool on) { g_direct_store = on; }
 void set_dq_tma_bulk_store(int bits) { g_bulk_store = bits & 3; }
-void set_dq_tma_cluster(int bits) { g_cluster = bits & 15; }
+void set_dq_tma_cluster(int bits) { g_cluster = bits & 7; }
 int dq_tma_cluster() { return g_cluster; }
 int64_t dq_tma_cluster_launches() { return g_cluster_launches; }
 int dq_tma_bulk_store() { return g_bulk_store; }

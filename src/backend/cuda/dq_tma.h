@@ -50,8 +50,7 @@ int dq_tma_bulk_store();
 // are one thread block cluster and add their partial tiles through distributed shared memory (the
 // same order and bits as through the ws scratch, which stays the fallback); bit 2, the SwiGLU's last
 // wave (dq_tma_wave_split) as 256-token tiles split 2 ways, Q8_0 too; bit 4, small weights at
-// 129..512 rows as 256-token tiles split to fill the machine (dq_tma_plan); bit 8, Q6_K's launches
-// as clusters too (slower: round 35). VELLUM_CUDA_DQ_CLUSTER.
+// 129..512 rows as 256-token tiles split to fill the machine (dq_tma_plan). VELLUM_CUDA_DQ_CLUSTER.
 constexpr int kDqClusterDefault = 0;
 void set_dq_tma_cluster(int bits);
 int dq_tma_cluster();
