@@ -3068,38 +3068,6 @@ void check_dq_cluster() {
   }
 }
 
-// Round 35 (--cluster-bench): the register-A kernel alone at 512 rows with its K split's partial
-// tiles through ws and through clusters (µs, median of 5 timings of 20 launches each, alternating).
-// VELLUM_CUDA_DQ_TMA_DBG=64 turns the clusters' exchange into its barriers alone.
-void bench_dq_cluster() {
-  CudaBackend be(0);
-  int sms = 0;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  struct Case {
-    TensorType t;
-    int64_t n, k;
-    int bt, splits;
-  };
-  for (const Case c : {Case{TensorType::Q6_K, 4096, 14336, 256, 2}, Case{TensorType::Q4_K, 4096, 14336, 256, 2},
-                       Case{TensorType::Q4_K, 4096, 4096, 256, 2}, Case{TensorType::Q4_K, 4096, 4096, 128, 1},
-                       Case{TensorType::Q8_0, 4096, 4096, 256, 2}, Case{TensorType::Q4_K, 1024, 4096, 256, 4}}) {
-    const int64_t m = 512;
-    const Weight wt = upload_repeated(be, c.t, c.n, c.k, c.n / 16);
-    const cuda::DqMmaPlan plan = cuda::dq_tma_plan(c.n, c.k, m, sms, c.bt, c.splits, 4, c.t);
-    std::vector<double> t[2];
-    for (int r = 0; r < 5; ++r) {
-      for (int on = 0; on < 2; ++on) {
-        cuda::set_dq_tma_cluster(on);
-        t[on].push_back(time_dq_plan(c.t, wt.data, c.n, c.k, m, 20, plan) * 1e3);
-      }
-    }
-    cuda::set_dq_tma_cluster(cuda::kDqClusterDefault);
-    for (auto& v : t) std::sort(v.begin(), v.end());
-    bench_line(fmt::format("dq_tma {} {}x{} rows {} ({}-token tiles, split {}): through ws {:.1f} us, through clusters {:.1f} us",
-                           tensor_type_name(c.t), c.n, c.k, m, c.bt, plan.splits, t[0][2], t[1][2]));
-  }
-}
-
 // Round 33 (--plan-bench): llama3-8b's quantized matmuls at prefill row counts through the backend,
 // µs a call: a layer's Q, K and V as three launches (each weight's own plan) against one grouped
 // launch (the plan's choice, then forced token tiles / K splits), and the single weights' plans.
@@ -4225,9 +4193,6 @@ int run(int argc, char** argv) {
     } else if (a == "--plan-bench") {  // round 33: grouped and single dequantizing GEMM plans through the backend
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_dq_plans();
-    } else if (a == "--cluster-bench") {  // round 35: the K split through ws and through clusters
-      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
-      bench_dq_cluster();
     } else if (a == "--tma-bench") {  // rounds 26 and 28: the bulk-copy dequantizing GEMMs' speed
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_dq_tma(bench_gemm());
@@ -4307,7 +4272,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--cluster-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

@@ -439,17 +439,8 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   const auto sync = [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); };
   const int64_t m0 = int64_t(blockIdx.x) * BT;
   const auto finish = [&](auto&& store) {
-    if (cluster && (dbg & 64)) {  // DIAGNOSTIC: the cluster's two phases without the partial tiles (results wrong)
-      cluster_arrive();
-      cluster_wait();
-      cluster_arrive();
-      if (cluster_rank() == 0) store(acc);
-      cluster_wait();
-    } else if (cluster) {
-      finish_tile_cluster<BT>(acc, smem, sync, store);
-    } else {
-      finish_tile<BT>(acc, ws, counters, last_block, sync, store);
-    }
+    if (cluster) finish_tile_cluster<BT>(acc, smem, sync, store);
+    else finish_tile<BT>(acc, ws, counters, last_block, sync, store);
   };
   static_assert(BT * kTileRows * 4 <= L::kStages * L::kStageBytes, "a partial tile fits in the copy ring");
   finish([&](const float(&sum)[BT / 8][4]) {
@@ -508,8 +499,7 @@ __global__ void __launch_bounds__(kRsThreads, 1)
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 2 no dequantization; the register-A kernel
-// also 4 no weight copies, 8 no x copies, 16 no output stores (round 32), 64 a cluster split's
-// barriers without its partial tiles (round 35); 32 (not a diagnostic:
+// also 4 no weight copies, 8 no x copies, 16 no output stores (round 32); 32 (not a diagnostic:
 // set_dq_tma_direct_store) each value stored from the accumulators.
 bool g_direct_store = [] {
   const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_DIRECT_STORE");
