@@ -1496,7 +1496,6 @@ void pair_probe() {
 
 void check_dq_group(Pair& p);
 void check_dq_wave_split();
-void check_dq_cluster();
 
 void check_bf16_rows(Pair& p) {
   for (const TensorType t : {TensorType::BF16, TensorType::F16}) {
@@ -2987,87 +2986,6 @@ void check_dq_wave_split() {
   }
 }
 
-// Round 35: the register-A kernel's K split through clusters (set_dq_tma_cluster bit 1) against the
-// same split through ws, bit for bit, outputs starting as NaN, each clustered run required to take
-// the clusters: forced plans (splits 2, 3, 4 and 8; 64-, 128- and 256-token tiles; ragged rows and
-// tokens; a bias), the SwiGLU's last wave split 2 ways (bit 2; Q8_0 too) and its down projection
-// of the bf16 copy. The same split through ws is the round-15 path the other checks hold to f64.
-void check_dq_cluster() {
-  CudaBackend be(0);
-  struct Case {
-    TensorType t;
-    int64_t n, k, m;
-    int bt, splits;
-    bool bias;
-  };
-  for (const Case c : {Case{TensorType::Q4_K, 4096, 4096, 512, 256, 2, false}, Case{TensorType::Q6_K, 4096, 14336, 512, 256, 2, false},
-                       Case{TensorType::Q8_0, 1024, 4096, 64, 64, 4, false}, Case{TensorType::Q4_K, 1000, 2048, 100, 128, 3, true},
-                       Case{TensorType::Q6_K, 1024, 8192, 40, 64, 8, true}}) {
-    const Weight wt = upload_repeated(be, c.t, c.n, c.k, 897);
-    std::vector<float> bv;
-    std::vector<uint8_t> bb;
-    Weight b{};
-    if (c.bias) {
-      bv = randn(size_t(c.n));
-      bb.resize(bv.size() * 4);
-      std::memcpy(bb.data(), bv.data(), bb.size());
-      b = be.upload_weight("b", TensorType::F32, c.n, 1, bb);
-    }
-    Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n);
-    const std::vector<float> xv = randn(size_t(c.m * c.k));
-    be.write(x, xv.data());
-    be.set_dq_tma_plan(c.bt, c.splits);
-    std::vector<float> got[2];
-    int64_t took = 0;
-    for (int on = 0; on < 2; ++on) {
-      cuda::set_dq_tma_cluster(on);
-      be.fill(out, std::nanf(""));
-      const int64_t before = cuda::dq_tma_cluster_launches();
-      be.matmul(wt, x, out, c.bias ? &b : nullptr);
-      if (on == 1) took = cuda::dq_tma_cluster_launches() - before;
-      got[on].resize(size_t(c.m * c.n));
-      be.read(out, got[on].data());
-    }
-    be.set_dq_tma_plan(0, 0);
-    cuda::set_dq_tma_cluster(cuda::kDqClusterDefault);
-    const std::string name = fmt::format("dq_tma K split {} ways through a cluster, {} {}x{} rows {} ({}-token tiles{})", c.splits,
-                                         tensor_type_name(c.t), c.n, c.k, c.m, c.bt, c.bias ? ", +bias" : "");
-    record(name + " vs through ws", max_abs_diff(got[1], got[0]), 0, "bit for bit, f32 rows");
-    record(name + ": taken", took == 1 ? 0 : 1, 0, fmt::format("{} cluster launches", took));
-    be.release_scratch();
-  }
-  for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
-    const int64_t n = 4608, k = 4096, m = 512;
-    const Weight g = upload_repeated(be, t, n, k, 897), u = upload_repeated(be, t, n, k, 611);
-    const Weight down = upload_repeated(be, TensorType::BF16, 256, n, 97);
-    Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
-    const std::vector<float> xv = randn(size_t(m * k));
-    be.write(x, xv.data());
-    std::vector<float> got[2], dgot[2];
-    int64_t cuts = 0, took = 0;
-    for (int on = 0; on < 2; ++on) {
-      cuda::set_dq_tma_cluster(2 | on);
-      be.fill(out, std::nanf(""));
-      be.fill(d, std::nanf(""));
-      const int64_t before = be.dq_wave_split_calls(), cl = cuda::dq_tma_cluster_launches();
-      be.matmul_swiglu(g, u, x, out, up);
-      cuts += be.dq_wave_split_calls() - before;
-      if (on == 1) took = cuda::dq_tma_cluster_launches() - cl;
-      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-      got[on].resize(size_t(m * n));
-      dgot[on].resize(size_t(m * 256));
-      be.read(out, got[on].data());
-      be.read(d, dgot[on].data());
-    }
-    cuda::set_dq_tma_cluster(cuda::kDqClusterDefault);
-    const std::string name = fmt::format("dq_tma SwiGLU {} {}x{} rows {}, last wave split 2 ways through a cluster", tensor_type_name(t), n, k, m);
-    record(name + " vs through ws", std::max(max_abs_diff(got[1], got[0]), max_abs_diff(dgot[1], dgot[0])), 0,
-           "bit for bit: f32 SwiGLU rows and the down projection of its bf16 copy");
-    record(name + ": taken", cuts == 2 && took == 1 ? 0 : 1, 0, fmt::format("{} of 2 wave splits, {} cluster launches", cuts, took));
-    be.release_scratch();
-  }
-}
-
 // Round 33 (--plan-bench): llama3-8b's quantized matmuls at prefill row counts through the backend,
 // µs a call: a layer's Q, K and V as three launches (each weight's own plan) against one grouped
 // launch (the plan's choice, then forced token tiles / K splits), and the single weights' plans.
@@ -4220,7 +4138,6 @@ int run(int argc, char** argv) {
         d.gpu.release_scratch();
       }
       check_dq_store();
-      check_dq_cluster();
       check_dq_group(d);
       check_dq_wave_split();
       check_swiglu_rows(d, TensorType::Q4_K, 300, 4600, 4096);  // the wave split against f64

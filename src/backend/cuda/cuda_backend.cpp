@@ -2292,15 +2292,12 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   // and its last wave as 256-token tiles with a 2-way K split measured no faster (calls 5-6). Not
   // where VELLUM_CUDA_DQ_TMA_BT / _SPLITS (set_dq_tma_plan) force the plan.
   const std::array<cuda::DqSeg, 2> gu_segs = {cuda::DqSeg{type, gw, N, gout, N, nullptr}, cuda::DqSeg{type, uw, N, uout, N, nullptr}};
-  // Round 35: Q8_0 too where the last wave is 256-token tiles split through clusters
-  // (set_dq_tma_cluster bit 2); that split's scratch is the fallback where the clusters do not fit.
-  const bool cut_ok = m.dq_group && (type != TensorType::Q8_0 || (cuda::dq_tma_cluster() & 2) != 0) && m.dq_tma_bt == 0 &&
-                      m.dq_splits == 0;
+  const bool cut_ok = m.dq_group && type != TensorType::Q8_0 && m.dq_tma_bt == 0 && m.dq_splits == 0;
   const cuda::DqWaveSplit cut = cut_ok ? cuda::dq_tma_wave_split(gu_segs.data(), 2, K, M, m.sms, true) : cuda::DqWaveSplit{};
   if (cut.main_count > 0) ++m.dq_wave_splits;
   float* ws;
   int32_t* cnt;
-  m.dq_scratch(cut.main_count > 0 ? cut.tail_plan : plan, ws, cnt);
+  m.dq_scratch(plan, ws, cnt);
   const void* xb = m.bf16_input(x);
   float* od = out.data;
   const bool lazy = m.lazy_swiglu;
@@ -2309,7 +2306,7 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
     if (cut.main_count > 0) {
       m.launched(cuda::launch_dq_tma_group(cut.main, cut.main_count, K, xb, M, cut.main_plan, nullptr, nullptr, true, m.stream),
                  "dq_tma group kernel (gate/up, whole waves)");
-      m.launched(cuda::launch_dq_tma_group(cut.tail, cut.tail_count, K, xb, M, cut.tail_plan, ws, cnt, true, m.stream),
+      m.launched(cuda::launch_dq_tma_group(cut.tail, cut.tail_count, K, xb, M, cut.tail_plan, nullptr, nullptr, true, m.stream),
                  "dq_tma group kernel (gate/up, last wave)");
     } else {
       m.launched(cuda::launch_dq_tma_bf16(type, gw, N, K, xb, M, plan, ws, cnt, gout, N, nullptr, m.stream), "dq_tma kernel (gate)");

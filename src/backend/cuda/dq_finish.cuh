@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "backend/cuda/cluster_dsm.cuh"
 #include "backend/cuda/mma_tile_store.cuh"
 
 namespace vellum::cuda::dq {
@@ -52,53 +51,6 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
     if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
   }
   store(acc);
-}
-
-// Round 35: the K split's blocks of a tile as one thread block cluster (gridDim.z blocks, block z
-// of rank z). Each block but the first writes its partial tile into its own shared memory (`smem`,
-// BT x 128 floats, free once both warpgroups' wgmma have read it); the first adds them through
-// distributed shared memory in split order, 0 + split 0 + split 1 + ..., the global path's order
-// and bits, and stores the tile. No partial sums through L2 (round 32: 128 KB each, they reached
-// DRAM). Two cluster barrier phases; the block's other threads pass them in cluster_split_idle.
-template <int BT, class Sync, class Store>
-__device__ __forceinline__ void finish_tile_cluster(float (&acc)[BT / 8][4], uint8_t* smem, Sync sync, Store&& store) {
-  const int tid = threadIdx.x, splits = int(gridDim.z);
-  float4* part = reinterpret_cast<float4*>(smem);
-  const bool first = cluster_rank() == 0;
-  if (!first) {
-    sync();  // both warpgroups' last wgmma have read the ring
-#pragma unroll
-    for (int j = 0; j < BT / 8; ++j) part[j * kTileThreads + tid] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
-  }
-  cluster_arrive();  // phase 1: the partial tiles are written
-  cluster_wait();
-  if (!first) {
-    cluster_arrive();  // phase 2: the first block has read them; the shared memory must live until then
-    cluster_wait();
-    return;
-  }
-#pragma unroll
-  for (int j = 0; j < BT / 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f + acc[j][e];
-  for (int q = 1; q < splits; ++q) {
-    const uint32_t base = cluster_map(part + tid, uint32_t(q));
-#pragma unroll
-    for (int j = 0; j < BT / 8; ++j) {
-      const float4 v = cluster_load_f4(base + uint32_t(j * kTileThreads * 16));
-      acc[j][0] += v.x, acc[j][1] += v.y, acc[j][2] += v.z, acc[j][3] += v.w;
-    }
-  }
-  cluster_arrive();
-  store(acc);
-  cluster_wait();
-}
-// The threads of a finish_tile_cluster block that hold no accumulators: its two phases.
-__device__ __forceinline__ void cluster_split_idle() {
-  cluster_arrive();
-  cluster_wait();
-  cluster_arrive();
-  cluster_wait();
 }
 
 // The same storing each value where it lies in the accumulators: `out` f32 or bf16 (OutT).

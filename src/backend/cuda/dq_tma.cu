@@ -348,7 +348,7 @@ template <class T, class L, int BT, class OutT>
 __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
                                         int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
                                         int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
-                                        bool add, int bulk, bool cluster, int dbg) {
+                                        bool add, int bulk, int dbg) {
   constexpr int S = L::kStages;
   constexpr uint32_t kTx = L::kXBytes + T::kPieces * kPieceBytes;  // this type's bytes a stage
   const auto parity = [](int it) { return uint32_t(it / S) & 1; };
@@ -368,7 +368,6 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
         }
       }
     }
-    if (cluster) cluster_split_idle();
     return;
   }
   setmaxnreg_inc<232>();
@@ -433,17 +432,11 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   wgmma_fence_operands(acc);
   if (dbg & 16) {  // DIAGNOSTIC: no output stores (results wrong); one value kept so the sums are not dropped
     if (acc[0][0] == 1.2345f) out[0] = OutT(acc[BT / 8 - 1][3]);
-    if (cluster) cluster_split_idle();
     return;
   }
   const auto sync = [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); };
   const int64_t m0 = int64_t(blockIdx.x) * BT;
-  const auto finish = [&](auto&& store) {
-    if (cluster) finish_tile_cluster<BT>(acc, smem, sync, store);
-    else finish_tile<BT>(acc, ws, counters, last_block, sync, store);
-  };
-  static_assert(BT * kTileRows * 4 <= L::kStages * L::kStageBytes, "a partial tile fits in the copy ring");
-  finish([&](const float(&sum)[BT / 8][4]) {
+  finish_tile<BT>(acc, ws, counters, last_block, sync, [&](const float(&sum)[BT / 8][4]) {
     if (dbg & 32) {  // set_dq_tma_direct_store: each value from the accumulators (before round 32)
       store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(sum), n0 + wg * 64 + ((tid % 128) / 32) * 16, m0, lane / 4,
                             t, n, m, out, ldo, bias);
@@ -486,15 +479,12 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const int64_t n = pick(segs.n), ldo = pick(segs.ldo);
   const float* bias = pick(segs.bias);
   const bool add = pick(segs.add) != 0;
-  // Round 35: launched with the K split's blocks as one cluster, they add their partial tiles
-  // through distributed shared memory (finish_tile_cluster), else through ws.
-  const bool cluster = splits > 1 && cluster_blocks() == unsigned(splits);
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, cluster, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, dbg);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, cluster, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, dbg);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, cluster, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, dbg);
   }
 }
 
@@ -504,11 +494,6 @@ __global__ void __launch_bounds__(kRsThreads, 1)
 bool g_direct_store = [] {
   const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_DIRECT_STORE");
   return e != nullptr && std::atoi(e) != 0;
-}();
-int64_t g_cluster_launches = 0;
-int g_cluster = [] {
-  const char* e = std::getenv("VELLUM_CUDA_DQ_CLUSTER");
-  return e != nullptr ? std::atoi(e) & 7 : kDqClusterDefault;
 }();
 int g_bulk_store = [] {
   const char* e = std::getenv("VELLUM_CUDA_DQ_BULK_STORE");
@@ -623,42 +608,14 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
   const cudaError_t rc = encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
                                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
   if (rc != cudaSuccess) return refuse("x's tensor map");
+  const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   const int nk = int(k / kK), dbg = dbg_bits() | (g_direct_store ? 32 : 0);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(plan.tok_tiles, plan.row_tiles, plan.splits);
-  cfg.blockDim = dim3(kRsThreads);
-  cfg.dynamicSmemBytes = kSmem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = plan.splits;
-  cfg.attrs = attr;
-  // Round 35: a K split of up to 8 as clusters where all of them are resident at once (a cluster's
-  // blocks must share a GPC: clusters of 4 may fit fewer tiles than the blocks' count suggests);
-  // else through ws.
-  const auto kernel = out_bf16 ? reinterpret_cast<const void*>(dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16>)
-                               : reinterpret_cast<const void*>(dq_tma_rs_kernel<T0, T1, BT, float>);
-  bool cluster = false;
-  if ((g_cluster & 1) != 0 && plan.splits > 1 && plan.splits <= 8) {
-    static int fit[2][9] = {};  // resident clusters by output type and size, 0: not asked yet, -1: none
-    int& f = fit[out_bf16 ? 1 : 0][plan.splits];
-    if (f == 0) {
-      cfg.numAttrs = 1;
-      int n = 0;
-      f = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) == cudaSuccess && n > 0 ? n : -1;
-      cudaGetLastError();
-    }
-    cluster = int64_t(plan.tok_tiles) * plan.row_tiles <= int64_t(f);
-  }
-  if (plan.splits > 1 && !cluster && (ws == nullptr || counters == nullptr)) return refuse("the K split's scratch");
-  cfg.numAttrs = cluster ? 1 : 0;
-  g_cluster_launches += cluster ? 1 : 0;
   if (out_bf16) {
-    return cudaLaunchKernelEx(&cfg, dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16>, g, xmap, nk, m, ws, counters, g_bulk_store, dbg);
+    dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_store, dbg);
+  } else {
+    dq_tma_rs_kernel<T0, T1, BT, float><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_store, dbg);
   }
-  return cudaLaunchKernelEx(&cfg, dq_tma_rs_kernel<T0, T1, BT, float>, g, xmap, nk, m, ws, counters, g_bulk_store, dbg);
+  return cudaGetLastError();
 }
 
 template <class T0, class T1>
@@ -683,9 +640,6 @@ cudaError_t launch_kind3_bt(const void* w, int64_t n, int64_t k, const void* x, 
 
 void set_dq_tma_direct_store(bool on) { g_direct_store = on; }
 void set_dq_tma_bulk_store(int bits) { g_bulk_store = bits & 3; }
-void set_dq_tma_cluster(int bits) { g_cluster = bits & 7; }
-int dq_tma_cluster() { return g_cluster; }
-int64_t dq_tma_cluster_launches() { return g_cluster_launches; }
 int dq_tma_bulk_store() { return g_bulk_store; }
 bool dq_tma_direct_store() { return g_direct_store; }
 
@@ -723,9 +677,7 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
     // split's partial tile, costs more: 128 there (Q4_K 1024 x 4096 at 512 rows: 21 µs against 28).
     // Q8_0 above 256 rows: 256 (4 096 x 4 096 at 512 rows, 128 against 256 with a 2-way K split:
     // 51 against 42 µs; Q4_K 36 against 40; round 33, call 4).
-    // Round 35 (set_dq_tma_cluster bit 4): with the split's partial tiles added through clusters,
-    // 256 throughout.
-    const int64_t small_max = (g_cluster & 4) != 0 ? 128 : type == TensorType::Q8_0 ? 256 : 512;
+    const int64_t small_max = type == TensorType::Q8_0 ? 256 : 512;
     toks = m <= 64 ? 64 : m <= 128 || (m <= small_max && n * k <= int64_t(4096) * 4096) ? 128 : 256;
   } else if (kind != 4 && bt != 128 && bt != 192 && bt != 256) {  // 256 unless 192 wastes less (128 only for few rows)
     int64_t s192 = 1, s256 = 1;
@@ -769,10 +721,7 @@ DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m
   const int64_t tok = plan.tok_tiles, rows = plan.row_tiles, waves = tok * rows / sms;
   if (plan.nt != 32 || plan.splits != 1 || waves < 1) return w;
   const int64_t main_rt = waves * sms / tok, tail_rt = rows - main_rt;
-  // 128-token tiles, one wave at most; round 35 (set_dq_tma_cluster bit 2): 256-token tiles split
-  // 2 ways through clusters, as many blocks where m is a multiple of 256.
-  const bool split_tail = (g_cluster & 2) != 0;
-  const int64_t tail_blocks = split_tail ? tail_rt * ((m + 255) / 256) * 2 : tail_rt * ((m + 127) / 128);
+  const int64_t tail_blocks = tail_rt * ((m + 127) / 128);  // 128-token tiles, one wave at most
   if (tail_rt <= 0 || tail_blocks > sms) return w;
   // Whole segments into the main launch while they fit, the one that straddles its end cut at a tile.
   int64_t cum = 0;
@@ -799,7 +748,7 @@ DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m
     cum += rt;
   }
   w.main_plan = dq_tma_group_plan(w.main, w.main_count, k, m, sms, 256, 1);
-  w.tail_plan = split_tail ? dq_tma_group_plan(w.tail, w.tail_count, k, m, sms, 256, 2) : dq_tma_group_plan(w.tail, w.tail_count, k, m, sms, 128, 1);
+  w.tail_plan = dq_tma_group_plan(w.tail, w.tail_count, k, m, sms, 128, 1);
   if (int64_t(w.main_plan.tok_tiles) * w.main_plan.row_tiles > int64_t(waves) * sms) return DqWaveSplit{};
   return w;
 }
@@ -810,6 +759,7 @@ cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const v
   if (!dq_tma_group_supports(segs, count, k)) return refuse("the weights' types, k or count");
   if (plan.rs != 4 || plan.row_tiles > 65535u || plan.splits > 65535u) return refuse("the plan");
   if (m <= 0 || m > (int64_t(1) << 31) - 256) return refuse("the token rows");
+  if (plan.splits > 1 && (ws == nullptr || counters == nullptr)) return refuse("the K split's scratch");
   if ((reinterpret_cast<uintptr_t>(x) & 15) != 0) return refuse("x not 16-byte aligned");
   for (int i = 0; i < count; ++i) {
     if (segs[i].n > (int64_t(1) << 31) - 128) return refuse("a weight's rows");

@@ -46,15 +46,6 @@ bool dq_tma_direct_store();
 constexpr int kDqBulkStoreDefault = 1;
 void set_dq_tma_bulk_store(int bits);
 int dq_tma_bulk_store();
-// Round 35, the register-A kernel's K split through clusters: bit 1, a split's blocks of a tile
-// are one thread block cluster and add their partial tiles through distributed shared memory (the
-// same order and bits as through the ws scratch, which stays the fallback); bit 2, the SwiGLU's last
-// wave (dq_tma_wave_split) as 256-token tiles split 2 ways, Q8_0 too; bit 4, small weights at
-// 129..512 rows as 256-token tiles split to fill the machine (dq_tma_plan). VELLUM_CUDA_DQ_CLUSTER.
-constexpr int kDqClusterDefault = 0;
-void set_dq_tma_cluster(int bits);
-int dq_tma_cluster();
-int64_t dq_tma_cluster_launches();  // launches that took bit 1's clusters (host count, for the checks)
 // The same with out in bf16 (rounded from the f32 sums + bias), for plan.rs 4 only.
 cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                                float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream);
