@@ -42,7 +42,8 @@ void set_dq_tma_direct_store(bool on);
 bool dq_tma_direct_store();
 // Round 35: the staged tile's full rows leave as bulk copies from shared memory: bit 1 the adding
 // store (DqSeg::add) as a bulk f32 reduction in L2, so the block reads no x; bit 2 the plain
-// stores. The same bits either way (x + o rounded once). VELLUM_CUDA_DQ_BULK_STORE sets it.
+// stores. The same bits either way (x + o rounded once; the bulk add flushes subnormals, as the
+// f32 atomics do: tma.cuh). VELLUM_CUDA_DQ_BULK_STORE sets it.
 constexpr int kDqBulkStoreDefault = 1;
 void set_dq_tma_bulk_store(int bits);
 int dq_tma_bulk_store();
