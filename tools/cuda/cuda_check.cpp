@@ -1143,9 +1143,10 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
   std::vector<Pair::T2 Run::*> cmp{&Run::x, &Run::h, &Run::g};
   if (!last) cmp.insert(cmp.end(), {&Run::q, &Run::k, &Run::v});
   // The adding stores with x read by the block and x + o stored, and as bulk reductions in L2
-  // (round 35, set_dq_tma_bulk_store bit 1).
-  for (const int bulk : {0, 1}) {
-    cuda::set_dq_tma_bulk_store(bulk);
+  // (round 35, set_dq_tma_bulk_add).
+  const bool bulk_default = cuda::dq_tma_bulk_add();
+  for (const bool bulk : {false, true}) {
+    cuda::set_dq_tma_bulk_add(bulk);
     const int64_t calls = p.gpu.residual_rows_calls();
     Run fused = run(2);
     const int64_t took = p.gpu.residual_rows_calls() - calls;
@@ -1161,7 +1162,7 @@ void check_layer_tail_rows(Pair& p, int64_t M, bool last) {
     record(name + " vs its ops", double(differ), 0,
            fmt::format("{} of {} outputs differ ({})", differ, n, last ? "x, h, g" : "x, h, g, q, k, v"));
   }
-  cuda::set_dq_tma_bulk_store(cuda::kDqBulkStoreDefault);
+  cuda::set_dq_tma_bulk_add(bulk_default);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
 }
@@ -2804,21 +2805,17 @@ void check_dq_store() {
     Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n);
     const std::vector<float> xv = randn(size_t(c.m * c.k));
     be.write(x, xv.data());
-    // 0 staged, 16-byte stores; 1 direct; 2 staged, each token's row one bulk copy (round 35).
-    std::vector<float> got[3];
-    for (int mode = 0; mode < 3; ++mode) {
-      cuda::set_dq_tma_direct_store(mode == 1);
-      cuda::set_dq_tma_bulk_store(mode == 2 ? 3 : 0);
+    std::vector<float> got[2];
+    for (int direct = 0; direct < 2; ++direct) {
+      cuda::set_dq_tma_direct_store(direct == 1);
       be.fill(out, std::nanf(""));
       be.matmul(wt, x, out, c.bias ? &b : nullptr);
-      got[mode].resize(size_t(c.m * c.n));
-      be.read(out, got[mode].data());
+      got[direct].resize(size_t(c.m * c.n));
+      be.read(out, got[direct].data());
     }
     cuda::set_dq_tma_direct_store(false);
-    cuda::set_dq_tma_bulk_store(cuda::kDqBulkStoreDefault);
-    const std::string shape = fmt::format("{} {}x{} rows {}{}", tensor_type_name(c.t), c.n, c.k, c.m, c.bias ? " +bias" : "");
-    record(fmt::format("dq_tma staged store {} vs direct", shape), max_abs_diff(got[0], got[1]), 0, "bit for bit, f32 rows");
-    record(fmt::format("dq_tma bulk-copy store {} vs direct", shape), max_abs_diff(got[2], got[1]), 0, "bit for bit, f32 rows");
+    record(fmt::format("dq_tma staged store {} {}x{} rows {}{} vs direct", tensor_type_name(c.t), c.n, c.k, c.m, c.bias ? " +bias" : ""),
+           max_abs_diff(got[0], got[1]), 0, "bit for bit, f32 rows");
     be.release_scratch();
   }
   for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
@@ -2828,26 +2825,22 @@ void check_dq_store() {
     Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
     const std::vector<float> xv = randn(size_t(m * k));
     be.write(x, xv.data());
-    std::vector<float> got[3], dgot[3];
-    for (int mode = 0; mode < 3; ++mode) {  // as above
-      cuda::set_dq_tma_direct_store(mode == 1);
-      cuda::set_dq_tma_bulk_store(mode == 2 ? 3 : 0);
+    std::vector<float> got[2], dgot[2];
+    for (int direct = 0; direct < 2; ++direct) {
+      cuda::set_dq_tma_direct_store(direct == 1);
       be.fill(out, std::nanf(""));
       be.fill(d, std::nanf(""));
       be.matmul_swiglu(g, u, x, out, up);
       be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-      got[mode].resize(size_t(m * n));
-      dgot[mode].resize(size_t(m * 256));
-      be.read(out, got[mode].data());
-      be.read(d, dgot[mode].data());
+      got[direct].resize(size_t(m * n));
+      dgot[direct].resize(size_t(m * 256));
+      be.read(out, got[direct].data());
+      be.read(d, dgot[direct].data());
     }
     cuda::set_dq_tma_direct_store(false);
-    cuda::set_dq_tma_bulk_store(cuda::kDqBulkStoreDefault);
-    for (int mode : {0, 2}) {
-      record(fmt::format("dq_tma {} store {} SwiGLU {}x{} rows {} vs direct", mode == 0 ? "staged" : "bulk-copy", tensor_type_name(t), n, k, m),
-             std::max(max_abs_diff(got[mode], got[1]), max_abs_diff(dgot[mode], dgot[1])), 0,
-             "bit for bit: bf16 gate/up rows, f32 SwiGLU rows and the down projection of its bf16 copy");
-    }
+    record(fmt::format("dq_tma staged store {} SwiGLU {}x{} rows {} vs direct", tensor_type_name(t), n, k, m),
+           std::max(max_abs_diff(got[0], got[1]), max_abs_diff(dgot[0], dgot[1])), 0,
+           "bit for bit: bf16 gate/up rows, f32 SwiGLU rows and the down projection of its bf16 copy");
     be.release_scratch();
   }
 }

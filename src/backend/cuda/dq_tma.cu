@@ -235,19 +235,19 @@ struct StagedTile {
 };
 // add (f32 only): out += the tile (+ bias), for a residual stream (round 34: the output and down
 // projections add into x, so the norm after them reads x alone and o is never written).
-// Round 35, `bulk` (set_dq_tma_bulk_store): each token's row of the tile goes out as one bulk copy
-// (bit 2), and the add as one bulk reduction in L2 (bit 1), so the block reads no x and leaves once
-// its copies have read shared memory. Full rows of 16-byte aligned outputs only.
+// Round 35, `bulk_add` (set_dq_tma_bulk_add): the add as one bulk reduction in L2 a token's row, so
+// the block reads no x and leaves once its reductions have read shared memory. Full rows of 16-byte
+// aligned outputs only.
 template <int BT, class OutT, class Sync>
 __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint8_t* smem, int64_t n0, int64_t m0, int64_t n, int64_t m,
-                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, bool add, int bulk,
+                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, bool add, bool bulk_add,
                                              Sync sync) {
   using Tile = StagedTile<BT, OutT>;
   OutT* tile = reinterpret_cast<OutT*>(smem);
   const int tid = int(threadIdx.x), lane = tid % 32, g = lane / 4, t = lane % 4;
   const int r0 = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + g;  // rows r0 and r0 + 8 of the tile
   const bool vec = ((reinterpret_cast<uintptr_t>(out) | uintptr_t(ldo * int64_t(sizeof(OutT)))) & 15) == 0;
-  const bool by_copy = vec && n0 + kTileRows <= n && (add ? (bulk & 1) != 0 && std::is_same_v<OutT, float> : (bulk & 2) != 0);
+  const bool in_l2 = std::is_same_v<OutT, float> && add && bulk_add && vec && n0 + kTileRows <= n;
   sync();  // both warpgroups' last wgmma have read the ring
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -260,23 +260,17 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
       tile[(tok + 1) * Tile::kStride + row] = OutT(acc[j][2 * h + 1] + bv);
     }
   }
-  if (by_copy) fence_proxy_async_smem();  // the tile's stores, seen by the copy engine
+  if (in_l2) fence_proxy_async_smem();  // the tile's stores, seen by the copy engine
   sync();
-  if (by_copy) {
-    if (tid < BT && m0 + tid < m) {
-      OutT* dst = out + (m0 + tid) * ldo + n0;
-      const OutT* src = tile + tid * Tile::kStride;
-      constexpr uint32_t kRowBytes = kTileRows * sizeof(OutT);
-      if constexpr (std::is_same_v<OutT, float>) {
-        if (add) bulk_add_f32(dst, src, kRowBytes);
-        else bulk_store(dst, src, kRowBytes);
-      } else {
-        bulk_store(dst, src, kRowBytes);
+  if constexpr (std::is_same_v<OutT, float>) {
+    if (in_l2) {
+      if (tid < BT && m0 + tid < m) {
+        bulk_add_f32(out + (m0 + tid) * ldo + n0, tile + tid * Tile::kStride, kTileRows * sizeof(float));
+        bulk_commit();
+        bulk_wait_read();
       }
-      bulk_commit();
-      bulk_wait_read();
+      return;
     }
-    return;
   }
   constexpr int kPerTok = kTileRows / Tile::kVec;
   if constexpr (std::is_same_v<OutT, float>) {
@@ -348,7 +342,7 @@ template <class T, class L, int BT, class OutT>
 __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
                                         int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
                                         int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
-                                        bool add, int bulk, int dbg) {
+                                        bool add, bool bulk_add, int dbg) {
   constexpr int S = L::kStages;
   constexpr uint32_t kTx = L::kXBytes + T::kPieces * kPieceBytes;  // this type's bytes a stage
   const auto parity = [](int it) { return uint32_t(it / S) & 1; };
@@ -442,7 +436,7 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
                             t, n, m, out, ldo, bias);
     } else {
       static_assert(StagedTile<BT, OutT>::kBytes <= L::kStages * L::kStageBytes, "the tile fits in the copy ring");
-      store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk, sync);
+      store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk_add, sync);
     }
   });
 }
@@ -450,7 +444,7 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
 template <class T0, class T1, int BT, class OutT>
 __global__ void __launch_bounds__(kRsThreads, 1)
     dq_tma_rs_kernel(const __grid_constant__ RsSegs segs, const __grid_constant__ CUtensorMap xmap, int nk, int64_t m,
-                     float* __restrict__ ws, int32_t* __restrict__ counters, int bulk, int dbg) {
+                     float* __restrict__ ws, int32_t* __restrict__ counters, bool bulk_add, int dbg) {
   using L = RsLayout<T0, T1, BT>;
   constexpr int S = L::kStages;
   extern __shared__ uint8_t smem_raw[];
@@ -480,11 +474,11 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const float* bias = pick(segs.bias);
   const bool add = pick(segs.add) != 0;
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   }
 }
 
@@ -495,9 +489,9 @@ bool g_direct_store = [] {
   const char* e = std::getenv("VELLUM_CUDA_DQ_TMA_DIRECT_STORE");
   return e != nullptr && std::atoi(e) != 0;
 }();
-int g_bulk_store = [] {
-  const char* e = std::getenv("VELLUM_CUDA_DQ_BULK_STORE");
-  return e != nullptr ? std::atoi(e) & 3 : kDqBulkStoreDefault;
+bool g_bulk_add = [] {
+  const char* e = std::getenv("VELLUM_CUDA_DQ_BULK_ADD");
+  return e == nullptr || std::atoi(e) != 0;
 }();
 int dbg_bits() {
   static const int bits = [] {
@@ -611,9 +605,9 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   const int nk = int(k / kK), dbg = dbg_bits() | (g_direct_store ? 32 : 0);
   if (out_bf16) {
-    dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_store, dbg);
+    dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
   } else {
-    dq_tma_rs_kernel<T0, T1, BT, float><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_store, dbg);
+    dq_tma_rs_kernel<T0, T1, BT, float><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
   }
   return cudaGetLastError();
 }
@@ -639,8 +633,8 @@ cudaError_t launch_kind3_bt(const void* w, int64_t n, int64_t k, const void* x, 
 }  // namespace
 
 void set_dq_tma_direct_store(bool on) { g_direct_store = on; }
-void set_dq_tma_bulk_store(int bits) { g_bulk_store = bits & 3; }
-int dq_tma_bulk_store() { return g_bulk_store; }
+void set_dq_tma_bulk_add(bool on) { g_bulk_add = on; }
+bool dq_tma_bulk_add() { return g_bulk_add; }
 bool dq_tma_direct_store() { return g_direct_store; }
 
 bool dq_tma_supports(TensorType type, int64_t k) {

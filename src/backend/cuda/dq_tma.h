@@ -40,13 +40,12 @@ cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, 
 // each value from the accumulators as before (the same bits; VELLUM_CUDA_DQ_TMA_DIRECT_STORE=1).
 void set_dq_tma_direct_store(bool on);
 bool dq_tma_direct_store();
-// Round 35: the staged tile's full rows leave as bulk copies from shared memory: bit 1 the adding
-// store (DqSeg::add) as a bulk f32 reduction in L2, so the block reads no x; bit 2 the plain
-// stores. The same bits either way (x + o rounded once; the bulk add flushes subnormals, as the
-// f32 atomics do: tma.cuh). VELLUM_CUDA_DQ_BULK_STORE sets it.
-constexpr int kDqBulkStoreDefault = 1;
-void set_dq_tma_bulk_store(int bits);
-int dq_tma_bulk_store();
+// Round 35: the adding store (DqSeg::add) as one bulk f32 reduction in L2 a token row, so the block
+// reads no x (the default); false: x read by the block as in round 34. The same bits either way (x +
+// o rounded once; the bulk add flushes subnormals, as the f32 atomics do: tma.cuh).
+// VELLUM_CUDA_DQ_BULK_ADD=0 turns it off.
+void set_dq_tma_bulk_add(bool on);
+bool dq_tma_bulk_add();
 // The same with out in bf16 (rounded from the f32 sums + bias), for plan.rs 4 only.
 cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                                float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream);

@@ -49,17 +49,13 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
-// Round 35: bulk stores from shared memory to global memory, done by the copy engine. The threads
-// that wrote the source with ordinary stores make them visible to it with fence_proxy_async_smem()
-// before the block barrier that precedes the copy. A thread's copies form a group once committed;
-// bulk_wait_read() returns once the group has read its shared memory (the global writes finish
-// before the grid completes). Addresses 16-byte aligned, sizes multiples of 16.
+// Round 35: a bulk reduction from shared memory into global memory, done by the copy engine. The
+// threads that wrote the source with ordinary stores make them visible to it with
+// fence_proxy_async_smem() before the block barrier that precedes the reduction. A thread's bulk
+// operations form a group once committed; bulk_wait_read() returns once the group has read its
+// shared memory (the global writes finish before the grid completes). Addresses 16-byte aligned,
+// sizes multiples of 16.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(reinterpret_cast<uint64_t>(dst)), "r"(smem_addr(src)),
-               "r"(bytes)
-               : "memory");
-}
 // dst[i] += src[i] in f32, done in L2: one rounding to nearest even, as the f32 atomics (which
 // flush subnormals; only the f16/bf16 forms take .noftz).
 __device__ __forceinline__ void bulk_add_f32(float* dst, const float* src, uint32_t bytes) {
