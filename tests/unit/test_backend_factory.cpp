@@ -226,6 +226,52 @@ TEST(CudaLayout, DqTmaWaveSplit) {
   EXPECT_EQ(dq_tma_wave_split(gu, 2, 4095, 512, 132, true).main_count, 0);  // k not whole blocks
 }
 
+// Round 36: the fused SwiGLU's plan (the unfused plan's token tile and K split over 64-row pair
+// tiles, its scratch) and its cut into whole waves and a last wave of 128-token tiles.
+TEST(CudaLayout, DqTmaFusedSwiglu) {
+  auto* gw = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 20);
+  auto* uw = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 30);
+  auto* out = reinterpret_cast<uint8_t*>(uintptr_t(1) << 36);
+  const size_t rb = device_row_bytes(TensorType::Q4_K, 4096);
+  const int64_t n = 14336;
+  const DqMmaPlan like = dq_tma_plan(n, 4096, 512, 132, 0, 0, 4);
+  ASSERT_EQ(like.nt * 8, 256);
+  ASSERT_EQ(like.splits, 1u);
+  // 512 rows: 224 pair tiles x 2 token tiles = 448 = 3.4 waves -> 198 pair tiles (3 waves) + 26 x 4.
+  const DqSwigluCut c = dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, n, 4096, 512, 132, like);
+  EXPECT_EQ(c.main_rows, 198 * 64);
+  EXPECT_EQ(c.main_plan.row_tiles, 198u);
+  EXPECT_EQ(c.main_plan.tok_tiles, 2u);
+  EXPECT_EQ(c.main_plan.nt * 8, 256);
+  EXPECT_EQ(c.tail_plan.row_tiles, 26u);
+  EXPECT_EQ(c.tail_plan.tok_tiles, 4u);
+  EXPECT_EQ(c.tail_plan.nt * 8, 128);
+  EXPECT_EQ(c.tail_plan.splits, 1u);
+  EXPECT_EQ(c.tail_gate, gw + size_t(198 * 64) * rb);
+  EXPECT_EQ(c.tail_up, uw + size_t(198 * 64) * rb);
+  EXPECT_EQ(static_cast<uint8_t*>(c.tail_out), out + size_t(198 * 64) * 2);
+  // A partial last pair tile: 4 600 rows = 72 pair tiles; at 300 rows 144 blocks -> 66 + 6 x 3.
+  const DqSwigluCut d = dq_tma_swiglu_cut(TensorType::Q6_K, gw, uw, out, 4600, 4096, 300, 132, dq_tma_plan(4600, 4096, 300, 132, 0, 0, 4));
+  EXPECT_EQ(d.main_rows, 66 * 64);
+  EXPECT_EQ(d.tail_plan.row_tiles, 6u);
+  EXPECT_EQ(d.tail_plan.tok_tiles, 3u);
+  // No cut: less than a wave (256 rows), a last wave too large (1 024 rows), a split or 128-token plan.
+  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, n, 4096, 256, 132, dq_tma_plan(n, 4096, 256, 132, 0, 0, 4)).main_rows, 0);
+  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, n, 4096, 1024, 132, dq_tma_plan(n, 4096, 1024, 132, 0, 0, 4)).main_rows, 0);
+  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, n, 4096, 512, 132, dq_tma_plan(n, 4096, 512, 132, 128, 0, 4)).main_rows, 0);
+  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::F16, gw, uw, out, n, 4096, 512, 132, like).main_rows, 0);
+  // The plan keeps the unfused split; its scratch holds a partial 128-row tile per pair tile and split.
+  const DqMmaPlan small_like = dq_tma_plan(1000, 1024, 40, 132, 0, 0, 4);
+  ASSERT_GT(small_like.splits, 1u);
+  const DqMmaPlan f = dq_tma_swiglu_plan(1000, 40, small_like);
+  EXPECT_EQ(f.splits, small_like.splits);
+  EXPECT_EQ(f.nt, small_like.nt);
+  EXPECT_EQ(f.row_tiles, 16u);
+  EXPECT_EQ(f.tok_tiles, 1u);
+  EXPECT_EQ(f.ws_floats, size_t(16) * f.splits * 128 * 64);
+  EXPECT_EQ(f.counters, size_t(16));
+}
+
 // Round 34: which RoPE layouts and pools the many-row RoPE kernel takes (host predicate; the
 // backend falls back to rope_store_kv elsewhere), and launches refused before they reach a device.
 TEST(CudaLayout, RopeKvRowsTakes) {

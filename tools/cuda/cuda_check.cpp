@@ -41,6 +41,7 @@
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
+#include "core/half.h"
 #include "backend/cuda/det_mma16.h"
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/dq_tma.h"
@@ -107,6 +108,20 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
   }
   return a.size() == b.size() ? d : INFINITY;
+}
+
+// f32 rounded to bf16 (nearest even) and back: what a bf16 copy of the value holds.
+float bf16_rounded(float f) {
+  if (!std::isfinite(f)) return f;
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+std::vector<float> bf16_rounded(std::vector<float> v) {
+  for (float& f : v) f = bf16_rounded(f);
+  return v;
 }
 
 void record(const std::string& name, double err, double bound, const std::string& note = "") {
@@ -1312,6 +1327,64 @@ void check_norm_copy16(TensorType wtype, int64_t m, int64_t k, int64_t n) {
 // benches; --no-swiglu-rows: round 6's f32 gate/up instead.
 bool g_swiglu_rows = true;
 
+// Round 36: the 16-bit SwiGLU (swiglu8.cuh: the division's fast path without its range check where
+// that is exact) against swiglu_kernel's f32 expression with `/`, for every 16-bit gate value (bf16
+// and f16: 65 536 each, NaNs included) times up = 1 and -2.75: the f32 rows and the 16-bit copy
+// bit for bit (a NaN matches a NaN).
+void check_swiglu16_exhaustive() {
+  const int64_t n = 2 * 65536;
+  void *g16 = nullptr, *u16 = nullptr, *o16 = nullptr;
+  float *gf = nullptr, *uf = nullptr, *of = nullptr, *o32 = nullptr;
+  cuda::check(cudaMalloc(&g16, n * 2), "gate16");
+  cuda::check(cudaMalloc(&u16, n * 2), "up16");
+  cuda::check(cudaMalloc(&o16, n * 2), "out16");
+  cuda::check(cudaMalloc(&gf, n * 4), "gate");
+  cuda::check(cudaMalloc(&uf, n * 4), "up");
+  cuda::check(cudaMalloc(&of, n * 4), "out f32 (16-bit path)");
+  cuda::check(cudaMalloc(&o32, n * 4), "out f32 (f32 path)");
+  for (const bool bf16 : {true, false}) {
+    const size_t count = static_cast<size_t>(n);
+    std::vector<uint16_t> gh(count), uh(count);
+    std::vector<float> gv(count), uv(count);
+    const uint16_t up_bits[2] = {uint16_t(bf16 ? 0x3f80 : 0x3c00), uint16_t(bf16 ? 0xc030 : 0xc180)};  // 1 and -2.75
+    for (int64_t i = 0; i < n; ++i) {
+      gh[size_t(i)] = uint16_t(i & 0xffff);
+      uh[size_t(i)] = up_bits[i >> 16];
+      gv[size_t(i)] = bf16 ? bf16_to_f32(gh[size_t(i)]) : f16_to_f32(gh[size_t(i)]);
+      uv[size_t(i)] = bf16 ? bf16_to_f32(uh[size_t(i)]) : f16_to_f32(uh[size_t(i)]);
+    }
+    cuda::check(cudaMemcpy(g16, gh.data(), n * 2, cudaMemcpyHostToDevice), "gate16");
+    cuda::check(cudaMemcpy(u16, uh.data(), n * 2, cudaMemcpyHostToDevice), "up16");
+    cuda::check(cudaMemcpy(gf, gv.data(), n * 4, cudaMemcpyHostToDevice), "gate");
+    cuda::check(cudaMemcpy(uf, uv.data(), n * 4, cudaMemcpyHostToDevice), "up");
+    cuda::check(bf16 ? cuda::launch_swiglu_bf16(g16, u16, of, o16, n, nullptr) : cuda::launch_swiglu_f16(g16, u16, of, o16, n, nullptr),
+                "swiglu16");
+    cuda::check(cuda::launch_swiglu(gf, uf, o32, n, nullptr), "swiglu f32");
+    cuda::check(cudaDeviceSynchronize(), "swiglu");
+    std::vector<float> a(count), b(count);
+    std::vector<uint16_t> h(count);
+    cuda::check(cudaMemcpy(a.data(), of, n * 4, cudaMemcpyDeviceToHost), "out f32");
+    cuda::check(cudaMemcpy(b.data(), o32, n * 4, cudaMemcpyDeviceToHost), "out f32");
+    cuda::check(cudaMemcpy(h.data(), o16, n * 2, cudaMemcpyDeviceToHost), "out16");
+    int64_t differ = 0, differ16 = 0, first = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = a[size_t(i)], y = b[size_t(i)];
+      const bool same = std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, 4) == 0;
+      if (!same && first < 0) first = i;
+      differ += same ? 0 : 1;
+      // The 16-bit copy: the f32 path's value rounded the same way (nearest even; NaN stays NaN).
+      const float hv = bf16 ? bf16_to_f32(h[size_t(i)]) : f16_to_f32(h[size_t(i)]);
+      const float want = bf16 ? bf16_rounded(y) : f16_to_f32(f32_to_f16(y));
+      differ16 += (std::isnan(want) ? std::isnan(hv) : std::memcmp(&hv, &want, 4) == 0) ? 0 : 1;
+    }
+    record(fmt::format("swiglu16 {} every gate value x up 1, -2.75 vs the f32 kernel's `/`", bf16 ? "bf16" : "f16"), double(differ + differ16), 0,
+           first < 0 ? fmt::format("bit for bit: 0 of {} f32 and 16-bit outputs differ", 2 * n)
+                     : fmt::format("{} f32 / {} 16-bit differ; first gate 0x{:04x}: {:a} vs {:a}", differ, differ16, int(first & 0xffff),
+                                   a[size_t(first)], b[size_t(first)]));
+  }
+  for (void* q : {g16, u16, o16, static_cast<void*>(gf), static_cast<void*>(uf), static_cast<void*>(of), static_cast<void*>(o32)}) cudaFree(q);
+}
+
 void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k) {
   p.gpu.set_swiglu_rows(g_swiglu_rows);
   const std::vector<float> xv = randn(size_t(m * k));
@@ -1323,7 +1396,10 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   auto x = p.tensor(xv, m, k);
   auto out = p.output(m, n), up = p.output(m, n), o6 = p.output(m, n), u6 = p.output(m, n), o7 = p.output(m, n);
   auto d1 = p.output(m, 256), d2 = p.output(m, 256);
+  const int64_t fused_before = p.gpu.dq_tma_swiglu_calls();
   p.gpu.matmul_swiglu(g.g, u.g, x.g, out.g, up.g);
+  // Round 36's fused SwiGLU writes bf16 rows only: its f32 rows are those widened.
+  const bool fused = p.gpu.dq_tma_swiglu_calls() > fused_before;
   p.gpu.matmul(down.g, out.g, d1.g, nullptr);  // reads the SwiGLU's bf16 copy
   const auto got = p.get_gpu(out.g);
   auto again = p.tensor(got, m, n);
@@ -1343,11 +1419,17 @@ void check_swiglu_rows(Pair& p, TensorType type, int64_t m, int64_t n, int64_t k
   // the bf16 GEMM bound (1e-2) x3 as at batch 1: gate and up are rounded to bf16 before silu·up
   const std::string how = !g_swiglu_rows                                                         ? "f32 gate/up"
                           : (type == TensorType::BF16 || type == TensorType::F16) && m < 1024 ? pair_note(g.g.data, u.g.data)
+                          : fused                                                             ? "one fused launch"
                                                                                               : "two GEMMs";
   record(name + " vs f64", rel_err(got, ref), 3e-2,
          fmt::format("[round 6 path vs f64: {:.2g}; {}]", rel_err(r6, ref), how));
   record(name + " vs round 6 (f32 gate/up)", rel_err(got, r6), 3e-2);
-  record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
+  if (fused) {
+    record(name + " f32 rows on demand (fused: its bf16 rows) vs written at once, rounded to bf16",
+           max_abs_diff(got, bf16_rounded(p.get_gpu(o7.g))), 0, "bit for bit");
+  } else {
+    record(name + " f32 rows on demand vs written at once", max_abs_diff(got, p.get_gpu(o7.g)), 0, "bit for bit");
+  }
   record(fmt::format("{} -> 16-bit copy -> {} matmul vs converted by matmul", name, tensor_type_name(down_type)),
          max_abs_diff(p.get_gpu(d1.g), p.get_gpu(d2.g)), 0, "bit for bit");
   p.gpu.set_swiglu_rows(true);
@@ -1497,6 +1579,8 @@ void pair_probe() {
 
 void check_dq_group(Pair& p);
 void check_dq_wave_split();
+void check_dq_swiglu();
+void check_swiglu16_exhaustive();
 
 void check_bf16_rows(Pair& p) {
   for (const TensorType t : {TensorType::BF16, TensorType::F16}) {
@@ -1513,6 +1597,8 @@ void check_bf16_rows(Pair& p) {
     check_swiglu_rows(d, TensorType::Q4_K, 264, 1000, 1024);
     check_dq_group(d);
     check_dq_wave_split();
+    check_dq_swiglu();
+    check_swiglu16_exhaustive();
   }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
@@ -2940,6 +3026,7 @@ void check_dq_group(Pair& p) {
 // partial last tile); 512 and 300 token rows. check_swiglu_rows covers the same path against f64.
 void check_dq_wave_split() {
   CudaBackend be(0);
+  be.set_dq_tma_swiglu(false);  // round 33's launches; check_dq_swiglu cuts the fused launch
   struct Case {
     TensorType t;
     int64_t n, m;
@@ -2975,6 +3062,55 @@ void check_dq_wave_split() {
     const int64_t want = c.t == TensorType::Q8_0 ? 0 : 1;
     record(name + (want ? ": taken on, not off" : ": not taken (Q8_0)"), cuts[1] == want && cuts[0] == 0 ? 0 : 1, 0,
            fmt::format("{} / {} wave splits", cuts[1], cuts[0]));
+    be.release_scratch();
+  }
+}
+
+// Round 36: the fused SwiGLU (launch_dq_tma_swiglu: gate and up tiles side by side, silu(gate)·up
+// written in bf16 by the tile's end) against the three launches (set_dq_tma_swiglu off), outputs
+// starting as NaN: its f32 rows on demand must be the unfused f32 rows rounded to bf16, and the down
+// projection of its bf16 copy the unfused one's, bit for bit. It must be taken (and the whole-wave
+// cut where expected), and not with the switch off. Shapes: the cut at 512 and 300 rows (a partial
+// last tile), Q6_K, Q8_0 (one launch), and a K split at 40 and 200 rows (the scratch path).
+void check_dq_swiglu() {
+  CudaBackend be(0);
+  struct Case {
+    TensorType t;
+    int64_t n, k, m;
+    bool cut;
+  };
+  for (const Case c : {Case{TensorType::Q4_K, 4608, 4096, 512, true}, Case{TensorType::Q4_K, 4600, 4096, 300, true},
+                       Case{TensorType::Q6_K, 4600, 4096, 512, true}, Case{TensorType::Q8_0, 4600, 4096, 512, false},
+                       Case{TensorType::Q4_K, 1000, 1024, 40, false}, Case{TensorType::Q6_K, 1000, 2048, 200, false},
+                       Case{TensorType::Q8_0, 1000, 1024, 40, false}}) {
+    const Weight g = upload_repeated(be, c.t, c.n, c.k, 897), u = upload_repeated(be, c.t, c.n, c.k, 611);
+    const Weight down = upload_repeated(be, TensorType::BF16, 256, c.n, 97);
+    Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n), up = be.scratch(c.m, c.n), d = be.scratch(c.m, 256);
+    const std::vector<float> xv = randn(size_t(c.m * c.k));
+    be.write(x, xv.data());
+    std::vector<float> got[2], dgot[2];
+    int64_t taken[2] = {0, 0}, cuts[2] = {0, 0};
+    for (int on = 1; on >= 0; --on) {
+      be.set_dq_tma_swiglu(on == 1);
+      be.fill(out, std::nanf(""));
+      be.fill(d, std::nanf(""));
+      const int64_t before = be.dq_tma_swiglu_calls(), cuts_before = be.dq_wave_split_calls();
+      be.matmul_swiglu(g, u, x, out, up);
+      taken[on] = be.dq_tma_swiglu_calls() - before;
+      cuts[on] = be.dq_wave_split_calls() - cuts_before;
+      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
+      got[on].resize(size_t(c.m * c.n));
+      dgot[on].resize(size_t(c.m * 256));
+      be.read(out, got[on].data());
+      be.read(d, dgot[on].data());
+    }
+    be.set_dq_tma_swiglu(true);
+    const std::string name = fmt::format("dq_tma fused SwiGLU {} {}x{} rows {}", tensor_type_name(c.t), c.n, c.k, c.m);
+    record(name + " f32 rows vs the three launches' rounded to bf16", max_abs_diff(got[1], bf16_rounded(got[0])), 0, "bit for bit");
+    record(name + " down projection of its bf16 copy vs the three launches'", max_abs_diff(dgot[1], dgot[0]), 0, "bit for bit");
+    const bool ok = taken[1] == 1 && taken[0] == 0 && cuts[1] == (c.cut ? 1 : 0);
+    record(name + (c.cut ? ": taken on (whole waves + a last wave), not off" : ": taken on (one launch), not off"), ok ? 0 : 1, 0,
+           fmt::format("{} / {} fused, {} cut", taken[1], taken[0], cuts[1]));
     be.release_scratch();
   }
 }
@@ -3030,21 +3166,26 @@ void bench_dq_plans() {
     }
   }
   // The many-row SwiGLU (gate, up, silu(gate)·up): two launches of gate/up and the SwiGLU kernel,
-  // against whole waves + a last wave of smaller tiles (dq_tma_wave_split) where that applies.
+  // against whole waves + a last wave of smaller tiles (dq_tma_wave_split) where that applies, and
+  // round 36's fused launch both ways.
   for (const TensorType t : {T::Q4_K, T::Q8_0}) {
     const Weight g = upload_repeated(be, t, 14336, 4096, 14336 / 16), u = upload_repeated(be, t, 14336, 4096, 14336 / 15);
     for (const int64_t m : {256, 384, 512, 1024}) {
       Tensor x = be.scratch(m, 4096), out = be.scratch(m, 14336), up = be.scratch(m, 14336);
       const std::vector<float> xv = randn(size_t(m * 4096));
       be.write(x, xv.data());
-      double ms[2];
-      for (int on = 0; on < 2; ++on) {
-        be.set_dq_tma_group(on == 1);
-        ms[on] = time_ms([&] { be.matmul_swiglu(g, u, x, out, up); }, 20);
+      double ms[4];  // unfused: one launch each, wave split; fused (round 36): one launch, wave split
+      for (int v = 0; v < 4; ++v) {
+        be.set_dq_tma_swiglu(v >= 2);
+        be.set_dq_tma_group(v % 2 == 1);
+        ms[v] = time_ms([&] { be.matmul_swiglu(g, u, x, out, up); }, 20);
       }
       be.set_dq_tma_group(true);
-      std::printf("plans SwiGLU %s 14336x4096 rows %lld: one launch each %.1f us | wave split %.1f (%lld splits so far)\n",
-                  std::string(tensor_type_name(t)).c_str(), (long long)m, ms[0] * 1e3, ms[1] * 1e3, (long long)be.dq_wave_split_calls());
+      be.set_dq_tma_swiglu(true);
+      std::printf("plans SwiGLU %s 14336x4096 rows %lld: one launch each %.1f us | wave split %.1f | fused %.1f | fused, wave split %.1f (%lld "
+                  "splits, %lld fused so far)\n",
+                  std::string(tensor_type_name(t)).c_str(), (long long)m, ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, ms[3] * 1e3,
+                  (long long)be.dq_wave_split_calls(), (long long)be.dq_tma_swiglu_calls());
       be.release_scratch();
     }
   }
@@ -4133,6 +4274,8 @@ int run(int argc, char** argv) {
       check_dq_store();
       check_dq_group(d);
       check_dq_wave_split();
+      check_dq_swiglu();
+      check_swiglu16_exhaustive();
       check_swiglu_rows(d, TensorType::Q4_K, 300, 4600, 4096);  // the wave split against f64
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;

@@ -233,6 +233,11 @@ struct CudaBackend::Impl {
   bool dq_group = true;
   int64_t dq_group_calls = 0;  // matmul_multi calls that took one grouped launch (dq_tma_group_calls())
   int64_t dq_wave_splits = 0;  // many-row SwiGLUs whose gate/up took dq_tma_wave_split's two launches
+  // Round 36 (default on; VELLUM_CUDA_DQ_SWIGLU=0, set_dq_tma_swiglu): a many-row quantized SwiGLU
+  // as one launch of gate and up tiles side by side whose end writes silu(gate)·up in bf16
+  // (launch_dq_tma_swiglu), with on-demand f32 rows only (lazy_swiglu).
+  bool dq_swiglu = true;
+  int64_t dq_swiglu_calls = 0;  // SwiGLUs that took it (dq_tma_swiglu_calls())
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
@@ -359,6 +364,9 @@ struct CudaBackend::Impl {
     float* data = nullptr;
     int64_t elems = 0;
     const void *gate = nullptr, *up = nullptr;
+    // Round 36's fused SwiGLU wrote no gate/up: its f32 rows are its bf16 rows (in act_bf16, which
+    // only the SwiGLU paths write, each after materialize()) widened.
+    const void* h16 = nullptr;
   } lazy;
   static bool overlaps(const Lazy& l, const Tensor& t) {
     return l.data != nullptr && t.data < l.data + l.elems && l.data < t.data + int64_t(t.elements());
@@ -367,6 +375,11 @@ struct CudaBackend::Impl {
     if (lazy.data == nullptr) return;
     const Lazy l = lazy;
     lazy = {};
+    if (l.h16 != nullptr) {
+      graphs.mix(65, l.data, l.elems, l.h16);
+      graphs.run([=, this] { launched(cuda::launch_bf16_to_f32(l.h16, l.data, l.elems, stream), "bf16_to_f32 kernel (SwiGLU f32 rows)"); });
+      return;
+    }
     graphs.mix(44, l.data, l.elems, l.gate, l.up);
     graphs.run([=, this] {
       launched(cuda::launch_swiglu_bf16(l.gate, l.up, l.data, nullptr, l.elems, stream), "swiglu_bf16 kernel (f32 rows)");
@@ -779,6 +792,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_MIN"); d != nullptr) m.dq_tma_min_rows = std::max<int64_t>(2, std::atoll(d));
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_BT"); d != nullptr) m.dq_tma_bt = std::atoi(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_GROUP"); d != nullptr) m.dq_group = std::string(d) != "0";
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_SWIGLU"); d != nullptr) m.dq_swiglu = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN"); d != nullptr) m.dq_auto_min_rows = std::atoll(d);
@@ -836,6 +850,8 @@ void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2);
 void CudaBackend::set_dq_tma_group(bool on) { impl_->dq_group = on; }
 int64_t CudaBackend::dq_tma_group_calls() const { return impl_->dq_group_calls; }
 int64_t CudaBackend::dq_wave_split_calls() const { return impl_->dq_wave_splits; }
+void CudaBackend::set_dq_tma_swiglu(bool on) { impl_->dq_swiglu = on; }
+int64_t CudaBackend::dq_tma_swiglu_calls() const { return impl_->dq_swiglu_calls; }
 void CudaBackend::set_dq_tma_plan(int token_tile, int splits) {
   impl_->dq_tma_bt = std::max(0, token_tile);
   impl_->dq_splits = std::max(0, splits);
@@ -2280,10 +2296,13 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
   m.wrote(out);
   m.materialize();
+  const cuda::DqMmaPlan plan = m.dq_plan(type, M, K, N);
+  if (m.dq_swiglu && m.lazy_swiglu && plan.rs == 4 && cuda::dq_tma_swiglu_supports(type, N, K)) {
+    return matmul_swiglu_fused(gate, up, x, out);
+  }
   // Workspaces first (a reallocation drops a copy that lived there), then x's bf16 copy.
   auto* gu = static_cast<uint8_t*>(m.grow_bf16(m.gu_bf16, size_t(2 * n) * 2, "gate/up activations (bf16)"));
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
-  const cuda::DqMmaPlan plan = m.dq_plan(type, M, K, N);
   const void *gw = gate.data, *uw = up.data;
   uint8_t* gout = gu;
   uint8_t* uout = gu + n * 2;
@@ -2318,6 +2337,46 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   m.bf16_elems = n;
   m.bf16_at = ob;
   if (lazy) m.lazy = {od, n, gout, uout};
+}
+
+// Round 36: matmul_swiglu_dq's gate and up as one launch of 64-row gate and up tiles side by side
+// (the same token tile and K split as its unfused plan, so the same sums), the tile's end writing
+// silu(gate)·up in bf16 for the down projection: no gate/up rows written and read back, no SwiGLU
+// kernel. Whole waves + a last wave of 128-token tiles where round 33's cut applies. The f32 rows,
+// on demand, are those bf16 rows widened (Impl::Lazy::h16).
+void CudaBackend::matmul_swiglu_fused(const Weight& gate, const Weight& up, const Tensor& x, Tensor out) {
+  Impl& m = *impl_;
+  const TensorType type = gate.type;
+  const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
+  const cuda::DqMmaPlan like = m.dq_plan(type, M, K, N);  // the unfused launches' plan: the same sums
+  void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
+  const bool cut_ok = m.dq_group && type != TensorType::Q8_0 && m.dq_tma_bt == 0 && m.dq_splits == 0;
+  const void *gw = gate.data, *uw = up.data;
+  const cuda::DqSwigluCut cut = cut_ok ? cuda::dq_tma_swiglu_cut(type, gw, uw, ob, N, K, M, m.sms, like) : cuda::DqSwigluCut{};
+  const cuda::DqMmaPlan plan = cuda::dq_tma_swiglu_plan(N, M, like);
+  if (cut.main_rows > 0) ++m.dq_wave_splits;
+  ++m.dq_swiglu_calls;
+  float* ws = nullptr;
+  int32_t* cnt = nullptr;
+  if (cut.main_rows == 0) m.dq_scratch(plan, ws, cnt);
+  const void* xb = m.bf16_input(x);
+  m.graphs.mix(66, type, gw, uw, N, K, M, xb, ob, out.data, ws, cnt, plan.splits, plan.nt, cut.main_rows);
+  m.graphs.run([=, &m] {
+    if (cut.main_rows > 0) {
+      const int64_t r = cut.main_rows;
+      m.launched(cuda::launch_dq_tma_swiglu(type, gw, uw, r, K, xb, M, cut.main_plan, nullptr, nullptr, ob, N, m.stream),
+                 "dq_tma SwiGLU kernel (whole waves)");
+      m.launched(cuda::launch_dq_tma_swiglu(type, cut.tail_gate, cut.tail_up, N - r, K, xb, M, cut.tail_plan, nullptr, nullptr, cut.tail_out, N,
+                                            m.stream),
+                 "dq_tma SwiGLU kernel (last wave)");
+    } else {
+      m.launched(cuda::launch_dq_tma_swiglu(type, gw, uw, N, K, xb, M, plan, ws, cnt, ob, N, m.stream), "dq_tma SwiGLU kernel");
+    }
+  });
+  m.bf16_of = out.data;
+  m.bf16_elems = n;
+  m.bf16_at = ob;
+  m.lazy = {out.data, n, nullptr, nullptr, ob};
 }
 
 // Many rows of F16 weights (round 14): gate and up GEMMs on the weights as stored write f16 (one

@@ -102,6 +102,11 @@ class CudaBackend final : public Backend {
   // Many-row quantized SwiGLUs whose gate and up took whole waves + a last wave of smaller tiles
   // (two grouped launches; with set_dq_tma_group off they take one launch each).
   int64_t dq_wave_split_calls() const;
+  // Round 36: a many-row quantized SwiGLU as one launch whose tiles hold gate and up rows side by side
+  // and write silu(gate)·up in bf16 (default on; VELLUM_CUDA_DQ_SWIGLU=0 turns it off at
+  // construction). Its f32 rows, made on demand, are those bf16 rows widened.
+  void set_dq_tma_swiglu(bool on);
+  int64_t dq_tma_swiglu_calls() const;  // SwiGLUs that took it (checks)
   // The bulk-copy kernels' token tile (64 / 128 / 256) and the dequantizing kernels' K split; 0 lets
   // the plan choose (default; VELLUM_CUDA_DQ_TMA_BT, VELLUM_CUDA_DQ_MMA_SPLITS).
   void set_dq_tma_plan(int token_tile, int splits);
@@ -195,6 +200,7 @@ class CudaBackend final : public Backend {
   void matmul_swiglu_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_rows_f16(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
+  void matmul_swiglu_fused(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void layer_tail_rows(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t);
   bool matmul_add_rows(const Weight& w, const Tensor& a, Tensor x);
   void norm_rows16(Tensor x, const Weight& gain, float eps, Tensor h);

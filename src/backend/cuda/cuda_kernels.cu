@@ -13,6 +13,7 @@
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/swiglu8.cuh"
 
 namespace vellum::cuda {
 namespace {
@@ -181,6 +182,14 @@ __global__ void f32_to_16_x4_kernel(const float4* src, uint2* dst, int64_t n4) {
   dst[i] = make_uint2(pack2(v.x, v.y, T{}), pack2(v.z, v.w, T{}));
 }
 
+// bf16 back to f32 (exact): the f32 rows of a fused SwiGLU, made on demand from the bf16 rows the
+// down projection reads (cuda_backend.cpp, Impl::materialize).
+__global__ void bf16_to_f32_kernel(const __nv_bfloat16* src, float* dst, int64_t n) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = __bfloat162float(src[i]);
+}
+
 __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -297,26 +306,15 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, in
 }
 
 // swiglu_kernel's expression on 16-bit gate/up (cuBLAS outputs: bf16, or f16 for F16 weights), 8
-// elements a thread (16-byte loads): f32 out and its rounding to T (the next GEMM's input), each
-// when not null. n % 8 == 0.
-__device__ __forceinline__ float2 widen2(uint32_t u, __nv_bfloat16) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u));
-}
-__device__ __forceinline__ float2 widen2(uint32_t u, __half) { return __half22float2(*reinterpret_cast<const __half2*>(&u)); }
+// elements a thread (16-byte loads; swiglu8.cuh): f32 out and its rounding to T (the next GEMM's
+// input), each when not null. n % 8 == 0.
 template <typename T>
 __global__ void swiglu16_kernel(const uint4* gate, const uint4* up, float4* out, uint4* out16, int64_t n8) {
   pdl_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n8) return;
-  const uint4 g8 = gate[i], u8 = up[i];
-  const uint32_t g[4] = {g8.x, g8.y, g8.z, g8.w}, u[4] = {u8.x, u8.y, u8.z, u8.w};
   float y[8];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 gf = widen2(g[j], T{}), uf = widen2(u[j], T{});
-    y[2 * j] = mul(gf.x / (1.0f + expf(-gf.x)), uf.x);
-    y[2 * j + 1] = mul(gf.y / (1.0f + expf(-gf.y)), uf.y);
-  }
+  swiglu8<T>(gate[i], up[i], y);
   if (out != nullptr) {
     out[2 * i] = make_float4(y[0], y[1], y[2], y[3]);
     out[2 * i + 1] = make_float4(y[4], y[5], y[6], y[7]);
@@ -473,6 +471,12 @@ cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStrea
 }
 cudaError_t launch_f32_to_f16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
   return launch_f32_to_16<__half>(src, dst, n, stream);
+}
+
+cudaError_t launch_bf16_to_f32(const void* src, float* dst, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  bf16_to_f32_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
+  return cudaGetLastError();
 }
 
 cudaError_t launch_add_bias(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias, cudaStream_t stream) {

@@ -36,6 +36,7 @@ cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, in
                                 cudaStream_t stream);
 cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream);
 cudaError_t launch_f32_to_f16(const float* src, void* dst, int64_t n, cudaStream_t stream);
+cudaError_t launch_bf16_to_f32(const void* src, float* dst, int64_t n, cudaStream_t stream);
 // out[r][o] += bias[o]
 cudaError_t launch_add_bias(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias, cudaStream_t stream);
 

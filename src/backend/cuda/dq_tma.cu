@@ -39,7 +39,9 @@
 
 #include "backend/cuda/dq_finish.cuh"
 #include "backend/cuda/dq_weights.cuh"
+#include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/swiglu8.cuh"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -233,22 +235,14 @@ struct StagedTile {
   static constexpr int kVec = 16 / int(sizeof(OutT));      // values a 16-byte vector
   static constexpr int kBytes = BT * kStride * int(sizeof(OutT));
 };
-// add (f32 only): out += the tile (+ bias), for a residual stream (round 34: the output and down
-// projections add into x, so the norm after them reads x alone and o is never written).
-// Round 35, `bulk_add` (set_dq_tma_bulk_add): the add as one bulk reduction in L2 a token's row, so
-// the block reads no x and leaves once its reductions have read shared memory. Full rows of 16-byte
-// aligned outputs only.
-template <int BT, class OutT, class Sync>
-__device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint8_t* smem, int64_t n0, int64_t m0, int64_t n, int64_t m,
-                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, bool add, bool bulk_add,
-                                             Sync sync) {
+// The accumulators (+ bias, rounded to OutT) into the token-major tile in shared memory; the
+// caller has synchronized the multipliers after their last wgmma (the tile overlays the ring) and
+// synchronizes again before reading it.
+template <int BT, class OutT>
+__device__ __forceinline__ void stage_tile(const float (&acc)[BT / 8][4], OutT* tile, int64_t n0, int64_t n, const float* __restrict__ bias) {
   using Tile = StagedTile<BT, OutT>;
-  OutT* tile = reinterpret_cast<OutT*>(smem);
   const int tid = int(threadIdx.x), lane = tid % 32, g = lane / 4, t = lane % 4;
   const int r0 = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + g;  // rows r0 and r0 + 8 of the tile
-  const bool vec = ((reinterpret_cast<uintptr_t>(out) | uintptr_t(ldo * int64_t(sizeof(OutT)))) & 15) == 0;
-  const bool in_l2 = std::is_same_v<OutT, float> && add && bulk_add && vec && n0 + kTileRows <= n;
-  sync();  // both warpgroups' last wgmma have read the ring
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = r0 + 8 * h;
@@ -260,6 +254,24 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
       tile[(tok + 1) * Tile::kStride + row] = OutT(acc[j][2 * h + 1] + bv);
     }
   }
+}
+
+// add (f32 only): out += the tile (+ bias), for a residual stream (round 34: the output and down
+// projections add into x, so the norm after them reads x alone and o is never written).
+// Round 35, `bulk_add` (set_dq_tma_bulk_add): the add as one bulk reduction in L2 a token's row, so
+// the block reads no x and leaves once its reductions have read shared memory. Full rows of 16-byte
+// aligned outputs only.
+template <int BT, class OutT, class Sync>
+__device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint8_t* smem, int64_t n0, int64_t m0, int64_t n, int64_t m,
+                                             OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias, bool add, bool bulk_add,
+                                             Sync sync) {
+  using Tile = StagedTile<BT, OutT>;
+  OutT* tile = reinterpret_cast<OutT*>(smem);
+  const int tid = int(threadIdx.x);
+  const bool vec = ((reinterpret_cast<uintptr_t>(out) | uintptr_t(ldo * int64_t(sizeof(OutT)))) & 15) == 0;
+  const bool in_l2 = std::is_same_v<OutT, float> && add && bulk_add && vec && n0 + kTileRows <= n;
+  sync();  // both warpgroups' last wgmma have read the ring
+  stage_tile<BT>(acc, tile, n0, n, bias);
   if (in_l2) fence_proxy_async_smem();  // the tile's stores, seen by the copy engine
   sync();
   if constexpr (std::is_same_v<OutT, float>) {
@@ -318,6 +330,38 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
   }
 }
 
+// Round 36, the fused SwiGLU's end: the tile's rows 0..63 are gate rows n0.. and rows 64..127 the
+// same up rows (dq_tma_swiglu_kernel). Both are rounded to bf16 in the staged tile, as the unfused
+// launches store them, then each token's 64 values of silu(gate)·up go out as 16-byte vectors of
+// bf16 (swiglu8: swiglu16_kernel's arithmetic, so the same bits as the three launches). Neither
+// gate nor up is written.
+template <int BT, class Sync>
+__device__ __forceinline__ void store_swiglu(const float (&acc)[BT / 8][4], uint8_t* smem, int64_t n0, int64_t m0, int64_t n, int64_t m,
+                                             __nv_bfloat16* __restrict__ out, int64_t ldo, Sync sync) {
+  using Tile = StagedTile<BT, __nv_bfloat16>;
+  constexpr int kHalf = kTileRows / 2, kPerTok = kHalf / 8;
+  __nv_bfloat16* tile = reinterpret_cast<__nv_bfloat16*>(smem);
+  const int tid = int(threadIdx.x);
+  const bool vec = ((reinterpret_cast<uintptr_t>(out) | uintptr_t(ldo * 2)) & 15) == 0;
+  sync();  // both warpgroups' last wgmma have read the ring
+  stage_tile<BT>(acc, tile, 0, kTileRows, static_cast<const float*>(nullptr));
+  sync();
+  for (int v = tid; v < BT * kPerTok; v += kTileThreads) {
+    const int tok = v / kPerTok, c = (v % kPerTok) * 8;
+    if (m0 + tok >= m) break;  // later v only have later tokens
+    const __nv_bfloat16* src = tile + tok * Tile::kStride + c;
+    float y[8];
+    swiglu8<__nv_bfloat16>(*reinterpret_cast<const uint4*>(src), *reinterpret_cast<const uint4*>(src + kHalf), y);
+    __nv_bfloat16* dst = out + (m0 + tok) * ldo + n0 + c;
+    if (vec && n0 + c + 8 <= n) {
+      *reinterpret_cast<uint4*>(dst) = make_uint4(pack2(y[0], y[1], __nv_bfloat16{}), pack2(y[2], y[3], __nv_bfloat16{}),
+                                                  pack2(y[4], y[5], __nv_bfloat16{}), pack2(y[6], y[7], __nv_bfloat16{}));
+    } else {
+      for (int i = 0; i < 8 && n0 + c + i < n; ++i) dst[i] = __float2bfloat16_rn(y[i]);
+    }
+  }
+}
+
 // Round 33: one launch for several weights of one K times the same x (a layer's Q, K and V). Each
 // segment's row tiles follow the previous segment's along blockIdx.y, with its own tensor map, rows,
 // output and bias; the K split's partial tiles are indexed by the launch's tiles. Where a layer's
@@ -338,8 +382,10 @@ struct RsSegs {
 // multiplying warpgroups build their A fragments and multiply, then the tile's end. One stage's
 // wgmma in flight while the next stage's fragments are built into the other register set (two
 // stages in flight, three sets, measured the same: round 28, call 2). out: f32 or bf16 (OutT).
-template <class T, class L, int BT, class OutT>
-__device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
+// kPair (round 36, dq_tma_swiglu_kernel): wmap is gate's and umap up's, 64-row boxes at rows n0..:
+// warpgroup 0 multiplies the gate rows, warpgroup 1 the same up rows, and the end is store_swiglu.
+template <class T, class L, int BT, class OutT, bool kPair = false>
+__device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* umap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
                                         int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
                                         int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
                                         bool add, bool bulk_add, int dbg) {
@@ -358,7 +404,10 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
         if (!(dbg & 8)) tma_load_2d(st, xmap, s * kK, int(blockIdx.x) * BT, &full[sl]);
         if (!(dbg & 4)) {
 #pragma unroll
-          for (int i = 0; i < T::kPieces; ++i) tma_load_2d(st + L::kXBytes + i * kPieceBytes, wmap, int(T::piece_off(s, i)), int(n0), &full[sl]);
+          for (int i = 0; i < T::kPieces; ++i) {
+            tma_load_2d(st + L::kXBytes + i * kPieceBytes, wmap, int(T::piece_off(s, i)), int(n0), &full[sl]);
+            if constexpr (kPair) tma_load_2d(st + L::kXBytes + i * kPieceBytes + kPieceBytes / 2, umap, int(T::piece_off(s, i)), int(n0), &full[sl]);
+          }
         }
       }
     }
@@ -431,14 +480,34 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   const auto sync = [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); };
   const int64_t m0 = int64_t(blockIdx.x) * BT;
   finish_tile<BT>(acc, ws, counters, last_block, sync, [&](const float(&sum)[BT / 8][4]) {
-    if (dbg & 32) {  // set_dq_tma_direct_store: each value from the accumulators (before round 32)
+    if (!kPair && (dbg & 32)) {  // set_dq_tma_direct_store: each value from the accumulators (before round 32)
       store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(sum), n0 + wg * 64 + ((tid % 128) / 32) * 16, m0, lane / 4,
                             t, n, m, out, ldo, bias);
     } else {
       static_assert(StagedTile<BT, OutT>::kBytes <= L::kStages * L::kStageBytes, "the tile fits in the copy ring");
-      store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk_add, sync);
+      if constexpr (kPair) {
+        store_swiglu<BT>(sum, smem, n0, m0, n, m, out, ldo, sync);
+      } else {
+        store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk_add, sync);
+      }
     }
   });
+}
+
+// A register-A block's start: its K range (the K split at whole super-blocks, 4 stages; nk is a
+// multiple of 4: rs_tile's loop turns by 4) and the ring's barriers.
+template <int S>
+__device__ __forceinline__ void rs_begin(uint64_t* full, uint64_t* empty, int nk, int& sb, int& ns) {
+  const int splits = int(gridDim.z), split = int(blockIdx.z), nk4 = nk / 4;
+  sb = 4 * int(int64_t(nk4) * split / splits), ns = 4 * int(int64_t(nk4) * (split + 1) / splits) - sb;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) {
+      mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
+      mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
 }
 
 template <class T0, class T1, int BT, class OutT>
@@ -452,17 +521,8 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   __shared__ int last_block;
   pdl_wait();
   uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
-  // The K split at whole super-blocks (4 stages; nk is a multiple of 4): rs_tile's loop turns by 4.
-  const int splits = int(gridDim.z), split = int(blockIdx.z), nk4 = nk / 4;
-  const int sb = 4 * int(int64_t(nk4) * split / splits), ns = 4 * int(int64_t(nk4) * (split + 1) / splits) - sb;
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < S; ++i) {
-      mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
-      mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
+  int sb, ns;
+  rs_begin<S>(full, empty, nk, sb, ns);
   // The block's segment, its fields picked with constant indices (no copy of the parameters).
   const int y = int(blockIdx.y);
   const int s = segs.count > 1 && y >= segs.tile_end[0] ? (segs.count > 2 && y >= segs.tile_end[1] ? 2 : 1) : 0;
@@ -474,12 +534,35 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const float* bias = pick(segs.bias);
   const bool add = pick(segs.add) != 0;
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   }
+}
+
+// Round 36: a SwiGLU's gate and up in one launch, block y holding gate rows and the same up rows
+// 64y.. (rs_tile's kPair) and writing silu(gate)·up in bf16 (store_swiglu). Where the unfused
+// launches wrote gate and up (bf16) and a third kernel read them back, the tile's end makes the
+// SwiGLU's bf16 rows from shared memory: 29 MB written and read less at 512 rows of llama3-8b.
+template <class T, int BT>
+__global__ void __launch_bounds__(kRsThreads, 1)
+    dq_tma_swiglu_kernel(const __grid_constant__ CUtensorMap gmap, const __grid_constant__ CUtensorMap umap,
+                         const __grid_constant__ CUtensorMap xmap, int nk, int64_t n, int64_t m, float* __restrict__ ws,
+                         int32_t* __restrict__ counters, __nv_bfloat16* __restrict__ out, int64_t ldo, int dbg) {
+  using L = RsLayout<T, T, BT>;
+  constexpr int S = L::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t full[S], empty[S];
+  __shared__ int last_block;
+  pdl_wait();
+  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
+  int sb, ns;
+  rs_begin<S>(full, empty, nk, sb, ns);
+  const int64_t row0 = int64_t(blockIdx.y) * (kTileRows / 2);
+  rs_tile<T, L, BT, __nv_bfloat16, true>(&gmap, &umap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo,
+                                         nullptr, false, false, dbg);
 }
 
 // DIAGNOSTIC (VELLUM_CUDA_DQ_TMA_DBG, results wrong): 2 no dequantization; the register-A kernel
@@ -610,6 +693,45 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
     dq_tma_rs_kernel<T0, T1, BT, float><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
   }
   return cudaGetLastError();
+}
+
+// Round 36's fused SwiGLU (dq_tma_swiglu_kernel): gate's and up's tensor maps with 64-row boxes.
+template <class T, int BT>
+cudaError_t launch_swiglu(const void* gate, const void* up, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                          float* ws, int32_t* counters, void* out, int64_t ldo, cudaStream_t stream) {
+  constexpr int kSmem = RsLayout<T, T, BT>::kSmem;
+  static bool raised = false;  // above the default 48 KiB, once per kernel
+  if (!raised) {
+    if (cudaFuncSetAttribute(dq_tma_swiglu_kernel<T, BT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess) {
+      return refuse("the kernel's shared memory size");
+    }
+    raised = true;
+  }
+  const size_t row_bytes = T::row_bytes(k);
+  CUtensorMap gmap, umap, xmap;
+  for (int i = 0; i < 2; ++i) {
+    if (encode_tensor_map_2d(i == 0 ? gmap : umap, CU_TENSOR_MAP_DATA_TYPE_UINT8, i == 0 ? gate : up, row_bytes, uint64_t(n), row_bytes, 16,
+                             kTileRows / 2, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B) != cudaSuccess) {
+      return refuse("a weight's tensor map");
+    }
+  }
+  if (encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
+                           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B) != cudaSuccess) {
+    return refuse("x's tensor map");
+  }
+  const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
+  dq_tma_swiglu_kernel<T, BT><<<grid, kRsThreads, kSmem, stream>>>(gmap, umap, xmap, int(k / kK), n, m, ws, counters,
+                                                                   static_cast<__nv_bfloat16*>(out), ldo, dbg_bits());
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_swiglu_bt(const void* gate, const void* up, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
+                             float* ws, int32_t* counters, void* out, int64_t ldo, cudaStream_t stream) {
+  if (plan.nt == 8) return launch_swiglu<T, 64>(gate, up, n, k, x, m, plan, ws, counters, out, ldo, stream);
+  if (plan.nt == 16) return launch_swiglu<T, 128>(gate, up, n, k, x, m, plan, ws, counters, out, ldo, stream);
+  if (plan.nt == 32) return launch_swiglu<T, 256>(gate, up, n, k, x, m, plan, ws, counters, out, ldo, stream);
+  return refuse("the plan's token tile");
 }
 
 template <class T0, class T1>
@@ -766,6 +888,61 @@ cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const v
     case TensorType::Q8_0: return launch_rs_bt<WQ8_0, WQ8_0>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
     case TensorType::Q4_K: return launch_rs_bt<WQ4_K, WQ4_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
     default: return launch_rs_bt<WQ6_K, WQ6_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
+  }
+}
+
+bool dq_tma_swiglu_supports(TensorType type, int64_t n, int64_t k) {
+  return dq_tma_supports(type, k) && n > 0 && n % 8 == 0 && n <= (int64_t(1) << 31) - 128;
+}
+
+DqMmaPlan dq_tma_swiglu_plan(int64_t n, int64_t m, const DqMmaPlan& like) {
+  DqMmaPlan p = like;
+  const int64_t toks = int64_t(like.nt) * 8;
+  p.tok_tiles = toks > 0 ? unsigned((m + toks - 1) / toks) : 0;
+  p.row_tiles = unsigned((n + kTileRows / 2 - 1) / (kTileRows / 2));
+  p.splits = std::max(like.splits, 1u);
+  p.ws_floats = p.splits > 1 ? size_t(p.tok_tiles) * p.row_tiles * p.splits * kTileRows * size_t(toks) : 0;
+  p.counters = p.splits > 1 ? size_t(p.tok_tiles) * p.row_tiles : 0;
+  return p;
+}
+
+DqSwigluCut dq_tma_swiglu_cut(TensorType type, const void* gate, const void* up, void* out, int64_t n, int64_t k, int64_t m, int sms,
+                              const DqMmaPlan& like) {
+  DqSwigluCut c;  // host arithmetic only (unit-tested without a GPU)
+  if (like.rs != 4 || like.nt != 32 || like.splits != 1 || n <= 0 || k <= 0 || k % 256 != 0 || m <= 0 || sms <= 0) return c;
+  if (type != TensorType::Q8_0 && type != TensorType::Q4_K && type != TensorType::Q6_K) return c;
+  const int64_t pairs = (n + kTileRows / 2 - 1) / (kTileRows / 2), tok = (m + 255) / 256, waves = pairs * tok / sms;
+  if (waves < 1) return c;
+  const int64_t main_pairs = waves * sms / tok, tail_pairs = pairs - main_pairs;
+  if (tail_pairs <= 0 || tail_pairs * ((m + 127) / 128) > sms) return c;  // the rest as 128-token tiles, one wave at most
+  c.main_rows = main_pairs * (kTileRows / 2);
+  c.main_plan = dq_tma_swiglu_plan(c.main_rows, m, like);
+  DqMmaPlan half = like;
+  half.nt = 16;
+  c.tail_plan = dq_tma_swiglu_plan(n - c.main_rows, m, half);
+  const size_t rb = type == TensorType::Q8_0 ? WQ8_0::row_bytes(k) : type == TensorType::Q4_K ? WQ4_K::row_bytes(k) : WQ6_K::row_bytes(k);
+  c.tail_gate = static_cast<const uint8_t*>(gate) + size_t(c.main_rows) * rb;
+  c.tail_up = static_cast<const uint8_t*>(up) + size_t(c.main_rows) * rb;
+  c.tail_out = static_cast<uint8_t*>(out) + size_t(c.main_rows) * 2;
+  return c;
+}
+
+cudaError_t launch_dq_tma_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* x, int64_t m,
+                                 const DqMmaPlan& plan, float* ws, int32_t* counters, void* out, int64_t ldo, cudaStream_t stream) {
+  g_problem = "";
+  if (!dq_tma_swiglu_supports(type, n, k) || gate == nullptr || up == nullptr || out == nullptr) return refuse("the weights' type, n or k");
+  if (plan.rs != 4 || int64_t(plan.row_tiles) != (n + kTileRows / 2 - 1) / (kTileRows / 2) || plan.row_tiles > 65535u ||
+      plan.splits < 1 || plan.splits > 65535u) {
+    return refuse("the plan");
+  }
+  if (m <= 0 || m > (int64_t(1) << 31) - 256 || int64_t(plan.tok_tiles) * plan.nt * 8 < m) return refuse("the token rows");
+  if (ldo < n) return refuse("the output's row stride");
+  if (plan.splits > 1 && (ws == nullptr || counters == nullptr)) return refuse("the K split's scratch");
+  if ((reinterpret_cast<uintptr_t>(x) & 15) != 0) return refuse("x not 16-byte aligned");
+  switch (type) {
+    case TensorType::Q8_0: return launch_swiglu_bt<WQ8_0>(gate, up, n, k, x, m, plan, ws, counters, out, ldo, stream);
+    case TensorType::Q4_K: return launch_swiglu_bt<WQ4_K>(gate, up, n, k, x, m, plan, ws, counters, out, ldo, stream);
+    default: return launch_swiglu_bt<WQ6_K>(gate, up, n, k, x, m, plan, ws, counters, out, ldo, stream);
   }
 }
 

@@ -87,4 +87,27 @@ struct DqWaveSplit {
 };
 DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, bool out_bf16);
 
+// Round 36: a SwiGLU's gate and up (n x k each, one type) in one register-A launch whose block y
+// multiplies gate rows 64y.. in one warpgroup and the same up rows in the other, and whose end
+// writes silu(gate)·up in bf16 (rows ldo apart, 16-byte aligned for vector stores): the gate and up
+// sums rounded to bf16 and swiglu16_kernel's arithmetic, so the same bits as two launch_dq_tma_bf16
+// of the same token tile and K split and launch_swiglu_bf16. Gate and up are not written. n % 8 == 0.
+bool dq_tma_swiglu_supports(TensorType type, int64_t n, int64_t k);
+// `like`'s token tile and K split (the unfused launches' plan, so the same sums) over n's 64-row tiles.
+DqMmaPlan dq_tma_swiglu_plan(int64_t n, int64_t m, const DqMmaPlan& like);
+cudaError_t launch_dq_tma_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* x, int64_t m,
+                                 const DqMmaPlan& plan, float* ws, int32_t* counters, void* out, int64_t ldo, cudaStream_t stream);
+// dq_tma_wave_split for the fused launch: rows [0, main_rows) as whole waves of 256-token tiles, the
+// rest (tail_gate / tail_up / tail_out: the pointers advanced by main_rows) as 128-token tiles in at
+// most one wave. main_rows 0: no cut (`like` not 256-token tiles unsplit, no whole wave, or a tail
+// too large). out: bf16.
+struct DqSwigluCut {
+  int64_t main_rows = 0;
+  DqMmaPlan main_plan, tail_plan;
+  const void *tail_gate = nullptr, *tail_up = nullptr;
+  void* tail_out = nullptr;
+};
+DqSwigluCut dq_tma_swiglu_cut(TensorType type, const void* gate, const void* up, void* out, int64_t n, int64_t k, int64_t m, int sms,
+                              const DqMmaPlan& like);
+
 }  // namespace vellum::cuda
