@@ -2,7 +2,8 @@
 // The end of a dequantizing GEMM's block (dq_mma.cu, dq_tma.cu): 128 weight rows x BT tokens in
 // two warpgroups' wgmma accumulators (threads 0..255). With a K split every block stores its
 // partial tile and the last to arrive adds them in split order (deterministic; the counters reset
-// themselves); then the tile goes out (+ bias).
+// themselves); with two parts only the first to arrive stores (round 36). Then the tile goes out
+// (+ bias).
 
 #include <cstdint>
 
@@ -21,7 +22,45 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
                                             int* last_block, Sync sync, Store&& store) {
   const int tid = threadIdx.x;
   const int splits = int(gridDim.z), split = int(blockIdx.z);
-  if (splits > 1) {
+  if (splits == 2) {
+    // Round 36: two parts, one partial tile. The first block to arrive stores its part and flags it
+    // (kWritten); the second waits for the flag, adds that part to its own in split order (the
+    // same sums as below) and stores the tile. Half the partial traffic of below, whose every block
+    // stores its part and whose last block reads them all: at 512 rows the tiles end together, and
+    // those bursts cost ~14 us a launch against ~4 unsplit (round 36, call 3). The second only
+    // waits on a block that has taken its ticket, so is running.
+    constexpr int32_t kWritten = 1 << 16;
+    constexpr int kTile = kTileRows * BT;
+    const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+    float* part = ws + tile * kTile;
+    sync();
+    if (tid == 0) *last_block = (atomicAdd(&counters[tile], 1) & (kWritten - 1)) != 0;
+    sync();
+    if (!*last_block) {
+#pragma unroll
+      for (int j = 0; j < BT / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kTileThreads + tid] = acc[j][e];
+      __threadfence();
+      sync();
+      if (tid == 0) atomicAdd(&counters[tile], kWritten);
+      return;
+    }
+    if (tid == 0) {
+      while (atomicAdd(&counters[tile], 0) < kWritten) __nanosleep(64);
+    }
+    sync();
+    __threadfence();
+#pragma unroll
+    for (int j = 0; j < BT / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float other = __ldcg(part + (j * 4 + e) * kTileThreads + tid);
+        const float p0 = split == 0 ? acc[j][e] : other, p1 = split == 0 ? other : acc[j][e];
+        acc[j][e] = (0.0f + p0) + p1;  // below's 0 + split 0 + split 1
+      }
+    if (tid == 0) counters[tile] = 0;  // ready for the next launch (graphs replay this one)
+  } else if (splits > 1) {
     const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
     constexpr int kTile = kTileRows * BT;
     float* part = ws + (tile * splits + split) * kTile;
