@@ -1263,7 +1263,13 @@ void check_layer_tail_rows_all(Pair& p) {
 
 void check_layer_kernel(Pair& p) {
   using T = TensorType;
-  check_layer_tail_rows_all(p);
+  {
+    // The backend's defaults: the full run's pair forces round 15's dq_mma at every row count
+    // (set_dq_mma_rows), where the register-A kernel and its adding store never run (round 36 found
+    // these checks failing "0 of 2" in the full run; --tail-rows-only had a fresh pair).
+    Pair d;
+    check_layer_tail_rows_all(d);
+  }
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q4_K, T::Q6_K, T::Q6_K);  // 5 632: a short last group of 2 super-blocks
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K);  // llama3-8b Q4_K_M, Q6_K layers
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K);  // and its Q4_K layers
