@@ -2,12 +2,13 @@
 // The end of a dequantizing GEMM's block (dq_mma.cu, dq_tma.cu): 128 weight rows x BT tokens in
 // two warpgroups' wgmma accumulators (threads 0..255). With a K split every block stores its
 // partial tile and the last to arrive adds them in split order (deterministic; the counters reset
-// themselves); with two parts only the first to arrive stores (round 36). Then the tile goes out
-// (+ bias).
+// themselves); in dq_tma.cu's register-A kernel, with two parts only the first to arrive stores
+// (round 36). Then the tile goes out (+ bias).
 
 #include <cstdint>
 
 #include "backend/cuda/mma_tile_store.cuh"
+#include "backend/cuda/tma.cuh"
 
 namespace vellum::cuda::dq {
 
@@ -17,12 +18,18 @@ constexpr int kTileThreads = 256;  // the threads that hold the accumulators
 // `sync` is a barrier of exactly those 256 threads (__syncthreads where they are the whole block).
 // The tile's store is left to `store`, called by the 256 threads with the block's whole sums
 // (dq_tma.cu stages it through shared memory).
-template <int BT, class Sync, class Store>
+// kStage, `stage` / `stage_bar` (dq_tma.cu): 4·128·BT bytes of the block's shared memory, free once the
+// multiplying warpgroups are past their last wgmma, and an mbarrier initialized for one arrival and
+// not used yet: the second block of a two-way split copies the first's part there with the copy
+// engine instead of loading it into registers (round 36: 128 loads a thread beside 128
+// accumulators are issued a few at a time, and spilled; Q6_K down at 512 rows 105.5 -> 103.2 us).
+template <int BT, bool kStage = false, class Sync, class Store>
 __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __restrict__ ws, int32_t* __restrict__ counters,
-                                            int* last_block, Sync sync, Store&& store) {
+                                            int* last_block, Sync sync, Store&& store, uint8_t* stage = nullptr,
+                                            uint64_t* stage_bar = nullptr) {
   const int tid = threadIdx.x;
   const int splits = int(gridDim.z), split = int(blockIdx.z);
-  if (splits == 2) {
+  if (kStage && splits == 2) {
     // Round 36: two parts, one partial tile. The first block to arrive stores its part and flags it
     // (kWritten); the second waits for the flag, adds that part to its own in split order (the
     // same sums as below) and stores the tile. Half the partial traffic of below, whose every block
@@ -48,14 +55,18 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
     }
     if (tid == 0) {
       while (atomicAdd(&counters[tile], 0) < kWritten) __nanosleep(64);
+      __threadfence();
+      fence_proxy_async_global();  // the first block's stores, seen by the copy engine
+      mbar_arrive_expect_tx(stage_bar, uint32_t(kTile) * 4);
+      bulk_load(stage, part, uint32_t(kTile) * 4, stage_bar);
     }
-    sync();
-    __threadfence();
+    mbar_wait(stage_bar, 0);
 #pragma unroll
     for (int j = 0; j < BT / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float other = __ldcg(part + (j * 4 + e) * kTileThreads + tid);
+        const int at = (j * 4 + e) * kTileThreads + tid;
+        const float other = reinterpret_cast<const float*>(stage)[at];
         const float p0 = split == 0 ? acc[j][e] : other, p1 = split == 0 ? other : acc[j][e];
         acc[j][e] = (0.0f + p0) + p1;  // below's 0 + split 0 + split 1
       }

@@ -386,7 +386,7 @@ struct RsSegs {
 // warpgroup 0 multiplies the gate rows, warpgroup 1 the same up rows, and the end is store_swiglu.
 template <class T, class L, int BT, class OutT, bool kPair = false>
 __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* umap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
-                                        int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
+                                        uint64_t* fin, int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
                                         int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
                                         bool add, bool bulk_add, int dbg) {
   constexpr int S = L::kStages;
@@ -479,25 +479,26 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   }
   const auto sync = [] { asm volatile("bar.sync 1, 256;\n" ::: "memory"); };
   const int64_t m0 = int64_t(blockIdx.x) * BT;
-  finish_tile<BT>(acc, ws, counters, last_block, sync, [&](const float(&sum)[BT / 8][4]) {
+  finish_tile<BT, true>(acc, ws, counters, last_block, sync, [&](const float(&sum)[BT / 8][4]) {
     if (!kPair && (dbg & 32)) {  // set_dq_tma_direct_store: each value from the accumulators (before round 32)
       store_row_token_tiles(reinterpret_cast<const float(&)[1][BT / 8][4]>(sum), n0 + wg * 64 + ((tid % 128) / 32) * 16, m0, lane / 4,
                             t, n, m, out, ldo, bias);
     } else {
       static_assert(StagedTile<BT, OutT>::kBytes <= L::kStages * L::kStageBytes, "the tile fits in the copy ring");
+      static_assert(kTileRows * BT * 4 <= L::kStages * L::kStageBytes, "a two-way split's part fits in the copy ring");
       if constexpr (kPair) {
         store_swiglu<BT>(sum, smem, n0, m0, n, m, out, ldo, sync);
       } else {
         store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk_add, sync);
       }
     }
-  });
+  }, smem, fin);
 }
 
 // A register-A block's start: its K range (the K split at whole super-blocks, 4 stages; nk is a
 // multiple of 4: rs_tile's loop turns by 4) and the ring's barriers.
 template <int S>
-__device__ __forceinline__ void rs_begin(uint64_t* full, uint64_t* empty, int nk, int& sb, int& ns) {
+__device__ __forceinline__ void rs_begin(uint64_t* full, uint64_t* empty, uint64_t* fin, int nk, int& sb, int& ns) {
   const int splits = int(gridDim.z), split = int(blockIdx.z), nk4 = nk / 4;
   sb = 4 * int(int64_t(nk4) * split / splits), ns = 4 * int(int64_t(nk4) * (split + 1) / splits) - sb;
   if (threadIdx.x == 0) {
@@ -505,6 +506,7 @@ __device__ __forceinline__ void rs_begin(uint64_t* full, uint64_t* empty, int nk
       mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
       mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
     }
+    mbar_init(fin, 1);  // a two-way K split's other part, copied in at the end (finish_tile)
     mbar_init_fence();
   }
   __syncthreads();
@@ -517,12 +519,12 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   using L = RsLayout<T0, T1, BT>;
   constexpr int S = L::kStages;
   extern __shared__ uint8_t smem_raw[];
-  __shared__ uint64_t full[S], empty[S];
+  __shared__ uint64_t full[S], empty[S], fin;
   __shared__ int last_block;
   pdl_wait();
   uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
   int sb, ns;
-  rs_begin<S>(full, empty, nk, sb, ns);
+  rs_begin<S>(full, empty, &fin, nk, sb, ns);
   // The block's segment, its fields picked with constant indices (no copy of the parameters).
   const int y = int(blockIdx.y);
   const int s = segs.count > 1 && y >= segs.tile_end[0] ? (segs.count > 2 && y >= segs.tile_end[1] ? 2 : 1) : 0;
@@ -534,11 +536,11 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const float* bias = pick(segs.bias);
   const bool add = pick(segs.add) != 0;
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   }
 }
 
@@ -554,14 +556,14 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   using L = RsLayout<T, T, BT>;
   constexpr int S = L::kStages;
   extern __shared__ uint8_t smem_raw[];
-  __shared__ uint64_t full[S], empty[S];
+  __shared__ uint64_t full[S], empty[S], fin;
   __shared__ int last_block;
   pdl_wait();
   uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
   int sb, ns;
-  rs_begin<S>(full, empty, nk, sb, ns);
+  rs_begin<S>(full, empty, &fin, nk, sb, ns);
   const int64_t row0 = int64_t(blockIdx.y) * (kTileRows / 2);
-  rs_tile<T, L, BT, __nv_bfloat16, true>(&gmap, &umap, &xmap, smem, full, empty, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo,
+  rs_tile<T, L, BT, __nv_bfloat16, true>(&gmap, &umap, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo,
                                          nullptr, false, false, dbg);
 }
 

@@ -66,4 +66,15 @@ __device__ __forceinline__ void bulk_add_f32(float* dst, const float* src, uint3
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 
+// Round 36: `bytes` of global memory into shared memory by the copy engine, counted on bar (after
+// the caller's mbar_arrive_expect_tx). Data that other blocks wrote with ordinary stores and
+// published by a release: fence_proxy_async_global() after the acquire, before the copy. Addresses
+// 16-byte aligned, bytes a multiple of 16 (and within an mbarrier's transaction count, < 1 MiB).
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(dst)),
+               "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
 }  // namespace vellum::cuda
