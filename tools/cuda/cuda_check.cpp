@@ -3024,6 +3024,20 @@ void check_dq_group(Pair& p) {
   p.gpu.set_dq_tma_group(true);
 }
 
+// One many-row SwiGLU into outputs starting as NaN, then the down projection of its bf16 copy: the
+// f32 rows read back into `rows`, the projection into `down_rows`.
+void swiglu_then_down(CudaBackend& be, const Weight& g, const Weight& u, const Weight& down, const Tensor& x, Tensor out, Tensor up,
+                      Tensor d, std::vector<float>& rows, std::vector<float>& down_rows) {
+  be.fill(out, std::nanf(""));
+  be.fill(d, std::nanf(""));
+  be.matmul_swiglu(g, u, x, out, up);
+  be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
+  rows.resize(size_t(out.rows * out.cols));
+  down_rows.resize(size_t(d.rows * d.cols));
+  be.read(out, rows.data());
+  be.read(d, down_rows.data());
+}
+
 // Round 33: a many-row quantized SwiGLU whose gate/up tiles leave a short last wave takes two
 // grouped launches (whole waves of 256-token tiles, then 128-token tiles: dq_tma_wave_split). Its
 // gate/up rows, f32 SwiGLU rows (on demand) and the down projection of its bf16 copy against one
@@ -3049,16 +3063,9 @@ void check_dq_wave_split() {
     int64_t cuts[2] = {0, 0};
     for (int on = 1; on >= 0; --on) {
       be.set_dq_tma_group(on == 1);
-      be.fill(out, std::nanf(""));
-      be.fill(d, std::nanf(""));
       const int64_t before = be.dq_wave_split_calls();
-      be.matmul_swiglu(g, u, x, out, up);
+      swiglu_then_down(be, g, u, down, x, out, up, d, got[on], dgot[on]);
       cuts[on] = be.dq_wave_split_calls() - before;
-      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-      got[on].resize(size_t(c.m * c.n));
-      dgot[on].resize(size_t(c.m * 256));
-      be.read(out, got[on].data());
-      be.read(d, dgot[on].data());
     }
     be.set_dq_tma_group(true);
     const std::string name = fmt::format("dq_tma wave split {} SwiGLU {}x{} rows {}", tensor_type_name(c.t), c.n, k, c.m);
@@ -3098,17 +3105,10 @@ void check_dq_swiglu() {
     int64_t taken[2] = {0, 0}, cuts[2] = {0, 0};
     for (int on = 1; on >= 0; --on) {
       be.set_dq_tma_swiglu(on == 1);
-      be.fill(out, std::nanf(""));
-      be.fill(d, std::nanf(""));
       const int64_t before = be.dq_tma_swiglu_calls(), cuts_before = be.dq_wave_split_calls();
-      be.matmul_swiglu(g, u, x, out, up);
+      swiglu_then_down(be, g, u, down, x, out, up, d, got[on], dgot[on]);
       taken[on] = be.dq_tma_swiglu_calls() - before;
       cuts[on] = be.dq_wave_split_calls() - cuts_before;
-      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-      got[on].resize(size_t(c.m * c.n));
-      dgot[on].resize(size_t(c.m * 256));
-      be.read(out, got[on].data());
-      be.read(d, dgot[on].data());
     }
     be.set_dq_tma_swiglu(true);
     const std::string name = fmt::format("dq_tma fused SwiGLU {} {}x{} rows {}", tensor_type_name(c.t), c.n, c.k, c.m);

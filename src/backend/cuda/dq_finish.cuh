@@ -18,6 +18,18 @@ constexpr int kTileThreads = 256;  // the threads that hold the accumulators
 // `sync` is a barrier of exactly those 256 threads (__syncthreads where they are the whole block).
 // The tile's store is left to `store`, called by the 256 threads with the block's whole sums
 // (dq_tma.cu stages it through shared memory).
+// The block's partial tile into `part` (each thread's values kTileThreads apart: coalesced), made
+// visible to the blocks that read it after the barrier.
+template <int BT, class Sync>
+__device__ __forceinline__ void store_part(const float (&acc)[BT / 8][4], float* __restrict__ part, Sync sync) {
+#pragma unroll
+  for (int j = 0; j < BT / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kTileThreads + threadIdx.x] = acc[j][e];
+  __threadfence();
+  sync();
+}
+
 // kStage, `stage` / `stage_bar` (dq_tma.cu): 4·128·BT bytes of the block's shared memory, free once the
 // multiplying warpgroups are past their last wgmma, and an mbarrier initialized for one arrival and
 // not used yet: the second block of a two-way split copies the first's part there with the copy
@@ -44,12 +56,7 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
     if (tid == 0) *last_block = (atomicAdd(&counters[tile], 1) & (kWritten - 1)) != 0;
     sync();
     if (!*last_block) {
-#pragma unroll
-      for (int j = 0; j < BT / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kTileThreads + tid] = acc[j][e];
-      __threadfence();
-      sync();
+      store_part<BT>(acc, part, sync);
       if (tid == 0) atomicAdd(&counters[tile], kWritten);
       return;
     }
@@ -74,13 +81,7 @@ __device__ __forceinline__ void finish_tile(float (&acc)[BT / 8][4], float* __re
   } else if (splits > 1) {
     const int64_t tile = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
     constexpr int kTile = kTileRows * BT;
-    float* part = ws + (tile * splits + split) * kTile;
-#pragma unroll
-    for (int j = 0; j < BT / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) part[(j * 4 + e) * kTileThreads + tid] = acc[j][e];
-    __threadfence();
-    sync();
+    store_part<BT>(acc, ws + (tile * splits + split) * kTile, sync);
     if (tid == 0) *last_block = atomicAdd(&counters[tile], 1) == splits - 1;
     sync();
     if (!*last_block) return;

@@ -495,21 +495,29 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
   }, smem, fin);
 }
 
-// A register-A block's start: its K range (the K split at whole super-blocks, 4 stages; nk is a
-// multiple of 4: rs_tile's loop turns by 4) and the ring's barriers.
+// A register-A block's barriers (static shared memory) and its start after the dependency wait: the
+// ring's 1 KiB-aligned base (swizzle atoms), its K range (the K split at whole super-blocks, 4
+// stages; nk is a multiple of 4: rs_tile's loop turns by 4) and the barriers initialized.
 template <int S>
-__device__ __forceinline__ void rs_begin(uint64_t* full, uint64_t* empty, uint64_t* fin, int nk, int& sb, int& ns) {
+struct RsBarriers {
+  uint64_t full[S], empty[S];
+  uint64_t fin;  // a two-way K split's other part, copied in at the end (finish_tile)
+  int last_block;
+};
+template <int S>
+__device__ __forceinline__ uint8_t* rs_begin(RsBarriers<S>& b, uint8_t* smem_raw, int nk, int& sb, int& ns) {
   const int splits = int(gridDim.z), split = int(blockIdx.z), nk4 = nk / 4;
   sb = 4 * int(int64_t(nk4) * split / splits), ns = 4 * int(int64_t(nk4) * (split + 1) / splits) - sb;
   if (threadIdx.x == 0) {
     for (int i = 0; i < S; ++i) {
-      mbar_init(&full[i], 1);                   // the copying thread (+ the stage's bytes)
-      mbar_init(&empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
+      mbar_init(&b.full[i], 1);                   // the copying thread (+ the stage's bytes)
+      mbar_init(&b.empty[i], kMultipliers / 32);  // each multiplying warp, once its wgmma read the stage
     }
-    mbar_init(fin, 1);  // a two-way K split's other part, copied in at the end (finish_tile)
+    mbar_init(&b.fin, 1);
     mbar_init_fence();
   }
   __syncthreads();
+  return smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
 }
 
 template <class T0, class T1, int BT, class OutT>
@@ -519,12 +527,10 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   using L = RsLayout<T0, T1, BT>;
   constexpr int S = L::kStages;
   extern __shared__ uint8_t smem_raw[];
-  __shared__ uint64_t full[S], empty[S], fin;
-  __shared__ int last_block;
+  __shared__ RsBarriers<S> bars;
   pdl_wait();
-  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
   int sb, ns;
-  rs_begin<S>(full, empty, &fin, nk, sb, ns);
+  uint8_t* smem = rs_begin<S>(bars, smem_raw, nk, sb, ns);
   // The block's segment, its fields picked with constant indices (no copy of the parameters).
   const int y = int(blockIdx.y);
   const int s = segs.count > 1 && y >= segs.tile_end[0] ? (segs.count > 2 && y >= segs.tile_end[1] ? 2 : 1) : 0;
@@ -536,11 +542,11 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const float* bias = pick(segs.bias);
   const bool add = pick(segs.add) != 0;
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
   }
 }
 
@@ -556,14 +562,12 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   using L = RsLayout<T, T, BT>;
   constexpr int S = L::kStages;
   extern __shared__ uint8_t smem_raw[];
-  __shared__ uint64_t full[S], empty[S], fin;
-  __shared__ int last_block;
+  __shared__ RsBarriers<S> bars;
   pdl_wait();
-  uint8_t* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);  // swizzle atoms: 1 KiB aligned
   int sb, ns;
-  rs_begin<S>(full, empty, &fin, nk, sb, ns);
+  uint8_t* smem = rs_begin<S>(bars, smem_raw, nk, sb, ns);
   const int64_t row0 = int64_t(blockIdx.y) * (kTileRows / 2);
-  rs_tile<T, L, BT, __nv_bfloat16, true>(&gmap, &umap, &xmap, smem, full, empty, &fin, &last_block, sb, ns, n, row0, m, ws, counters, out, ldo,
+  rs_tile<T, L, BT, __nv_bfloat16, true>(&gmap, &umap, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo,
                                          nullptr, false, false, dbg);
 }
 
