@@ -621,6 +621,18 @@ cudaError_t encode_tensor_map_2d(CUtensorMap& map, CUtensorMapDataType type, con
   return rc == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// x (m rows of k bf16) as BT-token x 64-element boxes in wgmma's 128-byte swizzle: every kernel's
+// x tile.
+cudaError_t encode_x_map(CUtensorMap& map, const void* x, int64_t k, int64_t m, int bt) {
+  return encode_tensor_map_2d(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, uint32_t(bt),
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+}
+
+// The device layout's bytes a row (dq_weights.cuh) of the types these kernels take.
+size_t weight_row_bytes(TensorType type, int64_t k) {
+  return type == TensorType::Q8_0 ? WQ8_0::row_bytes(k) : type == TensorType::Q4_K ? WQ4_K::row_bytes(k) : WQ6_K::row_bytes(k);
+}
+
 // Round 26's kernel (f32 out, one weight).
 template <class T, int BT>
 cudaError_t launch_kind3(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
@@ -637,8 +649,7 @@ cudaError_t launch_kind3(const void* w, int64_t n, int64_t k, const void* x, int
   cudaError_t rc = encode_tensor_map_2d(wmap, CU_TENSOR_MAP_DATA_TYPE_UINT8, w, row_bytes, uint64_t(n), row_bytes, 16, kTileRows,
                                         CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   if (rc == cudaSuccess) {
-    rc = encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+    rc = encode_x_map(xmap, x, k, m, BT);
   }
   if (rc != cudaSuccess) return rc;
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
@@ -688,8 +699,7 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
   }
   if (unsigned(tiles) != plan.row_tiles) return refuse("the plan's row tiles are not the segments'");
   CUtensorMap xmap;
-  const cudaError_t rc = encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
-                                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  const cudaError_t rc = encode_x_map(xmap, x, k, m, BT);
   if (rc != cudaSuccess) return refuse("x's tensor map");
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   const int nk = int(k / kK), dbg = dbg_bits() | (g_direct_store ? 32 : 0);
@@ -721,8 +731,7 @@ cudaError_t launch_swiglu(const void* gate, const void* up, int64_t n, int64_t k
       return refuse("a weight's tensor map");
     }
   }
-  if (encode_tensor_map_2d(xmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, x, uint64_t(k), uint64_t(m), uint64_t(k) * 2, kK, BT,
-                           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B) != cudaSuccess) {
+  if (encode_x_map(xmap, x, k, m, BT) != cudaSuccess) {
     return refuse("x's tensor map");
   }
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
@@ -859,7 +868,7 @@ DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m
     }
     if (take < d.n) {
       if (w.tail_count == kMaxDqSegs) return DqWaveSplit{};
-      const size_t rb = d.type == TensorType::Q8_0 ? WQ8_0::row_bytes(k) : d.type == TensorType::Q4_K ? WQ4_K::row_bytes(k) : WQ6_K::row_bytes(k);
+      const size_t rb = weight_row_bytes(d.type, k);
       DqSeg b = d;
       b.w = static_cast<const uint8_t*>(d.w) + size_t(take) * rb;
       b.n = d.n - take;
@@ -926,7 +935,7 @@ DqSwigluCut dq_tma_swiglu_cut(TensorType type, const void* gate, const void* up,
   DqMmaPlan half = like;
   half.nt = 16;
   c.tail_plan = dq_tma_swiglu_plan(n - c.main_rows, m, half);
-  const size_t rb = type == TensorType::Q8_0 ? WQ8_0::row_bytes(k) : type == TensorType::Q4_K ? WQ4_K::row_bytes(k) : WQ6_K::row_bytes(k);
+  const size_t rb = weight_row_bytes(type, k);
   c.tail_gate = static_cast<const uint8_t*>(gate) + size_t(c.main_rows) * rb;
   c.tail_up = static_cast<const uint8_t*>(up) + size_t(c.main_rows) * rb;
   c.tail_out = static_cast<uint8_t*>(out) + size_t(c.main_rows) * 2;
