@@ -2308,8 +2308,9 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   uint8_t* uout = gu + n * 2;
   // Round 33: gate and up as whole waves of 256-token tiles and a last wave of 128-token tiles where
   // that fits (dq_tma_wave_split), else one launch each. Not Q8_0: its 128-token stages cost more,
-  // and its last wave as 256-token tiles with a 2-way K split measured no faster (calls 5-6). Not
-  // where VELLUM_CUDA_DQ_TMA_BT / _SPLITS (set_dq_tma_plan) force the plan.
+  // and its last wave as 256-token tiles with a 2-way K split measured no faster (calls 5-6); round
+  // 37's cheaper Q8_0 fragments left the cut even (58.4-59.0% vs 57.5-59.3% of the GEMM peak at 512
+  // rows, three runs each). Not where VELLUM_CUDA_DQ_TMA_BT / _SPLITS (set_dq_tma_plan) force the plan.
   const std::array<cuda::DqSeg, 2> gu_segs = {cuda::DqSeg{type, gw, N, gout, N, nullptr}, cuda::DqSeg{type, uw, N, uout, N, nullptr}};
   const bool cut_ok = m.dq_group && type != TensorType::Q8_0 && m.dq_tma_bt == 0 && m.dq_splits == 0;
   const cuda::DqWaveSplit cut = cut_ok ? cuda::dq_tma_wave_split(gu_segs.data(), 2, K, M, m.sms, true) : cuda::DqWaveSplit{};
