@@ -59,6 +59,7 @@
 #include "quant/quant.h"
 
 long wgmma_probe(int blocks);  // wgmma_probe.cu (round 23 experiment)
+long frag_probe(int type, int trials, long& zero_signs);  // frag_probe.cu (round 37)
 
 namespace {
 
@@ -1588,6 +1589,19 @@ void check_dq_wave_split();
 void check_dq_swiglu();
 void check_swiglu16_exhaustive();
 
+// Round 37: the register-A kernel's A fragments (T::frag, run-time and compile-time stage position)
+// against T::dequant, every value of 4 096 random stages of each type (frag_probe.cu); a zero's sign
+// may differ (Q8_0's FMA form), counted in the note.
+void check_frag_probe() {
+  for (const auto& [type, name] : {std::pair<int, const char*>{4, "Q4_K"}, {6, "Q6_K"}, {8, "Q8_0"}}) {
+    long zero_signs = 0;
+    const long differ = ::frag_probe(type, 4096, zero_signs);
+    record(fmt::format("register-A fragments vs dequant, {}, 4096 random stages (both forms)", name), differ == 0 ? 0.0 : 1.0, 0,
+           differ < 0 ? std::string("the probe failed")
+                      : fmt::format("{} of {} values differ; {} equal but for a zero's sign", differ, 4096L * 4 * 64 * 2, zero_signs));
+  }
+}
+
 void check_bf16_rows(Pair& p) {
   for (const TensorType t : {TensorType::BF16, TensorType::F16}) {
     check_norm_copy16(t, 264, 4096, 512);
@@ -1605,6 +1619,7 @@ void check_bf16_rows(Pair& p) {
     check_dq_wave_split();
     check_dq_swiglu();
     check_swiglu16_exhaustive();
+    check_frag_probe();
   }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
@@ -4282,6 +4297,7 @@ int run(int argc, char** argv) {
       check_dq_wave_split();
       check_dq_swiglu();
       check_swiglu16_exhaustive();
+      check_frag_probe();
       check_swiglu_rows(d, TensorType::Q4_K, 300, 4600, 4096);  // the wave split against f64
     } else if (a == "--dense-only") {  // round 21's dense weight copies only
       Pair p;
