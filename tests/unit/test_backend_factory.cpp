@@ -250,6 +250,22 @@ TEST(CudaLayout, DqTmaFusedSwiglu) {
   EXPECT_EQ(c.tail_gate, gw + size_t(198 * 64) * rb);
   EXPECT_EQ(c.tail_up, uw + size_t(198 * 64) * rb);
   EXPECT_EQ(static_cast<uint8_t*>(c.tail_out), out + size_t(198 * 64) * 2);
+  // Round 37's split tail: the same whole waves, the 26 other pair tiles as 256-token tiles split
+  // two ways in K (104 blocks), Q8_0 too; its scratch: a counter a tile.
+  const DqSwigluCut st = dq_tma_swiglu_cut(TensorType::Q8_0, gw, uw, out, n, 4096, 512, 132, like, true);
+  EXPECT_EQ(st.main_rows, 198 * 64);
+  EXPECT_EQ(st.main_plan.splits, 1u);
+  EXPECT_EQ(st.tail_plan.row_tiles, 26u);
+  EXPECT_EQ(st.tail_plan.tok_tiles, 2u);
+  EXPECT_EQ(st.tail_plan.nt * 8, 256);
+  EXPECT_EQ(st.tail_plan.splits, 2u);
+  EXPECT_EQ(st.tail_plan.counters, size_t(26 * 2));
+  EXPECT_EQ(st.tail_gate, gw + size_t(198 * 64) * device_row_bytes(TensorType::Q8_0, 4096));
+  // 4 600 rows at 512: 66 + 6 pair tiles, 24 split blocks; 1 024 rows: 224 x 4 = 896 = 6.8 waves ->
+  // 198 + 26 x 4 x 2 = 208 blocks, more than a wave: no cut.
+  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, 4600, 4096, 512, 132, dq_tma_plan(4600, 4096, 512, 132, 0, 0, 4), true).main_rows,
+            66 * 64);
+  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, n, 4096, 1024, 132, dq_tma_plan(n, 4096, 1024, 132, 0, 0, 4), true).main_rows, 0);
   // A partial last pair tile: 4 600 rows = 72 pair tiles; at 300 rows 144 blocks -> 66 + 6 x 3.
   const DqSwigluCut d = dq_tma_swiglu_cut(TensorType::Q6_K, gw, uw, out, 4600, 4096, 300, 132, dq_tma_plan(4600, 4096, 300, 132, 0, 0, 4));
   EXPECT_EQ(d.main_rows, 66 * 64);

@@ -1587,6 +1587,7 @@ void pair_probe() {
 void check_dq_group(Pair& p);
 void check_dq_wave_split();
 void check_dq_swiglu();
+void check_dq_swiglu_split_tail(Pair& p);
 void check_swiglu16_exhaustive();
 
 // Round 37: the register-A kernel's A fragments (T::frag, run-time and compile-time stage position)
@@ -1618,6 +1619,7 @@ void check_bf16_rows(Pair& p) {
     check_dq_group(d);
     check_dq_wave_split();
     check_dq_swiglu();
+    check_dq_swiglu_split_tail(d);
     check_swiglu16_exhaustive();
     check_frag_probe();
   }
@@ -3136,6 +3138,52 @@ void check_dq_swiglu() {
   }
 }
 
+// Round 37 (set_dq_swiglu_split_tail, measuring): the fused SwiGLU's last wave as 256-token tiles split
+// two ways in K. Against the default (whole waves + 128-token tiles; Q8_0 one launch), outputs
+// starting as NaN: the whole waves' rows bit for bit, the last wave's rows (other sums) within
+// bf16's rounding, the split tail required to be taken; and its f32 rows and down projection
+// against f64 through check_swiglu_rows. 4 600 rows (72 pair tiles): 66 + 6 at 512 token rows.
+void check_dq_swiglu_split_tail(Pair& p) {
+  CudaBackend be(0);
+  const int64_t n = 4600, k = 4096, m = 512, main_rows = 66 * 64;
+  for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
+    const Weight g = upload_repeated(be, t, n, k, 897), u = upload_repeated(be, t, n, k, 611);
+    const Weight down = upload_repeated(be, TensorType::BF16, 256, n, 97);
+    Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
+    const std::vector<float> xv = randn(size_t(m * k));
+    be.write(x, xv.data());
+    std::vector<float> got[2], dgot[2];
+    int64_t cuts[2] = {0, 0};
+    for (int on = 1; on >= 0; --on) {
+      be.set_dq_swiglu_split_tail(on == 1);
+      const int64_t before = be.dq_wave_split_calls();
+      swiglu_then_down(be, g, u, down, x, out, up, d, got[on], dgot[on]);
+      cuts[on] = be.dq_wave_split_calls() - before;
+    }
+    be.set_dq_swiglu_split_tail(false);
+    std::vector<float> main_on, main_off, tail_on, tail_off;
+    for (int64_t r = 0; r < m; ++r) {
+      const auto row = [&](const std::vector<float>& v, int64_t c0, int64_t c1, std::vector<float>& to) {
+        to.insert(to.end(), v.begin() + r * n + c0, v.begin() + r * n + c1);
+      };
+      row(got[1], 0, main_rows, main_on), row(got[0], 0, main_rows, main_off);
+      row(got[1], main_rows, n, tail_on), row(got[0], main_rows, n, tail_off);
+    }
+    const std::string name = fmt::format("dq_tma fused SwiGLU {} {}x{} rows {}, split last wave", tensor_type_name(t), n, k, m);
+    record(name + ": whole waves' rows vs the default", max_abs_diff(main_on, main_off), 0, "bit for bit");
+    record(name + ": last wave's rows vs the default (other K sums)", rel_err(tail_on, tail_off), 2e-2,
+           "max |diff| / max |default|: gate, up and the product each rounded to bf16");
+    record(name + ": taken (on), the default's cut (off)", cuts[1] == 1 && cuts[0] == (t == TensorType::Q8_0 ? 0 : 1) ? 0 : 1, 0,
+           fmt::format("{} / {} cuts", cuts[1], cuts[0]));
+    be.release_scratch();
+  }
+  p.gpu.set_dq_swiglu_split_tail(true);
+  check_swiglu_rows(p, TensorType::Q8_0, m, n, k);
+  p.gpu.set_dq_swiglu_split_tail(false);
+  p.cpu.release_scratch();
+  p.gpu.release_scratch();
+}
+
 // Round 33 (--plan-bench): llama3-8b's quantized matmuls at prefill row counts through the backend,
 // µs a call: a layer's Q, K and V as three launches (each weight's own plan) against one grouped
 // launch (the plan's choice, then forced token tiles / K splits), and the single weights' plans.
@@ -4296,6 +4344,7 @@ int run(int argc, char** argv) {
       check_dq_group(d);
       check_dq_wave_split();
       check_dq_swiglu();
+      check_dq_swiglu_split_tail(d);
       check_swiglu16_exhaustive();
       check_frag_probe();
       check_swiglu_rows(d, TensorType::Q4_K, 300, 4600, 4096);  // the wave split against f64

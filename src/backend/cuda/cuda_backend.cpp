@@ -238,6 +238,9 @@ struct CudaBackend::Impl {
   // (launch_dq_tma_swiglu), with on-demand f32 rows only (lazy_swiglu).
   bool dq_swiglu = true;
   int64_t dq_swiglu_calls = 0;  // SwiGLUs that took it (dq_tma_swiglu_calls())
+  // Round 37 (measuring; VELLUM_CUDA_DQ_CUT_SPLIT=1, set_dq_swiglu_split_tail): the fused SwiGLU's
+  // last wave as 256-token tiles with a two-way K split instead of 128-token tiles, Q8_0 included.
+  bool dq_cut_split = false;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)
@@ -793,6 +796,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_TMA_BT"); d != nullptr) m.dq_tma_bt = std::atoi(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_GROUP"); d != nullptr) m.dq_group = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_SWIGLU"); d != nullptr) m.dq_swiglu = std::string(d) != "0";
+  if (const char* d = std::getenv("VELLUM_CUDA_DQ_CUT_SPLIT"); d != nullptr) m.dq_cut_split = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MAX"); d != nullptr) m.dq_auto_max_rows = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN_N"); d != nullptr) m.dq_auto_min_n = std::atoll(d);
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_AUTO_MIN"); d != nullptr) m.dq_auto_min_rows = std::atoll(d);
@@ -851,6 +855,7 @@ void CudaBackend::set_dq_tma_group(bool on) { impl_->dq_group = on; }
 int64_t CudaBackend::dq_tma_group_calls() const { return impl_->dq_group_calls; }
 int64_t CudaBackend::dq_wave_split_calls() const { return impl_->dq_wave_splits; }
 void CudaBackend::set_dq_tma_swiglu(bool on) { impl_->dq_swiglu = on; }
+void CudaBackend::set_dq_swiglu_split_tail(bool on) { impl_->dq_cut_split = on; }
 int64_t CudaBackend::dq_tma_swiglu_calls() const { return impl_->dq_swiglu_calls; }
 void CudaBackend::set_dq_tma_plan(int token_tile, int splits) {
   impl_->dq_tma_bt = std::max(0, token_tile);
@@ -2351,23 +2356,24 @@ void CudaBackend::matmul_swiglu_fused(const Weight& gate, const Weight& up, cons
   const int64_t M = x.rows, N = gate.rows, K = gate.cols, n = M * N;
   const cuda::DqMmaPlan like = m.dq_plan(type, M, K, N);  // the unfused launches' plan: the same sums
   void* ob = m.grow_bf16(m.act_bf16, size_t(n) * 2, "swiglu activations (bf16)");
-  const bool cut_ok = m.dq_group && type != TensorType::Q8_0 && m.dq_tma_bt == 0 && m.dq_splits == 0;
+  const bool split_tail = m.dq_cut_split;
+  const bool cut_ok = m.dq_group && (type != TensorType::Q8_0 || split_tail) && m.dq_tma_bt == 0 && m.dq_splits == 0;
   const void *gw = gate.data, *uw = up.data;
-  const cuda::DqSwigluCut cut = cut_ok ? cuda::dq_tma_swiglu_cut(type, gw, uw, ob, N, K, M, m.sms, like) : cuda::DqSwigluCut{};
+  const cuda::DqSwigluCut cut = cut_ok ? cuda::dq_tma_swiglu_cut(type, gw, uw, ob, N, K, M, m.sms, like, split_tail) : cuda::DqSwigluCut{};
   const cuda::DqMmaPlan plan = cuda::dq_tma_swiglu_plan(N, M, like);
   if (cut.main_rows > 0) ++m.dq_wave_splits;
   ++m.dq_swiglu_calls;
   float* ws = nullptr;
   int32_t* cnt = nullptr;
-  if (cut.main_rows == 0) m.dq_scratch(plan, ws, cnt);
+  m.dq_scratch(cut.main_rows == 0 ? plan : cut.tail_plan, ws, cnt);  // the tail's only where split_tail splits it
   const void* xb = m.bf16_input(x);
-  m.graphs.mix(66, type, gw, uw, N, K, M, xb, ob, out.data, ws, cnt, plan.splits, plan.nt, cut.main_rows);
+  m.graphs.mix(66, type, gw, uw, N, K, M, xb, ob, out.data, ws, cnt, plan.splits, plan.nt, cut.main_rows, cut.tail_plan.splits);
   m.graphs.run([=, &m] {
     if (cut.main_rows > 0) {
       const int64_t r = cut.main_rows;
       m.launched(cuda::launch_dq_tma_swiglu(type, gw, uw, r, K, xb, M, cut.main_plan, nullptr, nullptr, ob, N, m.stream),
                  "dq_tma SwiGLU kernel (whole waves)");
-      m.launched(cuda::launch_dq_tma_swiglu(type, cut.tail_gate, cut.tail_up, N - r, K, xb, M, cut.tail_plan, nullptr, nullptr, cut.tail_out, N,
+      m.launched(cuda::launch_dq_tma_swiglu(type, cut.tail_gate, cut.tail_up, N - r, K, xb, M, cut.tail_plan, ws, cnt, cut.tail_out, N,
                                             m.stream),
                  "dq_tma SwiGLU kernel (last wave)");
     } else {

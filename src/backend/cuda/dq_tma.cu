@@ -922,19 +922,25 @@ DqMmaPlan dq_tma_swiglu_plan(int64_t n, int64_t m, const DqMmaPlan& like) {
 }
 
 DqSwigluCut dq_tma_swiglu_cut(TensorType type, const void* gate, const void* up, void* out, int64_t n, int64_t k, int64_t m, int sms,
-                              const DqMmaPlan& like) {
+                              const DqMmaPlan& like, bool split_tail) {
   DqSwigluCut c;  // host arithmetic only (unit-tested without a GPU)
   if (like.rs != 4 || like.nt != 32 || like.splits != 1 || n <= 0 || k <= 0 || k % 256 != 0 || m <= 0 || sms <= 0) return c;
   if (type != TensorType::Q8_0 && type != TensorType::Q4_K && type != TensorType::Q6_K) return c;
   const int64_t pairs = (n + kTileRows / 2 - 1) / (kTileRows / 2), tok = (m + 255) / 256, waves = pairs * tok / sms;
   if (waves < 1) return c;
   const int64_t main_pairs = waves * sms / tok, tail_pairs = pairs - main_pairs;
-  if (tail_pairs <= 0 || tail_pairs * ((m + 127) / 128) > sms) return c;  // the rest as 128-token tiles, one wave at most
+  // The rest as 128-token tiles (or 256-token tiles split two ways), one wave at most.
+  const int64_t tail_blocks = split_tail ? tail_pairs * tok * 2 : tail_pairs * ((m + 127) / 128);
+  if (tail_pairs <= 0 || tail_blocks > sms) return c;
   c.main_rows = main_pairs * (kTileRows / 2);
   c.main_plan = dq_tma_swiglu_plan(c.main_rows, m, like);
-  DqMmaPlan half = like;
-  half.nt = 16;
-  c.tail_plan = dq_tma_swiglu_plan(n - c.main_rows, m, half);
+  DqMmaPlan tail = like;
+  if (split_tail) {
+    tail.splits = 2;
+  } else {
+    tail.nt = 16;
+  }
+  c.tail_plan = dq_tma_swiglu_plan(n - c.main_rows, m, tail);
   const size_t rb = weight_row_bytes(type, k);
   c.tail_gate = static_cast<const uint8_t*>(gate) + size_t(c.main_rows) * rb;
   c.tail_up = static_cast<const uint8_t*>(up) + size_t(c.main_rows) * rb;
