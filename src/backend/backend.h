@@ -223,6 +223,12 @@ class Backend {
     rope(k, head_dim, rc);
     store_kv(layer, k, v);
   }
+  // Round 37: the next matmul_multi(x, {q, k, v}) is `layer`'s Q/K/V and rope_attention(layer, q, k,
+  // v, head_dim, rc, ...) follows it with nothing between that writes them; a backend may do the
+  // RoPE and K/V store in the Q/K/V launch (CUDA, many rows). A hint only: rope_attention is still
+  // called and gives the same results either way.
+  virtual void expect_rope(uint32_t /*layer*/, const Tensor& /*q*/, const Tensor& /*k*/, const Tensor& /*v*/, uint32_t /*head_dim*/,
+                           const RopeConfig& /*rc*/) {}
   // A layer's attention from its raw Q/K/V rows: rope_store_kv, then attention of q into out. q and
   // k are the step's scratch and may be left unrotated (the CUDA backend fuses the three for a step
   // of one token row, attn_rope_row.h).

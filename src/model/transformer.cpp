@@ -153,6 +153,11 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
                                     MatmulOut{&L.wk, k, hp_.qkv_bias ? &L.bk : nullptr},
                                     MatmulOut{&L.wv, v, hp_.qkv_bias ? &L.bv : nullptr}};
   };
+  // The Q/K/V launch may do RoPE and the K/V store (expect_rope), unless q and k are normed first.
+  const auto hint = [&](uint32_t layer) {
+    if (!hp_.qk_norm) be.expect_rope(layer, q, k, v, hp_.head_dim, hp_.rope);
+  };
+  hint(0);
   be.matmul_multi(h, qkv_of(layers_.front()));
   for (const LayerWeights& L : layers_) {
     const uint32_t layer = static_cast<uint32_t>(&L - layers_.data());
@@ -169,6 +174,7 @@ Transformer::StepOutput Transformer::forward(const engine::Batch& batch, std::sp
     tail.next_norm = last ? nullptr : &layers_[layer + 1].attn_norm;
     tail.next_qkv = last ? std::span<const MatmulOut>{} : std::span<const MatmulOut>(next);
     tail.eps = hp_.rms_eps;
+    if (!last) hint(layer + 1);
     be.layer_tail(attn, x, h, o, g, u, tail);
   }
   StepOutput result;

@@ -1917,6 +1917,9 @@ void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType 
   p.gpu.set_cuda_graphs(graphs == nullptr || std::string(graphs) != "0");
 }
 
+void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType wt, TensorType vt, const backend::RopeConfig& rc,
+                    const std::string& what);
+
 void check_rope_attention_all(Pair& p) {
   backend::RopeConfig rc;
   rc.dims = 128;
@@ -1944,6 +1947,17 @@ void check_rope_attention_all(Pair& p) {
   check_rope_attention_rows(p, 130, 70, TensorType::F16, rc, "interleaved");
   rc.dims = 96;
   check_rope_attention_rows(p, 100, 0, TensorType::BF16, rc, "interleaved partial 96 of 128");
+  // Round 37 (branch r37-qkv-rope): RoPE and the K/V store in the Q/K/V launch's end.
+  rc.dims = 128;
+  rc.order = backend::RopeOrder::Halves;
+  check_qkv_rope(512, 0, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves");
+  check_qkv_rope(300, 100, TensorType::BF16, TensorType::Q8_0, TensorType::Q8_0, rc, "halves");
+  check_qkv_rope(77, 1000, TensorType::F16, TensorType::Q4_K, TensorType::Q4_K, rc, "halves");
+  rc.dims = 64;
+  check_qkv_rope(200, 37, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves partial 64 of 128");
+  rc.dims = 96;
+  rc.order = backend::RopeOrder::Interleaved;
+  check_qkv_rope(130, 70, TensorType::BF16, TensorType::Q6_K, TensorType::Q6_K, rc, "interleaved partial 96 of 128");
 }
 
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).
@@ -2837,6 +2851,81 @@ Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int6
   std::vector<uint8_t> w(bytes);
   for (size_t i = 0; i < bytes; ++i) w[i] = hw.bytes[i % hw.bytes.size()];
   return be.upload_weight("w", t, k, n, w);
+}
+
+// Round 37 (branch r37-qkv-rope): a layer's Q, K and V through matmul_multi after expect_rope (RoPE and
+// the K/V store in the grouped launch's end) and rope_attention, against the same without the hint
+// on layer 1 of the same pool (round 34's rope_kv_rows after the plain launch): q, k and v's f32
+// rows, the attention's output and every new K/V bit for bit, outputs starting as NaN; the fused path
+// must be taken. Its own pair: the backend's defaults (the grouped register-A launch).
+void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType wt, TensorType vt, const backend::RopeConfig& rc,
+                    const std::string& what) {
+  Pair p;
+  CudaBackend& be = p.gpu;
+  const uint32_t heads = 32, kv_heads = 8, hd = 128, bs = 16;
+  const int64_t kin = 1024, row = int64_t(kv_heads) * hd, width = int64_t(heads) * hd;
+  const size_t elem = row_bytes(kv_type, 1);
+  const Weight wq = upload_repeated(be, wt, width, kin, 31), wk = upload_repeated(be, wt, row, kin, 37), wv = upload_repeated(be, vt, row, kin, 41);
+  be.set_cuda_graphs(false);
+  const uint32_t ctx = n_past + T, blocks = (ctx + bs - 1) / bs + 2;
+  const ShuffledPools pools = shuffled_pools(p, 2, kv_heads, hd, kv_type, bs, blocks);
+  const kv::KvLayout& gl = pools.gpu_layout;
+  const std::vector<int32_t>& table = pools.table;
+  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
+  if (n_past > 0) {
+    std::vector<int32_t> tok(n_past, 0), pos(n_past);
+    std::vector<int64_t> slots(n_past);
+    for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
+    p.begin_step({tok, pos, slots, {}, {}});
+    const auto pk = kv_round(randn(size_t(n_past * row)), kv_type), pv = kv_round(randn(size_t(n_past * row)), kv_type);
+    auto k = p.tensor(pk, n_past, row), v = p.tensor(pv, n_past, row);
+    be.store_kv(0, k.g, v.g);
+    be.store_kv(1, k.g, v.g);
+    p.cpu.release_scratch();
+    be.release_scratch();
+  }
+  std::vector<int32_t> tok(T, 0), pos(T);
+  std::vector<int64_t> slots(T);
+  for (uint32_t t = 0; t < T; ++t) pos[t] = int32_t(n_past + t), slots[t] = slot(n_past + t);
+  const std::vector<backend::StepSequence> ss{{0, T, n_past, 0, blocks}};
+  p.begin_step({tok, pos, slots, ss, table});
+  auto x = p.tensor(randn(size_t(T * kin)), T, kin);
+  auto qa = p.output(T, width), ka = p.output(T, row), va = p.output(T, row), qb = p.output(T, width), kb = p.output(T, row), vb = p.output(T, row);
+  auto outa = p.output(T, width), outb = p.output(T, width);
+  const backend::AttentionShape shape{heads, kv_heads, hd, 1.0f / std::sqrt(float(hd))};
+  using MatmulOut = backend::Backend::MatmulOut;
+  const std::array<MatmulOut, 3> a{MatmulOut{&wq, qa.g}, MatmulOut{&wk, ka.g}, MatmulOut{&wv, va.g}};
+  const std::array<MatmulOut, 3> b{MatmulOut{&wq, qb.g}, MatmulOut{&wk, kb.g}, MatmulOut{&wv, vb.g}};
+  const int64_t before = be.qkv_rope_calls();
+  be.expect_rope(0, qa.g, ka.g, va.g, hd, rc);
+  be.matmul_multi(x.g, a);
+  be.rope_attention(0, qa.g, ka.g, va.g, hd, rc, shape, outa.g);
+  const bool took = be.qkv_rope_calls() == before + 1;
+  be.matmul_multi(x.g, b);
+  be.rope_attention(1, qb.g, kb.g, vb.g, hd, rc, shape, outb.g);
+  const bool plain = be.qkv_rope_calls() == before + 1;
+  double stored = 0;
+  for (uint32_t t = 0; t < T; ++t) {
+    const int64_t sl = slots[t];
+    const std::vector<float> blk = be.read_kv_block(int32_t(sl / bs));
+    for (int which = 0; which < 2; ++which) {
+      const size_t a0 = (which == 0 ? gl.k_offset(0) : gl.v_offset(0)) / elem + size_t(sl % bs) * row;
+      const size_t b0 = (which == 0 ? gl.k_offset(1) : gl.v_offset(1)) / elem + size_t(sl % bs) * row;
+      for (int64_t e = 0; e < row; ++e) {
+        const float u = blk[a0 + e], w = blk[b0 + e];
+        stored = std::max(stored, std::isfinite(u) && std::isfinite(w) ? std::fabs(double(u) - double(w)) : INFINITY);
+      }
+    }
+  }
+  const std::string name = fmt::format("Q/K/V launch with RoPE in its end, {} {}{} weights, {} KV, {} rows after {}", what, tensor_type_name(wt),
+                                       vt == wt ? "" : fmt::format("/{} V", tensor_type_name(vt)), tensor_type_name(kv_type), T, n_past);
+  record(name + ": taken with the hint, not without", took && plain ? 0 : 1, 0, fmt::format("{} / {}", took ? 1 : 0, plain ? 0 : 1));
+  const double f32 = std::max({max_abs_diff(p.get_gpu(qa.g), p.get_gpu(qb.g)), max_abs_diff(p.get_gpu(ka.g), p.get_gpu(kb.g)),
+                               max_abs_diff(p.get_gpu(va.g), p.get_gpu(vb.g))});
+  record(name + ": q, k, v f32 rows vs the plain launch", f32, 0, "bit for bit");
+  record(name + ": attention vs rope_kv_rows after the plain launch", max_abs_diff(p.get_gpu(outa.g), p.get_gpu(outb.g)), 0,
+         "bit for bit (poisoned outputs)");
+  record(name + ": new K/V vs rope_kv_rows'", stored, 0, "bit for bit");
 }
 
 // dq_mma's or dq_tma's kernel alone (no backend, x already bf16) with `plan`: launches timed back to

@@ -191,6 +191,29 @@ struct CudaBackend::Impl {
   bool residual_rows = true;       // set_residual_rows; VELLUM_CUDA_RESIDUAL_ROWS=0
   int64_t residual_rows_calls = 0;  // matmuls that added into x (residual_rows_calls())
   int64_t rope_rows_calls = 0;     // rope_attention calls that took launch_rope_kv_rows (rope_rows_calls())
+  // Round 37 (branch r37-qkv-rope; default on, VELLUM_CUDA_QKV_ROPE=0 / set_qkv_rope off): expect_rope's
+  // hint, taken by the next grouped Q/K/V launch (RoPE and the K/V store in its end: launch_dq_tma_group_rope),
+  // and what that launch did, which rope_attention_rows then leaves out (its rope_kv_rows launch).
+  bool qkv_rope = true;
+  struct RopeHint {
+    bool set = false;
+    uint32_t layer = 0, head_dim = 0;
+    const float *q = nullptr, *k = nullptr, *v = nullptr;
+    RopeConfig rc;
+  } rope_hint, qkv_hint;
+  struct Roped {  // valid: q16 and the layer's new K/V hold rope_kv_rows' results for these q, k, v
+    bool valid = false;
+    uint32_t layer = 0;
+    const float *q = nullptr, *k = nullptr, *v = nullptr;
+    int64_t rows = 0;
+    void* q16 = nullptr;
+  } roped;
+  bool roped_take = false;         // rope_attention found `roped` valid for its q, k, v (rope_attention_rows)
+  int64_t qkv_rope_calls = 0;      // rope_attention calls whose RoPE the Q/K/V launch had done (qkv_rope_calls())
+  cuda::DeviceBuffer rope_cs;      // the step's cos/sin table (launch_rope_table)
+  int64_t rope_cs_step = -1, rope_cs_rows = 0;
+  const void* rope_cs_at = nullptr;
+  cuda::RopeParams rope_cs_params{};
   cuda::DeviceBuffer q16_buf;      // q rotated and rounded to the pool's type (launch_rope_kv_rows)
   int64_t gemv_pair_calls = 0;     // batch-1 matmul_multi calls that took one pair launch (gemv_pair_calls())
   bool gemv_pair = [] {            // VELLUM_CUDA_GEMV_PAIR=0: two launches (measurement)
@@ -429,6 +452,11 @@ struct CudaBackend::Impl {
   }
   // An op reads `in` and writes `out` (whole tensors) in f32; a tensor it updates in place is in both.
   void touch(std::initializer_list<Tensor> in, std::initializer_list<Tensor> out = {}) {
+    if (roped.valid) {
+      for (const Tensor& t : out) {
+        if (t.data == roped.q || t.data == roped.k || t.data == roped.v) roped.valid = false;
+      }
+    }
     if (lazy_norm.out != nullptr) touch_norm(in, out);
     if (lazy.data == nullptr) return;
     for (const Tensor& t : in) {
@@ -462,6 +490,36 @@ struct CudaBackend::Impl {
            q.cols % head_dim == 0 && q.rows == n_tokens && n_slots == n_tokens && layout.layers[layer].head_dim_k == head_dim &&
            k.cols == int64_t(layout.layers[layer].n_kv_heads) * head_dim && k.rows == q.rows && v.cols == k.cols &&
            v.rows == q.rows;
+  }
+  // The step's RoPE cos/sin table for rp over `rows` positions, launched once a step (the first Q/K/V
+  // launch that needs it; a recorded step records it there).
+  const float2* rope_table(const cuda::RopeParams& rp, int64_t rows) {
+    auto* cs = static_cast<float2*>(grow(rope_cs, size_t(rows) * size_t(rp.half) * sizeof(float2), "RoPE cos/sin table"));
+    if (rope_cs_step == steps && rope_cs_rows == rows && rope_cs_at == cs && std::memcmp(&rope_cs_params, &rp, sizeof rp) == 0) return cs;
+    rope_cs_step = steps, rope_cs_rows = rows, rope_cs_at = cs, rope_cs_params = rp;
+    const int32_t* positions = d_positions;
+    graphs.mix(67, cs, rows, positions);
+    graphs.mix_bytes(&rp, sizeof rp);
+    graphs.run([=, this] { launched(cuda::launch_rope_table(positions, rows, rp, cs, stream), "rope_table kernel"); });
+    return cs;
+  }
+  // Whether the grouped launch of q, k, v (segs) can do the hinted layer's RoPE and K/V store in its
+  // end, and its DqRope (q16 and the table made ready) if so.
+  bool qkv_rope_for(const RopeHint& h, const Tensor& q, const Tensor& k, const Tensor& v, const cuda::DqSeg* segs, int count,
+                    cuda::DqRope& r) {
+    // 128-dim heads only: the warpgroup prefill attention's (other heads take rope_store_kv + attention).
+    if (!h.set || !qkv_rope || !rope_rows || deterministic || ablate != 0 || count != 3 || q.rows < 2 || h.head_dim != 128) return false;
+    if (q.data != h.q || k.data != h.k || v.data != h.v || !rope_store_fits(h.layer, q, k, v, h.head_dim, h.rc)) return false;
+    const auto& s = layout.layers[h.layer];
+    const cuda::RopeParams rp = rope_params(h.rc);
+    r.kv = cuda::KvPoolView{pool, block_elems, k_off[h.layer], v_off[h.layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type};
+    if (!cuda::rope_kv_rows_takes(rp, int(h.head_dim), r.kv)) return false;
+    r.q_cols = q.cols, r.head_dim = int(h.head_dim), r.half = rp.half, r.interleaved = rp.interleaved, r.slots = d_slots;
+    r.q16 = r.kv.pool, r.cs = reinterpret_cast<const float2*>(d_slots);  // placeholders for the shape check
+    if (!cuda::dq_rope_supports(segs, count, r)) return false;
+    r.q16 = grow(q16_buf, size_t(q.rows * q.cols) * 2, "rotated q (16-bit)");  // rope_attention_rows' buffer
+    r.cs = rope_table(rp, q.rows);
+    return true;
   }
   void forget_q8() {
     q8_of = nullptr;
@@ -770,6 +828,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* b = std::getenv("VELLUM_CUDA_GEMM_PAIRS"); b != nullptr) m.gemm_pairs = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_SWIGLU_ROWS"); b != nullptr) m.swiglu_rows = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_ROPE_ROWS"); b != nullptr) m.rope_rows = std::string(b) != "0";
+  if (const char* b = std::getenv("VELLUM_CUDA_QKV_ROPE"); b != nullptr) m.qkv_rope = std::string(b) != "0";
   if (const char* b = std::getenv("VELLUM_CUDA_RESIDUAL_ROWS"); b != nullptr) m.residual_rows = std::string(b) != "0";
   // Experiments (round 8): the dequantized weight tile in MiB of BF16, and set_mmq_max_rows.
   if (const char* t = std::getenv("VELLUM_CUDA_WEIGHT_TILE_MIB"); t != nullptr && std::atoi(t) > 0) {
@@ -844,6 +903,11 @@ void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
 int64_t CudaBackend::rope_rows_calls() const { return impl_->rope_rows_calls; }
+void CudaBackend::set_qkv_rope(bool on) { impl_->qkv_rope = on; }
+int64_t CudaBackend::qkv_rope_calls() const { return impl_->qkv_rope_calls; }
+void CudaBackend::expect_rope(uint32_t layer, const Tensor& q, const Tensor& k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc) {
+  impl_->rope_hint = {true, layer, head_dim, q.data, k.data, v.data, rc};
+}
 int64_t CudaBackend::residual_rows_calls() const { return impl_->residual_rows_calls; }
 void CudaBackend::set_residual_rows(bool on) { impl_->residual_rows = on; }
 void CudaBackend::set_rope_rows(bool on) { impl_->rope_rows = on; }
@@ -1732,6 +1796,11 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
 void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,
                                  const AttentionShape& shape, Tensor out) {
   Impl& m = *impl_;
+  // Round 37: whether the Q/K/V launch already did this layer's RoPE and K/V store (taken by
+  // rope_attention_rows; every other path does them again from the f32 rows, which are as before).
+  const Impl::Roped& r = m.roped;
+  m.roped_take = r.valid && r.layer == layer && r.q == q.data && r.k == k.data && r.v == v.data && r.rows == q.rows;
+  m.roped.valid = false;
   const auto unfused = [&] {
     rope_store_kv(layer, q, k, v, head_dim, rc);
     attention(layer, q, shape, out);
@@ -1796,7 +1865,10 @@ bool CudaBackend::rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const 
   const int64_t n = q.rows * q.cols;
   void* q16 = m.grow(m.q16_buf, size_t(n) * 2, "rotated q (16-bit)");
   void* out16 = m.bf16_act ? m.grow_bf16(m.x_bf16, size_t(n) * 2, "matmul activations (bf16)") : nullptr;
+  const bool done = m.roped_take && m.roped.q16 == q16;  // q16 and the new K/V written by the Q/K/V launch
+  m.roped_take = false;
   ++m.rope_rows_calls;
+  if (done) ++m.qkv_rope_calls;
   cuda::AttnParams p = a.p;
   p.q16 = q16;
   p.out16 = out16;
@@ -1808,11 +1880,13 @@ bool CudaBackend::rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const 
   const int64_t rows = q.rows, q_cols = q.cols;
   m.graphs.mix(60, qd, kd, vd, q16, out16, rows, q_cols, head_dim, positions, slots, p.out, p.ldo, p.kv.pool, p.kv.block_elems,
                int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size, p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table,
-               p.tables, p.heads, p.scale, tiles, n_tiles);
+               p.tables, p.heads, p.scale, tiles, n_tiles, done);
   m.graphs.mix_bytes(&rp, sizeof rp);
   m.graphs.run([=, &m] {
-    m.launched(cuda::launch_rope_kv_rows(qd, q_cols, kd, vd, q16, rows, int(head_dim), positions, rp, view, slots, m.stream),
-               "rope_kv_rows kernel");
+    if (!done) {
+      m.launched(cuda::launch_rope_kv_rows(qd, q_cols, kd, vd, q16, rows, int(head_dim), positions, rp, view, slots, m.stream),
+                 "rope_kv_rows kernel");
+    }
     m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel (rotated q16)");
   });
   if (out16 != nullptr) {
@@ -1910,6 +1984,8 @@ void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain
 
 void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs) {
   Impl& m = *impl_;
+  m.qkv_hint = m.rope_hint;  // this call's only (matmul_multi_dq)
+  m.rope_hint.set = false;
   if (x.rows != 1 && m.bf16_act && outs.size() >= 2) {
     matmul_multi_rows(x, outs);
     return;
@@ -1971,19 +2047,28 @@ bool CudaBackend::matmul_multi_dq(const Tensor& x, std::span<const MatmulOut> ou
   }
   if (count < 2 || count != int(outs.size()) || !cuda::dq_tma_group_supports(segs.data(), count, K)) return false;
   const cuda::DqMmaPlan plan = cuda::dq_tma_group_plan(segs.data(), count, K, M, m.sms, m.dq_tma_bt, m.dq_splits);
+  // Round 37: the hinted layer's RoPE and K/V store in the launch's end (the f32 outputs as before).
+  cuda::DqRope rope{};
+  const bool fuse = count == 3 && m.qkv_rope_for(m.qkv_hint, written[0], written[1], written[2], segs.data(), count, rope);
   float* ws;
   int32_t* cnt;
   m.dq_scratch(plan, ws, cnt);
   const void* xb = m.bf16_input(x);
   for (int i = 0; i < count; ++i) m.wrote(written[i]);
   for (int i = 0; i < count; ++i) m.graphs.mix(57, int(segs[i].type), segs[i].w, segs[i].n, segs[i].out, segs[i].ldo, segs[i].bias);
-  m.graphs.mix(58, count, K, M, xb, ws, cnt, plan.splits, plan.nt);
+  m.graphs.mix(58, count, K, M, xb, ws, cnt, plan.splits, plan.nt, fuse);
+  if (fuse) {
+    m.graphs.mix(68, rope.q16, rope.q_cols, rope.cs, rope.head_dim, rope.half, rope.interleaved, rope.kv.pool, rope.kv.block_elems,
+                 rope.kv.k_off, rope.kv.v_off, rope.kv.block_size, rope.kv.kv_heads, rope.kv.head_dim, int(rope.kv.type), rope.slots);
+    m.roped = {true, m.qkv_hint.layer, written[0].data, written[1].data, written[2].data, M, rope.q16};
+  }
   ++m.dq_group_calls;
   m.graphs.run([=, &m] {
-    const cudaError_t rc = cuda::launch_dq_tma_group(segs.data(), count, K, xb, M, plan, ws, cnt, false, m.stream);
+    const cudaError_t rc = fuse ? cuda::launch_dq_tma_group_rope(segs.data(), count, K, xb, M, plan, ws, cnt, rope, m.stream)
+                                : cuda::launch_dq_tma_group(segs.data(), count, K, xb, M, plan, ws, cnt, false, m.stream);
     if (rc != cudaSuccess) {
-      throw_error("CUDA backend: dq_tma group kernel ({} weights, {} rows, {}-token tiles, {} row tiles, K split {}) failed: {} ({})", count, M,
-                  plan.nt * 8, plan.row_tiles, plan.splits, cudaGetErrorString(rc), cuda::dq_tma_last_problem());
+      throw_error("CUDA backend: dq_tma group kernel ({} weights, {} rows, {}-token tiles, {} row tiles, K split {}{}) failed: {} ({})", count, M,
+                  plan.nt * 8, plan.row_tiles, plan.splits, fuse ? ", RoPE in its end" : "", cudaGetErrorString(rc), cuda::dq_tma_last_problem());
     }
   });
   return true;

@@ -330,6 +330,78 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
   }
 }
 
+// Round 37 (branch r37-qkv-rope), a grouped Q/K/V launch's end after store_staged: the staged f32
+// tile (the stored values, bias included) as rope_kv_rows_kernel would read them back: role 0 (Q)
+// rotated into q16, role 1 (K) rotated and role 2 (V) as is into the token's pool slot. The tile's
+// rows are whole heads (head_dim divides 128). Each task is rope_kv_rows_kernel's: 4 pairs (halves),
+// 2 pairs (interleaved) or 4 unrotated dims, with its arithmetic and its cos/sin values.
+template <class T>
+__device__ __forceinline__ void put4_16(T* p, float a, float b, float c, float d) {
+  *reinterpret_cast<uint2*>(p) = make_uint2(pack2(a, b, T{}), pack2(c, d, T{}));
+}
+template <int BT, class T>
+__device__ void store_rope_t(const float* tile, const DqRope& e, int role, int64_t n0, int64_t m0, int64_t n, int64_t m) {
+  using Tile = StagedTile<BT, float>;
+  const int tid = int(threadIdx.x), feats = int(n - n0 < kTileRows ? n - n0 : kTileRows);
+  const int hd = e.head_dim, half = e.half;
+  const int64_t kv_row = int64_t(e.kv.kv_heads) * e.kv.head_dim;
+  T* const pool = static_cast<T*>(e.kv.pool);
+  const auto slot_base = [&](int64_t r) {
+    const int64_t slot = e.slots[r];
+    return pool + (slot / e.kv.block_size) * e.kv.block_elems + (slot % e.kv.block_size) * kv_row;
+  };
+  if (role == 2) {  // v: 4 dims a task
+    const int per_tok = feats / 4;
+    for (int v = tid; v < BT * per_tok; v += kTileThreads) {
+      const int tok = v / per_tok, c = (v % per_tok) * 4;
+      if (m0 + tok >= m) break;  // later v only have later tokens
+      const float* src = tile + tok * Tile::kStride + c;
+      put4_16(slot_base(m0 + tok) + e.kv.v_off + n0 + c, src[0], src[1], src[2], src[3]);
+    }
+    return;
+  }
+  const int pair_tasks = e.interleaved ? half / 2 : half / 4, per_head = pair_tasks + (hd - 2 * half) / 4;
+  const int per_tok = (feats / hd) * per_head;
+  for (int v = tid; v < BT * per_tok; v += kTileThreads) {
+    const int tok = v / per_tok, hh = (v % per_tok) / per_head, j = (v % per_tok) % per_head;
+    const int64_t r = m0 + tok;
+    if (r >= m) break;
+    const float* h = tile + tok * Tile::kStride + hh * hd;
+    T* dst = role == 0 ? static_cast<T*>(e.q16) + r * e.q_cols + n0 + hh * hd : slot_base(r) + e.kv.k_off + n0 + hh * hd;
+    const float2* cs = e.cs + r * half;
+    if (j >= pair_tasks) {  // unrotated dims past the rotary part
+      const int d0 = 2 * half + (j - pair_tasks) * 4;
+      put4_16(dst + d0, h[d0], h[d0 + 1], h[d0 + 2], h[d0 + 3]);
+    } else if (e.interleaved) {  // dims 4j..4j+3: pairs 2j and 2j + 1
+      const int i = 2 * j;
+      const float2 a = cs[i], b = cs[i + 1];
+      const float x0 = h[2 * i], x1 = h[2 * i + 1], x2 = h[2 * i + 2], x3 = h[2 * i + 3];
+      put4_16(dst + 2 * i, sub(mul(x0, a.x), mul(x1, a.y)), add(mul(x0, a.y), mul(x1, a.x)), sub(mul(x2, b.x), mul(x3, b.y)),
+              add(mul(x2, b.y), mul(x3, b.x)));
+    } else {
+      const int i = j * 4;
+      float ya[4], yb[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {  // rope_store_kv_kernel's rotate
+        const float2 c = cs[i + w];
+        const float x0 = h[i + w], x1 = h[half + i + w];
+        ya[w] = sub(mul(x0, c.x), mul(x1, c.y));
+        yb[w] = add(mul(x0, c.y), mul(x1, c.x));
+      }
+      put4_16(dst + i, ya[0], ya[1], ya[2], ya[3]);
+      put4_16(dst + half + i, yb[0], yb[1], yb[2], yb[3]);
+    }
+  }
+}
+template <int BT>
+__device__ __forceinline__ void store_rope(const float* tile, const DqRope& e, int role, int64_t n0, int64_t m0, int64_t n, int64_t m) {
+  if (e.kv.type == TensorType::F16) {
+    store_rope_t<BT, __half>(tile, e, role, n0, m0, n, m);
+  } else {
+    store_rope_t<BT, __nv_bfloat16>(tile, e, role, n0, m0, n, m);
+  }
+}
+
 // Round 36, the fused SwiGLU's end: the tile's rows 0..63 are gate rows n0.. and rows 64..127 the
 // same up rows (dq_tma_swiglu_kernel). Both are rounded to bf16 in the staged tile, as the unfused
 // launches store them, then each token's 64 values of silu(gate)·up go out as 16-byte vectors of
@@ -376,6 +448,8 @@ struct RsSegs {
   int tile_end[kMaxDqSegs];  // row tiles up to the end of segment s
   int second[kMaxDqSegs];    // 1: the segment's weights are T1's
   int count;
+  DqRope rope;  // round 37: segments 0, 1, 2 are Q, K, V, roped and stored in the tile's end (rope_on)
+  int rope_on;
 };
 
 // One block's tile of segment weights of type T: the copying warpgroup streams the stages, the two
@@ -388,7 +462,7 @@ template <class T, class L, int BT, class OutT, bool kPair = false>
 __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorMap* umap, const CUtensorMap* xmap, uint8_t* smem, uint64_t* full, uint64_t* empty,
                                         uint64_t* fin, int* last_block, int sb, int ns, int64_t n, int64_t n0, int64_t m, float* __restrict__ ws,
                                         int32_t* __restrict__ counters, OutT* __restrict__ out, int64_t ldo, const float* __restrict__ bias,
-                                        bool add, bool bulk_add, int dbg) {
+                                        bool add, bool bulk_add, int dbg, const DqRope* rope = nullptr, int role = 0) {
   constexpr int S = L::kStages;
   constexpr uint32_t kTx = L::kXBytes + T::kPieces * kPieceBytes;  // this type's bytes a stage
   const auto parity = [](int it) { return uint32_t(it / S) & 1; };
@@ -490,6 +564,9 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
         store_swiglu<BT>(sum, smem, n0, m0, n, m, out, ldo, sync);
       } else {
         store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk_add, sync);
+        if constexpr (std::is_same_v<OutT, float>) {
+          if (rope != nullptr) store_rope<BT>(reinterpret_cast<const float*>(smem), *rope, role, n0, m0, n, m);  // the tile is still there
+        }
       }
     }
   }, smem, fin);
@@ -541,12 +618,13 @@ __global__ void __launch_bounds__(kRsThreads, 1)
   const int64_t n = pick(segs.n), ldo = pick(segs.ldo);
   const float* bias = pick(segs.bias);
   const bool add = pick(segs.add) != 0;
+  const DqRope* rope = segs.rope_on != 0 ? &segs.rope : nullptr;
   if constexpr (std::is_same_v<T0, T1>) {
-    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg, rope, s);
   } else if (pick(segs.second) != 0) {
-    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T1, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg, rope, s);
   } else {
-    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg);
+    rs_tile<T0, L, BT, OutT>(wmap, nullptr, &xmap, smem, bars.full, bars.empty, &bars.fin, &bars.last_block, sb, ns, n, row0, m, ws, counters, out, ldo, bias, add, bulk_add, dbg, rope, s);
   }
 }
 
@@ -667,7 +745,7 @@ cudaError_t refuse(const char* why) {
 // The register-A kernel over 1..kMaxDqSegs segments: T1's segments are those of type `second`.
 template <class T0, class T1, int BT>
 cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
-                      float* ws, int32_t* counters, bool out_bf16, cudaStream_t stream) {
+                      float* ws, int32_t* counters, bool out_bf16, cudaStream_t stream, const DqRope* rope) {
   constexpr int kSmem = RsLayout<T0, T1, BT>::kSmem;
   static bool raised = false;  // above the default 48 KiB, once per kernel
   if (!raised) {
@@ -680,6 +758,11 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
   }
   RsSegs g{};
   g.count = count;
+  if (rope != nullptr) {
+    if (out_bf16 || g_direct_store) return refuse("RoPE in the end with a bf16 output or the direct store");
+    g.rope = *rope;
+    g.rope_on = 1;
+  }
   int tiles = 0;
   for (int i = 0; i < count; ++i) {
     const DqSeg& d = segs[i];
@@ -751,10 +834,10 @@ cudaError_t launch_swiglu_bt(const void* gate, const void* up, int64_t n, int64_
 
 template <class T0, class T1>
 cudaError_t launch_rs_bt(const DqSeg* segs, int count, TensorType second, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
-                         float* ws, int32_t* counters, bool out_bf16, cudaStream_t stream) {
-  if (plan.nt == 8) return launch_rs<T0, T1, 64>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
-  if (plan.nt == 16) return launch_rs<T0, T1, 128>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
-  if (plan.nt == 32) return launch_rs<T0, T1, 256>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream);
+                         float* ws, int32_t* counters, bool out_bf16, cudaStream_t stream, const DqRope* rope = nullptr) {
+  if (plan.nt == 8) return launch_rs<T0, T1, 64>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream, rope);
+  if (plan.nt == 16) return launch_rs<T0, T1, 128>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream, rope);
+  if (plan.nt == 32) return launch_rs<T0, T1, 256>(segs, count, second, k, x, m, plan, ws, counters, out_bf16, stream, rope);
   return refuse("the plan's token tile");
 }
 
@@ -884,8 +967,36 @@ DqWaveSplit dq_tma_wave_split(const DqSeg* segs, int count, int64_t k, int64_t m
   return w;
 }
 
+namespace {
+cudaError_t launch_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws, int32_t* counters,
+                         bool out_bf16, cudaStream_t stream, const DqRope* rope);
+}  // namespace
+
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream) {
+  return launch_group(segs, count, k, x, m, plan, ws, counters, out_bf16, stream, nullptr);
+}
+
+bool dq_rope_supports(const DqSeg* segs, int count, const DqRope& r) {
+  if (segs == nullptr || count != 3 || r.q16 == nullptr || r.cs == nullptr || r.slots == nullptr || r.kv.pool == nullptr) return false;
+  if (r.kv.type != TensorType::F16 && r.kv.type != TensorType::BF16) return false;
+  const int hd = r.head_dim;
+  if (hd <= 0 || kTileRows % hd != 0 || r.kv.head_dim != hd || r.half <= 0 || 2 * r.half > hd || hd % 4 != 0) return false;
+  if (r.half % (r.interleaved ? 2 : 4) != 0 || r.kv.block_elems % 4 != 0 || r.kv.k_off % 4 != 0 || r.kv.v_off % 4 != 0) return false;
+  const int64_t kv_dim = int64_t(r.kv.kv_heads) * hd;
+  return segs[0].n == r.q_cols && r.q_cols % hd == 0 && segs[1].n == kv_dim && segs[2].n == kv_dim && !segs[0].add && !segs[1].add &&
+         !segs[2].add;
+}
+
+cudaError_t launch_dq_tma_group_rope(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                                     int32_t* counters, const DqRope& rope, cudaStream_t stream) {
+  if (!dq_rope_supports(segs, count, rope)) return refuse("RoPE in the end: the segments, the heads or the pool");
+  return launch_group(segs, count, k, x, m, plan, ws, counters, false, stream, &rope);
+}
+
+namespace {
+cudaError_t launch_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws, int32_t* counters,
+                         bool out_bf16, cudaStream_t stream, const DqRope* rope) {
   g_problem = "";
   if (!dq_tma_group_supports(segs, count, k)) return refuse("the weights' types, k or count");
   if (plan.rs != 4 || plan.row_tiles > 65535u || plan.splits > 65535u) return refuse("the plan");
@@ -898,13 +1009,14 @@ cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const v
   TensorType t0 = segs[0].type;
   bool mixed = false;
   for (int i = 1; i < count; ++i) mixed = mixed || segs[i].type != t0;
-  if (mixed) return launch_rs_bt<WQ4_K, WQ6_K>(segs, count, TensorType::Q6_K, k, x, m, plan, ws, counters, out_bf16, stream);
+  if (mixed) return launch_rs_bt<WQ4_K, WQ6_K>(segs, count, TensorType::Q6_K, k, x, m, plan, ws, counters, out_bf16, stream, rope);
   switch (t0) {
-    case TensorType::Q8_0: return launch_rs_bt<WQ8_0, WQ8_0>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
-    case TensorType::Q4_K: return launch_rs_bt<WQ4_K, WQ4_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
-    default: return launch_rs_bt<WQ6_K, WQ6_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream);
+    case TensorType::Q8_0: return launch_rs_bt<WQ8_0, WQ8_0>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream, rope);
+    case TensorType::Q4_K: return launch_rs_bt<WQ4_K, WQ4_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream, rope);
+    default: return launch_rs_bt<WQ6_K, WQ6_K>(segs, count, t0, k, x, m, plan, ws, counters, out_bf16, stream, rope);
   }
 }
+}  // namespace
 
 bool dq_tma_swiglu_supports(TensorType type, int64_t n, int64_t k) {
   return dq_tma_supports(type, k) && n > 0 && n % 8 == 0 && n <= (int64_t(1) << 31) - 128;

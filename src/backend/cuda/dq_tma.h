@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 
+#include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/dq_mma.h"
 #include "core/tensor_type.h"
 
@@ -70,6 +71,23 @@ bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k);
 DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0);
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream);
+// Round 37 (branch r37-qkv-rope): RoPE and the K/V store in a grouped launch's end. Segments 0, 1
+// and 2 are a layer's Q, K and V (f32 out, stored as before); each tile (128 rows: whole heads of
+// head_dim 64 or 128) then also goes out as q rotated into q16 [rows][q_cols] (the pool's 16-bit
+// type), k rotated and v into their pool slots: rope_kv_rows_kernel's arithmetic on the same f32
+// values with its cos/sin values (launch_rope_table), so the same bits as launch_rope_kv_rows after
+// the plain launch.
+struct DqRope {
+  void* q16 = nullptr;
+  int64_t q_cols = 0;
+  const float2* cs = nullptr;  // the step's table: cs[r·half + i]
+  int head_dim = 0, half = 0, interleaved = 0;
+  KvPoolView kv;  // the layer's; F16 or BF16
+  const int64_t* slots = nullptr;
+};
+bool dq_rope_supports(const DqSeg* segs, int count, const DqRope& rope);
+cudaError_t launch_dq_tma_group_rope(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+                                     int32_t* counters, const DqRope& rope, cudaStream_t stream);
 // What launch_dq_tma_group (or launch_dq_tma's register-A kernel) last refused, "" if nothing: for
 // error messages.
 const char* dq_tma_last_problem();

@@ -298,6 +298,26 @@ cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float
   return cudaGetLastError();
 }
 
+namespace {
+__global__ void __launch_bounds__(256) rope_table_kernel(const int32_t* positions, int64_t rows, RopeParams p, float2* cs) {
+  pdl_wait();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows * p.half) return;
+  const int j = int(i % p.half);
+  double s, c;
+  sincos(double(positions[i / p.half]) * p.inv_freq[j], &s, &c);  // rope_kv_rows_kernel's angle and rounding
+  cs[i] = make_float2(static_cast<float>(c * p.magnitude), static_cast<float>(s * p.magnitude));
+}
+}  // namespace
+
+cudaError_t launch_rope_table(const int32_t* positions, int64_t rows, const RopeParams& p, float2* cs, cudaStream_t stream) {
+  if (p.half <= 0 || p.half > kMaxRopePairs || rows < 0) return cudaErrorInvalidValue;
+  const int64_t n = rows * p.half;
+  if (n == 0) return cudaSuccess;
+  rope_table_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(positions, rows, p, cs);
+  return cudaGetLastError();
+}
+
 bool rope_kv_rows_takes(const RopeParams& p, int head_dim, const KvPoolView& kv) {
   return p.half > 0 && p.half % (p.interleaved ? 2 : 4) == 0 && head_dim % 4 == 0 && 2 * p.half <= head_dim &&
          p.half <= kMaxRopePairs && kv.head_dim == head_dim && (kv.type == TensorType::F16 || kv.type == TensorType::BF16) &&
