@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Round 38, call 1: branches r37-split-tail and r37-qkv-rope merged (r38), their first run.
+# --dq-only: the stricter fragment probe and check_dq_swiglu_split_tail; --attn-only: check_qkv_rope;
+# the model checks with the Q/K/V RoPE fusion on (the branch's default); the plan bench with the split
+# tail off / on; ncu with the fusion off / on; prefill 512 alternating (rope R, split S). Each step is
+# skipped once 520 s have gone, and the summary says so.
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+S=$O/summary.txt
+left() { if [ $SECONDS -gt 520 ]; then echo "skipped at ${SECONDS}s: $*" >> $S; return 1; fi; echo "[${SECONDS}s] $*" >> $S; }
+nvidia-smi -L >> $S
+(for T in Q8_0 Q4_K_M; do "$D/vellum" gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
+timeout 200 $C --dq-only > /tmp/dq.txt 2>&1; echo "dq checks (exit $?): $(tail -1 /tmp/dq.txt)" >> $S
+grep -E "FAIL|split last wave|register-A fragments" /tmp/dq.txt | sort -u | cut -c1-220 >> $S
+left attn && { timeout 150 $C --attn-only > /tmp/attn.txt 2>&1; echo "attention checks (exit $?): $(tail -1 /tmp/attn.txt)" >> $S
+  grep -E "FAIL|RoPE in its end" /tmp/attn.txt | sort -u | cut -c1-220 >> $S; }
+left model_checks && model_checks >> $S 2>&1
+wait
+left plan && for c in 0 1; do VELLUM_CUDA_DQ_CUT_SPLIT=$c timeout 100 $C --plan-bench > /tmp/plan-$c.txt 2>&1; grep -E "SwiGLU" /tmp/plan-$c.txt | grep -E "rows (384|512)" | sed "s/^/split=$c /" | cut -c1-190 >> $S; done
+export VELLUM_BENCH_PREFILL=512
+for r in 1 2; do for cfg in "0 0" "1 0" "1 1"; do set -- $cfg
+  left prefill Q8_0 r$1 s$2 && VELLUM_CUDA_QKV_ROPE=$1 VELLUM_CUDA_DQ_CUT_SPLIT=$2 model_prefill r$1s$2 $C Q8_0 >> $S; done; done
+for cfg in "0 0" "1 1"; do set -- $cfg
+  left prefill Q4_K_M r$1 s$2 && VELLUM_CUDA_QKV_ROPE=$1 VELLUM_CUDA_DQ_CUT_SPLIT=$2 model_prefill r$1s$2 $C Q4_K_M >> $S; done
+for f in 0 1; do
+  left ncu rope $f && { VELLUM_CUDA_QKV_ROPE=$f VELLUM_PROFILE_PREFILL=512 timeout 60 ncu --clock-control none --profile-from-start off --csv --metrics gpu__time_duration.sum $C --profile /tmp/l8b-Q8_0.gguf > /tmp/ncu-$f.csv 2>/dev/null
+  echo "ncu QKV_ROPE=$f: $(python3 $D/ncu_kernels.py /tmp/ncu-$f.csv 14 | grep -E 'kernels,|rope|dq_tma_rs' | tr '\n' ';')" >> $S; }
+done
+echo "done at ${SECONDS}s" >> $S
+cat $S
