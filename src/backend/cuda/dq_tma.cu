@@ -340,17 +340,26 @@ __device__ __forceinline__ void put4_16(T* p, float a, float b, float c, float d
   *reinterpret_cast<uint2*>(p) = make_uint2(pack2(a, b, T{}), pack2(c, d, T{}));
 }
 template <int BT, class T>
-__device__ void store_rope_t(const float* tile, const DqRope& e, int role, int64_t n0, int64_t m0, int64_t n, int64_t m) {
+__device__ void store_rope_t(const float* tile, const DqRope& er, int role, int64_t n0, int64_t m0, int64_t n, int64_t m) {
   // Round 38: the loads (slots, cos/sin) of U tasks go first, then their stores: one task at a time
-  // left each thread 16 (Q, K) or 32 (V) global-load latencies in a row, +26 µs a Q/K/V launch.
+  // left each thread 16 (Q, K) or 32 (V) global-load latencies in a row. And DqRope's fields are
+  // read once, here: er lies in the kernel's parameters, and after each store through a generic
+  // pointer the compiler reloaded them (call 2: +31 µs a Q/K/V launch).
   constexpr int U = 8;
   using Tile = StagedTile<BT, float>;
   const int tid = int(threadIdx.x), feats = int(n - n0 < kTileRows ? n - n0 : kTileRows);
-  const int hd = e.head_dim, half = e.half;
-  const int64_t kv_row = int64_t(e.kv.kv_heads) * e.kv.head_dim;
-  T* const pool = static_cast<T*>(e.kv.pool);
+  struct Fields {
+    T *q16, *pool;
+    const float2* cs;
+    const int64_t* slots;
+    int64_t q_cols, kv_row, block_elems, k_off, v_off;
+    int hd, half, interleaved, block_size;
+  };
+  const Fields e{static_cast<T*>(er.q16), static_cast<T*>(er.kv.pool), er.cs, er.slots, er.q_cols, int64_t(er.kv.kv_heads) * er.kv.head_dim,
+                 er.kv.block_elems, er.kv.k_off, er.kv.v_off, er.head_dim, er.half, er.interleaved, er.kv.block_size};
+  const int hd = e.hd, half = e.half;
   const auto slot_base = [&](int64_t slot) {
-    return pool + (slot / e.kv.block_size) * e.kv.block_elems + (slot % e.kv.block_size) * kv_row;
+    return e.pool + (slot / e.block_size) * e.block_elems + (slot % e.block_size) * e.kv_row;
   };
   if (role == 2) {  // v: 4 dims a task
     const int per_tok = feats / 4, total = BT * per_tok;
@@ -368,7 +377,7 @@ __device__ void store_rope_t(const float* tile, const DqRope& e, int role, int64
         if (!ok[u]) continue;
         const int v = v0 + u * kTileThreads, tok = v / per_tok, c = (v % per_tok) * 4;
         const float* src = tile + tok * Tile::kStride + c;
-        put4_16(slot_base(slot[u]) + e.kv.v_off + n0 + c, src[0], src[1], src[2], src[3]);
+        put4_16(slot_base(slot[u]) + e.v_off + n0 + c, src[0], src[1], src[2], src[3]);
       }
     }
     return;
@@ -397,7 +406,7 @@ __device__ void store_rope_t(const float* tile, const DqRope& e, int role, int64
       const int v = v0 + u * kTileThreads, tok = v / per_tok, hh = (v % per_tok) / per_head, j = (v % per_tok) % per_head;
       const int64_t r = m0 + tok;
       const float* h = tile + tok * Tile::kStride + hh * hd;
-      T* dst = role == 0 ? static_cast<T*>(e.q16) + r * e.q_cols + n0 + hh * hd : slot_base(slot[u]) + e.kv.k_off + n0 + hh * hd;
+      T* dst = role == 0 ? e.q16 + r * e.q_cols + n0 + hh * hd : slot_base(slot[u]) + e.k_off + n0 + hh * hd;
       const float2 cs[4] = {make_float2(c4[u][0].x, c4[u][0].y), make_float2(c4[u][0].z, c4[u][0].w),
                             make_float2(c4[u][1].x, c4[u][1].y), make_float2(c4[u][1].z, c4[u][1].w)};
       if (j >= pair_tasks) {  // unrotated dims past the rotary part
