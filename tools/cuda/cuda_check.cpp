@@ -3196,6 +3196,7 @@ void check_dq_wave_split() {
 // last tile), Q6_K, Q8_0 (one launch), and a K split at 40 and 200 rows (the scratch path).
 void check_dq_swiglu() {
   CudaBackend be(0);
+  be.set_dq_swiglu_split_tail(false);  // round 36's fusion: the same sums (the split tail: check_dq_swiglu_split_tail)
   struct Case {
     TensorType t;
     int64_t n, k, m;
@@ -3230,8 +3231,8 @@ void check_dq_swiglu() {
   }
 }
 
-// Round 37 (set_dq_swiglu_split_tail, measuring): the fused SwiGLU's last wave as 256-token tiles split
-// two ways in K. Against the default (whole waves + 128-token tiles; Q8_0 one launch), outputs
+// Round 37 (set_dq_swiglu_split_tail; default on since round 38): the fused SwiGLU's last wave as
+// 256-token tiles split two ways in K. Against it off (whole waves + 128-token tiles; Q8_0 one launch), outputs
 // starting as NaN: the whole waves' rows bit for bit, the last wave's rows (other sums) within
 // bf16's rounding, the split tail required to be taken; and its f32 rows and down projection
 // against f64 through check_swiglu_rows. 4 600 rows (72 pair tiles): 66 + 6 at 512 token rows.
@@ -4179,6 +4180,69 @@ void check_early_launch(const std::string& path) {
 // gets batched (its prompt in chunks of 3 and 5 beside other prompts, then steps beside 3 sequences
 // of other lengths, some still in prefill). A's step inputs are fixed tokens, not its argmax, so the
 // default mode, whose kernels depend on the batch, runs the same inputs; its difference is printed.
+// Round 38 (--qkv-rope MODEL, a model of 128-dim heads without q/k norms: llama3-8b): a model's
+// logits with RoPE and the K/V store in the grouped Q/K/V launch's end against them without, bit for
+// bit (check_qkv_rope holds the launch alone): a 300-token prefill, a 200-token chunk after it, 6
+// decode steps, then 4 sequences of 40 tokens together; the fusion taken on, never off.
+void check_qkv_rope_model(const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  CudaBackend gpu(0);
+  model::Transformer mg(file, gpu);
+  const uint32_t bs = 16, vocab = mg.hparams().vocab;
+  std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab - 1));
+  std::vector<int32_t> prompt(500 + 4 * 40);
+  for (auto& t : prompt) t = tok(g_rng);
+  const auto table = [&](uint32_t first, uint32_t blocks) {
+    std::vector<int32_t> t(blocks);
+    for (uint32_t i = 0; i < blocks; ++i) t[i] = int32_t(first + i);
+    return t;
+  };
+  const auto run = [&](bool fuse, int64_t& calls) {
+    gpu.set_qkv_rope(fuse);
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), 64 + 4 * 4);
+    const int64_t before = gpu.qkv_rope_calls();
+    std::vector<float> all;
+    const auto step = [&](engine::Batch& b) {
+      const std::vector<float> l = mg.forward(b);
+      all.insert(all.end(), l.begin(), l.end());
+      return l;
+    };
+    uint32_t past = 0;
+    std::vector<int32_t> next;
+    for (const uint32_t rows : {300u, 200u}) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(std::vector<int32_t>(prompt.begin() + past, prompt.begin() + past + rows), past, table(0, 64), engine::Batch::Logits::Last);
+      const auto l = step(b);
+      past += rows;
+      next = {int32_t(std::max_element(l.begin(), l.end()) - l.begin())};
+    }
+    for (int i = 0; i < 6; ++i, ++past) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(next, past, table(0, 64), engine::Batch::Logits::Last);
+      const auto l = step(b);
+      next = {int32_t(std::max_element(l.begin(), l.end()) - l.begin())};
+    }
+    engine::Batch b;
+    b.block_size = bs;
+    for (uint32_t q = 0; q < 4; ++q) {
+      b.add_sequence(std::vector<int32_t>(prompt.begin() + 500 + 40 * q, prompt.begin() + 540 + 40 * q), 0, table(64 + 4 * q, 4),
+                     engine::Batch::Logits::Last);
+    }
+    step(b);
+    calls = gpu.qkv_rope_calls() - before;
+    return all;
+  };
+  int64_t on_calls = 0, off_calls = 0;
+  const std::vector<float> on = run(true, on_calls), off = run(false, off_calls);
+  gpu.set_qkv_rope(true);
+  const std::string name = fmt::format("model {} logits, RoPE in the Q/K/V launch's end vs rope_kv_rows ({} logits)", path.substr(path.find_last_of('/') + 1), on.size());
+  record(name, max_abs_diff(on, off), 0, "bit for bit");
+  record(name + ": taken on, not off", on_calls > 0 && off_calls == 0 ? 0 : 1, 0,
+         fmt::format("{} / {} layer calls", on_calls, off_calls));
+}
+
 void check_model_invariance(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend gpu(0);
@@ -4267,6 +4331,8 @@ int run(int argc, char** argv) {
       compare_greedy(argv[++i]);
     } else if (a == "--graphs" && i + 1 < argc) {
       check_graphs(argv[++i]);
+    } else if (a == "--qkv-rope" && i + 1 < argc) {
+      check_qkv_rope_model(argv[++i]);
     } else if (a == "--invariance" && i + 1 < argc) {
       check_model_invariance(argv[++i]);
     } else if (a == "--kv-dtype" && i + 1 < argc) {

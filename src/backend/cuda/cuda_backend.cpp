@@ -261,9 +261,11 @@ struct CudaBackend::Impl {
   // (launch_dq_tma_swiglu), with on-demand f32 rows only (lazy_swiglu).
   bool dq_swiglu = true;
   int64_t dq_swiglu_calls = 0;  // SwiGLUs that took it (dq_tma_swiglu_calls())
-  // Round 37 (measuring; VELLUM_CUDA_DQ_CUT_SPLIT=1, set_dq_swiglu_split_tail): the fused SwiGLU's
-  // last wave as 256-token tiles with a two-way K split instead of 128-token tiles, Q8_0 included.
-  bool dq_cut_split = false;
+  // Round 37 (default on since round 38; VELLUM_CUDA_DQ_CUT_SPLIT=0, set_dq_swiglu_split_tail): the
+  // fused SwiGLU's last wave as 256-token tiles with a two-way K split instead of 128-token tiles,
+  // Q8_0 included (H200, llama3-8b Q8_0 prefill 512: 58.9-59.5% -> 59.5-60.5% of the GEMM peak;
+  // Q4_K_M even).
+  bool dq_cut_split = true;
   int sms = 132;      // multiprocessors of the device (the K split of dq_mma aims at one wave of blocks)
   cuda::DeviceBuffer dq_ws, dq_cnt;
   cuda::DeviceBuffer rows_ws;  // the deterministic rows' partial sums when split (rows_mma.h, det_mma16.h)

@@ -106,8 +106,8 @@ class CudaBackend final : public Backend {
   // and write silu(gate)·up in bf16 (default on; VELLUM_CUDA_DQ_SWIGLU=0 turns it off at
   // construction). Its f32 rows, made on demand, are those bf16 rows widened.
   void set_dq_tma_swiglu(bool on);
-  // Round 37 (measuring, default off): the fused SwiGLU's last wave as 256-token tiles split two ways
-  // in K (Q8_0 included) instead of 128-token tiles (VELLUM_CUDA_DQ_CUT_SPLIT=1).
+  // Round 37 (default on since round 38): the fused SwiGLU's last wave as 256-token tiles split two
+  // ways in K (Q8_0 included) instead of 128-token tiles (VELLUM_CUDA_DQ_CUT_SPLIT=0: off).
   void set_dq_swiglu_split_tail(bool on);
   int64_t dq_tma_swiglu_calls() const;  // SwiGLUs that took it (checks)
   // The bulk-copy kernels' token tile (64 / 128 / 256) and the dequantizing kernels' K split; 0 lets

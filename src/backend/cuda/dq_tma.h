@@ -117,7 +117,7 @@ cudaError_t launch_dq_tma_swiglu(TensorType type, const void* gate, const void* 
                                  const DqMmaPlan& plan, float* ws, int32_t* counters, void* out, int64_t ldo, cudaStream_t stream);
 // dq_tma_wave_split for the fused launch: rows [0, main_rows) as whole waves of 256-token tiles, the
 // rest (tail_gate / tail_up / tail_out: the pointers advanced by main_rows) as 128-token tiles in at
-// most one wave, or (split_tail, round 37, measuring) as 256-token tiles with a two-way K split in at
+// most one wave, or (split_tail, round 37; the backend's default since round 38) as 256-token tiles with a two-way K split in at
 // most one wave (tail_plan.splits 2: its launch needs the K split's scratch; other sums than `like`'s
 // in those rows). main_rows 0: no cut (`like` not 256-token tiles unsplit, no whole wave, or a tail
 // too large). out: bf16.
