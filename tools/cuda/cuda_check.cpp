@@ -2870,6 +2870,7 @@ void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType 
   const size_t elem = row_bytes(kv_type, 1);
   const Weight wq = upload_repeated(be, wt, width, kin, 31), wk = upload_repeated(be, wt, row, kin, 37), wv = upload_repeated(be, vt, row, kin, 41);
   be.set_cuda_graphs(false);
+  be.set_qkv_rope(true);  // opt-in (round 38: slower as it is)
   const uint32_t ctx = n_past + T, blocks = (ctx + bs - 1) / bs + 2;
   const ShuffledPools pools = shuffled_pools(p, 2, kv_heads, hd, kv_type, bs, blocks);
   const kv::KvLayout& gl = pools.gpu_layout;

@@ -191,10 +191,12 @@ struct CudaBackend::Impl {
   bool residual_rows = true;       // set_residual_rows; VELLUM_CUDA_RESIDUAL_ROWS=0
   int64_t residual_rows_calls = 0;  // matmuls that added into x (residual_rows_calls())
   int64_t rope_rows_calls = 0;     // rope_attention calls that took launch_rope_kv_rows (rope_rows_calls())
-  // Round 37 (branch r37-qkv-rope; default on, VELLUM_CUDA_QKV_ROPE=0 / set_qkv_rope off): expect_rope's
-  // hint, taken by the next grouped Q/K/V launch (RoPE and the K/V store in its end: launch_dq_tma_group_rope),
-  // and what that launch did, which rope_attention_rows then leaves out (its rope_kv_rows launch).
-  bool qkv_rope = true;
+  // Round 37 (opt-in: VELLUM_CUDA_QKV_ROPE=1 / set_qkv_rope): expect_rope's hint, taken by the next
+  // grouped Q/K/V launch (RoPE and the K/V store in its end: launch_dq_tma_group_rope), and what that
+  // launch did, which rope_attention_rows then leaves out (its rope_kv_rows launch). Off by default:
+  // on an H200 (round 38, llama3-8b Q8_0 at 512 rows) the fused launch took 81.6-82.9 µs against
+  // 51.8 + 8.5 for the plain launch and rope_kv_rows, for reasons not yet found (docs/cuda.md).
+  bool qkv_rope = false;
   struct RopeHint {
     bool set = false;
     uint32_t layer = 0, head_dim = 0;

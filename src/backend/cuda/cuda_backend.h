@@ -132,10 +132,10 @@ class CudaBackend final : public Backend {
   // rope_store_kv + attention + the conversion). Default on; VELLUM_CUDA_ROPE_ROWS=0 turns it off.
   void set_rope_rows(bool on);
   int64_t rope_rows_calls() const;  // rope_attention calls that took that path (checks)
-  // Round 37 (branch r37-qkv-rope): expect_rope's hint lets the next grouped Q/K/V launch rotate q
-  // into the 16-bit copy and store the rotated k and v in its end (the f32 q, k, v as before), and
-  // that path then leaves out its rope_kv_rows launch: the same bits. Default on;
-  // VELLUM_CUDA_QKV_ROPE=0 turns it off at construction.
+  // Round 37 (opt-in): expect_rope's hint lets the next grouped Q/K/V launch rotate q into the
+  // 16-bit copy and store the rotated k and v in its end (the f32 q, k, v as before), and that path
+  // then leaves out its rope_kv_rows launch: the same bits. Off by default (round 38: slower on an
+  // H200); VELLUM_CUDA_QKV_ROPE=1 turns it on at construction.
   void expect_rope(uint32_t layer, const Tensor& q, const Tensor& k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc) override;
   void set_qkv_rope(bool on);
   int64_t qkv_rope_calls() const;  // rope_attention calls whose RoPE the Q/K/V launch had done (checks)
