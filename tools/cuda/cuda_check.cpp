@@ -1950,7 +1950,7 @@ void check_rope_attention_all(Pair& p) {
   check_rope_attention_rows(p, 130, 70, TensorType::F16, rc, "interleaved");
   rc.dims = 96;
   check_rope_attention_rows(p, 100, 0, TensorType::BF16, rc, "interleaved partial 96 of 128");
-  // Round 37 (branch r37-qkv-rope): RoPE and the K/V store in the Q/K/V launch's end.
+  // Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1): RoPE and the K/V store in the Q/K/V launch's end.
   rc.dims = 128;
   rc.order = backend::RopeOrder::Halves;
   check_qkv_rope(512, 0, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves");
@@ -2856,7 +2856,7 @@ Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int6
   return be.upload_weight("w", t, k, n, w);
 }
 
-// Round 37 (branch r37-qkv-rope): a layer's Q, K and V through matmul_multi after expect_rope (RoPE and
+// Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1): a layer's Q, K and V through matmul_multi after expect_rope (RoPE and
 // the K/V store in the grouped launch's end) and rope_attention, against the same without the hint
 // on layer 1 of the same pool (round 34's rope_kv_rows after the plain launch): q, k and v's f32
 // rows, the attention's output and every new K/V bit for bit, outputs starting as NaN; the fused path

@@ -330,7 +330,7 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
   }
 }
 
-// Round 37 (branch r37-qkv-rope), a grouped Q/K/V launch's end after store_staged: the staged f32
+// Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1; round 38 measured it slower), a grouped Q/K/V launch's end after store_staged: the staged f32
 // tile (the stored values, bias included) as rope_kv_rows_kernel would read them back: role 0 (Q)
 // rotated into q16, role 1 (K) rotated and role 2 (V) as is into the token's pool slot. The tile's
 // rows are whole heads (head_dim divides 128). Each task is rope_kv_rows_kernel's: 4 pairs (halves),

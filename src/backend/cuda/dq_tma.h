@@ -71,7 +71,7 @@ bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k);
 DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, int sms, int bt = 0, int splits = 0);
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream);
-// Round 37 (branch r37-qkv-rope): RoPE and the K/V store in a grouped launch's end. Segments 0, 1
+// Round 37 (opt-in; VELLUM_CUDA_QKV_ROPE=1): RoPE and the K/V store in a grouped launch's end. Segments 0, 1
 // and 2 are a layer's Q, K and V (f32 out, stored as before); each tile (128 rows: whole heads of
 // head_dim 64 or 128) then also goes out as q rotated into q16 [rows][q_cols] (the pool's 16-bit
 // type), k rotated and v into their pool slots: rope_kv_rows_kernel's arithmetic on the same f32

@@ -43,7 +43,7 @@ cudaError_t launch_rope_kv_rows(const float* q, int64_t q_cols, const float* k, 
                                 int head_dim, const int32_t* positions, const RopeParams& p, const KvPoolView& kv,
                                 const int64_t* slots, cudaStream_t stream);
 
-// Round 37 (branch r37-qkv-rope): the step's RoPE cos/sin values, cs[r·half + i] = (cos, sin) of
+// Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1): the step's RoPE cos/sin values, cs[r·half + i] = (cos, sin) of
 // position r's pair i, rope_kv_rows_kernel's double sincos and rounding (so the same values), for
 // the Q/K/V launch's end (dq_tma.h, DqRope). One thread a pair.
 cudaError_t launch_rope_table(const int32_t* positions, int64_t rows, const RopeParams& p, float2* cs, cudaStream_t stream);
