@@ -1958,8 +1958,11 @@ void check_rope_attention_all(Pair& p) {
   check_qkv_rope(77, 1000, TensorType::F16, TensorType::Q4_K, TensorType::Q4_K, rc, "halves");
   rc.dims = 64;
   check_qkv_rope(200, 37, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves partial 64 of 128");
+  rc.dims = 128;
+  rc.order = backend::RopeOrder::Interleaved;  // llama's GGUF (store_rope_128's interleaved form)
+  check_qkv_rope(260, 20, TensorType::F16, TensorType::Q8_0, TensorType::Q8_0, rc, "interleaved");
+  check_qkv_rope(80, 500, TensorType::BF16, TensorType::Q4_K, TensorType::Q6_K, rc, "interleaved");
   rc.dims = 96;
-  rc.order = backend::RopeOrder::Interleaved;
   check_qkv_rope(130, 70, TensorType::BF16, TensorType::Q6_K, TensorType::Q6_K, rc, "interleaved partial 96 of 128");
 }
 

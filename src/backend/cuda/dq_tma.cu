@@ -339,11 +339,12 @@ template <class T>
 __device__ __forceinline__ void put4_16(T* p, float a, float b, float c, float d) {
   *reinterpret_cast<uint2*>(p) = make_uint2(pack2(a, b, T{}), pack2(c, d, T{}));
 }
-// Round 38: store_rope_t for 128-dim heads rotated as halves of 64 (llama's), one head a tile: a
-// thread's tasks are one 4-dim group (j) of tokens tid / 16 + 16u (Q, K) or tid / 32 + 8u (V), so
-// no division in the loop; the loads (slots, cos/sin) of U tokens first, then their stores. The
-// generic loop's instruction count (call 4: +3.4 M instructions, 51.8 -> 81.6 µs a Q/K/V launch).
-template <int BT, class T, class SlotBase>
+// Round 38: store_rope_t for 128-dim heads with a rotary half of 64, one head a tile: interleaved
+// pairs (llama's GGUF) or halves (NeoX / Qwen). A thread's tasks are one 4-dim group j of tokens
+// t0 + kStep·u, so no division in the loop, and the loads (slots, cos/sin) of U tokens go first,
+// then their stores. Interleaved: 32 tasks a token, dims 4j..4j+3 = pairs 2j, 2j+1 (one float4 of
+// cos/sin); halves: 16, dims i..i+3 and 64+i.. (two). V: 32 tasks of 4 dims unrotated.
+template <int BT, bool kInterleaved, class T, class SlotBase>
 __device__ __forceinline__ void store_rope_128(const float* tile, T* q16, int64_t q_cols, const float2* cs, const int64_t* slots,
                                                const SlotBase& slot_base, int64_t kv_off, int role, int64_t n0, int64_t m0, int64_t m) {
   using Tile = StagedTile<BT, float>;
@@ -367,37 +368,47 @@ __device__ __forceinline__ void store_rope_128(const float* tile, T* q16, int64_
     }
     return;
   }
-  constexpr int kIt = BT / 16, U = kIt < 8 ? kIt : 8;
-  const int i = (tid & 15) * 4, t0 = tid >> 4;
+  constexpr int kTasks = kInterleaved ? 32 : 16, kStep = kTileThreads / kTasks, kIt = BT / kStep, U = kIt < 8 ? kIt : 8;
+  const int j = tid % kTasks, t0 = tid / kTasks;
   for (int u0 = 0; u0 < kIt; u0 += U) {
-    float4 ca[U], cb[U];  // cos/sin of pairs i..i+3
+    float4 ca[U], cb[U];  // cos/sin: pairs 2j, 2j+1 (ca; interleaved) or i..i+3 (ca, cb; halves)
     int64_t slot[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t r = m0 + t0 + 16 * (u0 + u);
+      const int64_t r = m0 + t0 + kStep * (u0 + u);
       slot[u] = r >= m ? -1 : role == 1 ? __ldg(slots + r) : 0;
       if (r < m) {
-        const float4* p = reinterpret_cast<const float4*>(cs + r * 64 + i);
-        ca[u] = __ldg(p), cb[u] = __ldg(p + 1);
+        const float4* p = reinterpret_cast<const float4*>(cs + r * 64 + (kInterleaved ? 2 * j : 4 * j));
+        ca[u] = __ldg(p);
+        if constexpr (!kInterleaved) cb[u] = __ldg(p + 1);
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (slot[u] < 0) continue;
-      const int tok = t0 + 16 * (u0 + u);
-      const float4 xa = *reinterpret_cast<const float4*>(tile + tok * Tile::kStride + i);
-      const float4 xb = *reinterpret_cast<const float4*>(tile + tok * Tile::kStride + 64 + i);
-      const float x0[4] = {xa.x, xa.y, xa.z, xa.w}, x1[4] = {xb.x, xb.y, xb.z, xb.w};
-      const float2 c[4] = {make_float2(ca[u].x, ca[u].y), make_float2(ca[u].z, ca[u].w), make_float2(cb[u].x, cb[u].y), make_float2(cb[u].z, cb[u].w)};
-      float ya[4], yb[4];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {  // rope_store_kv_kernel's rotate
-        ya[w] = sub(mul(x0[w], c[w].x), mul(x1[w], c[w].y));
-        yb[w] = add(mul(x0[w], c[w].y), mul(x1[w], c[w].x));
-      }
+      const int tok = t0 + kStep * (u0 + u);
+      const float* h = tile + tok * Tile::kStride;
       T* dst = role == 0 ? q16 + (m0 + tok) * q_cols + n0 : slot_base(slot[u]) + kv_off + n0;
-      put4_16(dst + i, ya[0], ya[1], ya[2], ya[3]);
-      put4_16(dst + 64 + i, yb[0], yb[1], yb[2], yb[3]);
+      if constexpr (kInterleaved) {  // store_rope_t's interleaved task
+        const float4 x = *reinterpret_cast<const float4*>(h + 4 * j);
+        const float2 a = make_float2(ca[u].x, ca[u].y), b = make_float2(ca[u].z, ca[u].w);
+        put4_16(dst + 4 * j, sub(mul(x.x, a.x), mul(x.y, a.y)), add(mul(x.x, a.y), mul(x.y, a.x)), sub(mul(x.z, b.x), mul(x.w, b.y)),
+                add(mul(x.z, b.y), mul(x.w, b.x)));
+      } else {
+        const int i = 4 * j;
+        const float4 xa = *reinterpret_cast<const float4*>(h + i), xb = *reinterpret_cast<const float4*>(h + 64 + i);
+        const float x0[4] = {xa.x, xa.y, xa.z, xa.w}, x1[4] = {xb.x, xb.y, xb.z, xb.w};
+        const float2 c[4] = {make_float2(ca[u].x, ca[u].y), make_float2(ca[u].z, ca[u].w), make_float2(cb[u].x, cb[u].y),
+                             make_float2(cb[u].z, cb[u].w)};
+        float ya[4], yb[4];
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {  // rope_store_kv_kernel's rotate
+          ya[w] = sub(mul(x0[w], c[w].x), mul(x1[w], c[w].y));
+          yb[w] = add(mul(x0[w], c[w].y), mul(x1[w], c[w].x));
+        }
+        put4_16(dst + i, ya[0], ya[1], ya[2], ya[3]);
+        put4_16(dst + 64 + i, yb[0], yb[1], yb[2], yb[3]);
+      }
     }
   }
 }
@@ -424,12 +435,18 @@ __device__ void store_rope_t(const float* tile, const DqRope& er, int role, int6
   const auto slot_base = [&](int64_t slot) {
     return e.pool + (slot / e.block_size) * e.block_elems + (slot % e.block_size) * e.kv_row;
   };
-  if (hd == 128 && half == 64 && e.interleaved == 0 && feats == 128) {  // llama's heads: compile-time task layout
-    store_rope_128<BT>(tile, e.q16, e.q_cols, e.cs, e.slots, [&](int64_t slot) {
+  if (hd == 128 && half == 64 && feats == 128) {  // one 128-dim head a tile: compile-time task layout
+    const auto base = [&](int64_t slot) {
       // 32 bits: a pool of 128-dim heads holds under 2^32 token slots (>= 512 bytes a slot)
       const uint32_t s = uint32_t(slot), b = s / uint32_t(e.block_size);
       return e.pool + int64_t(b) * e.block_elems + int64_t(s - b * uint32_t(e.block_size)) * e.kv_row;
-    }, role == 0 ? -1 : role == 1 ? e.k_off : e.v_off, role, n0, m0, m);
+    };
+    const int64_t kv_off = role == 1 ? e.k_off : e.v_off;
+    if (e.interleaved != 0) {
+      store_rope_128<BT, true>(tile, e.q16, e.q_cols, e.cs, e.slots, base, kv_off, role, n0, m0, m);
+    } else {
+      store_rope_128<BT, false>(tile, e.q16, e.q_cols, e.cs, e.slots, base, kv_off, role, n0, m0, m);
+    }
     return;
   }
   if (role == 2) {  // v: 4 dims a task
@@ -468,7 +485,8 @@ __device__ void store_rope_t(const float* tile, const DqRope& er, int role, int6
       if (ok[u] && j < pair_tasks) {  // cs + r·half + first pair: 16-byte aligned (half % 4, or % 2 interleaved)
         const float4* cs = reinterpret_cast<const float4*>(e.cs + r * half + (e.interleaved ? 2 * j : 4 * j));
         c4[u][0] = __ldg(cs);
-        c4[u][1] = e.interleaved ? c4[u][0] : __ldg(cs + 1);
+        c4[u][1] = make_float4(0.f, 0.f, 0.f, 0.f);  // interleaved: unused (no copy: it made each load wait, call 7)
+        if (!e.interleaved) c4[u][1] = __ldg(cs + 1);
       }
     }
 #pragma unroll
