@@ -194,8 +194,8 @@ struct CudaBackend::Impl {
   // Round 37 (opt-in: VELLUM_CUDA_QKV_ROPE=1 / set_qkv_rope): expect_rope's hint, taken by the next
   // grouped Q/K/V launch (RoPE and the K/V store in its end: launch_dq_tma_group_rope), and what that
   // launch did, which rope_attention_rows then leaves out (its rope_kv_rows launch). Off by default:
-  // on an H200 (round 38, llama3-8b Q8_0 at 512 rows) the fused launch took 81.6-82.9 µs against
-  // 51.8 + 8.5 for the plain launch and rope_kv_rows, for reasons not yet found (docs/cuda.md).
+  // on an H200 (round 38, llama3-8b Q8_0 at 512 rows) the fused launch takes 62.6 µs against
+  // 51.7 + 8.3 for the plain launch and rope_kv_rows: its end sits on one wave's critical path.
   bool qkv_rope = false;
   struct RopeHint {
     bool set = false;
