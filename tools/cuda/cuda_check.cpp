@@ -1728,6 +1728,31 @@ ShuffledPools shuffled_pools(Pair& p, uint32_t layers, uint32_t kv_heads, uint32
   return sp;
 }
 
+// Layers 0 and 1 of the pools both hold the same n_past random K/V rows (rounded to `type`) at the
+// shuffled table's slots; then the step of T new rows after them begins. The new rows' slots.
+std::vector<int64_t> begin_after_past(Pair& p, const std::vector<int32_t>& table, uint32_t bs, uint32_t blocks, uint32_t n_past, uint32_t T,
+                                      int64_t row, TensorType type) {
+  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
+  if (n_past > 0) {
+    std::vector<int32_t> tok(n_past, 0), pos(n_past);
+    std::vector<int64_t> slots(n_past);
+    for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
+    p.begin_step({tok, pos, slots, {}, {}});
+    const auto pk = kv_round(randn(size_t(n_past * row)), type), pv = kv_round(randn(size_t(n_past * row)), type);
+    auto k = p.tensor(pk, n_past, row), v = p.tensor(pv, n_past, row);
+    p.gpu.store_kv(0, k.g, v.g);
+    p.gpu.store_kv(1, k.g, v.g);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+  std::vector<int32_t> tok(T, 0), pos(T);
+  std::vector<int64_t> slots(T);
+  for (uint32_t t = 0; t < T; ++t) pos[t] = int32_t(n_past + t), slots[t] = slot(n_past + t);
+  const std::vector<backend::StepSequence> ss{{0, T, n_past, 0, blocks}};
+  p.begin_step({tok, pos, slots, ss, table});
+  return slots;
+}
+
 // Round 29: a step of one token row through rope_attention, which the CUDA backend runs as one
 // kernel (RoPE, the newest K/V into its slot, attention; attn_rope_row.h), against rope_store_kv +
 // attention on layer 1 of the same pool (the same past): the newest K/V stored bit for bit; the
@@ -1861,24 +1886,7 @@ void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType 
   const ShuffledPools pools = shuffled_pools(p, 2, kv_heads, hd, type, bs, blocks);
   const kv::KvLayout& gl = pools.gpu_layout;
   const std::vector<int32_t>& table = pools.table;
-  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
-  if (n_past > 0) {
-    std::vector<int32_t> tok(n_past, 0), pos(n_past);
-    std::vector<int64_t> slots(n_past);
-    for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
-    p.begin_step({tok, pos, slots, {}, {}});
-    const auto pk = kv_round(randn(size_t(n_past * row)), type), pv = kv_round(randn(size_t(n_past * row)), type);
-    auto k = p.tensor(pk, n_past, row), v = p.tensor(pv, n_past, row);
-    p.gpu.store_kv(0, k.g, v.g);
-    p.gpu.store_kv(1, k.g, v.g);
-    p.cpu.release_scratch();
-    p.gpu.release_scratch();
-  }
-  std::vector<int32_t> tok(T, 0), pos(T);
-  std::vector<int64_t> slots(T);
-  for (uint32_t t = 0; t < T; ++t) pos[t] = int32_t(n_past + t), slots[t] = slot(n_past + t);
-  const std::vector<backend::StepSequence> ss{{0, T, n_past, 0, blocks}};
-  p.begin_step({tok, pos, slots, ss, table});
+  const std::vector<int64_t> slots = begin_after_past(p, table, bs, blocks, n_past, T, row, type);
   const auto qv = randn(size_t(T * width)), kh = randn(size_t(T * row)), vh = randn(size_t(T * row));
   auto q = p.tensor(qv, T, width), k = p.tensor(kh, T, row), v = p.tensor(vh, T, row);
   auto q2 = p.tensor(qv, T, width), k2 = p.tensor(kh, T, row);
@@ -1921,7 +1929,7 @@ void check_rope_attention_rows(Pair& p, uint32_t T, uint32_t n_past, TensorType 
 }
 
 void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType wt, TensorType vt, const backend::RopeConfig& rc,
-                    const std::string& what);
+                    const std::string& what, bool fused = true);
 
 void check_rope_attention_all(Pair& p) {
   backend::RopeConfig rc;
@@ -1956,14 +1964,14 @@ void check_rope_attention_all(Pair& p) {
   check_qkv_rope(512, 0, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves");
   check_qkv_rope(300, 100, TensorType::BF16, TensorType::Q8_0, TensorType::Q8_0, rc, "halves");
   check_qkv_rope(77, 1000, TensorType::F16, TensorType::Q4_K, TensorType::Q4_K, rc, "halves");
-  rc.dims = 64;
-  check_qkv_rope(200, 37, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves partial 64 of 128");
+  rc.dims = 64;  // partial rotary: refused (store_rope_128 takes a rotary half of 64)
+  check_qkv_rope(200, 37, TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, rc, "halves partial 64 of 128", false);
   rc.dims = 128;
   rc.order = backend::RopeOrder::Interleaved;  // llama's GGUF (store_rope_128's interleaved form)
   check_qkv_rope(260, 20, TensorType::F16, TensorType::Q8_0, TensorType::Q8_0, rc, "interleaved");
   check_qkv_rope(80, 500, TensorType::BF16, TensorType::Q4_K, TensorType::Q6_K, rc, "interleaved");
   rc.dims = 96;
-  check_qkv_rope(130, 70, TensorType::BF16, TensorType::Q6_K, TensorType::Q6_K, rc, "interleaved partial 96 of 128");
+  check_qkv_rope(130, 70, TensorType::BF16, TensorType::Q6_K, TensorType::Q6_K, rc, "interleaved partial 96 of 128", false);
 }
 
 // bs: KV block size (16 by default; others take round 14's per-row block lookup).
@@ -2863,9 +2871,10 @@ Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int6
 // the K/V store in the grouped launch's end) and rope_attention, against the same without the hint
 // on layer 1 of the same pool (round 34's rope_kv_rows after the plain launch): q, k and v's f32
 // rows, the attention's output and every new K/V bit for bit, outputs starting as NaN; the fused path
-// must be taken. Its own pair: the backend's defaults (the grouped register-A launch).
+// must be taken (fused) or, for heads dq_rope_supports refuses, not be. Its own pair: the backend's
+// defaults (the grouped register-A launch).
 void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType wt, TensorType vt, const backend::RopeConfig& rc,
-                    const std::string& what) {
+                    const std::string& what, bool fused) {
   Pair p;
   CudaBackend& be = p.gpu;
   const uint32_t heads = 32, kv_heads = 8, hd = 128, bs = 16;
@@ -2878,24 +2887,7 @@ void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType 
   const ShuffledPools pools = shuffled_pools(p, 2, kv_heads, hd, kv_type, bs, blocks);
   const kv::KvLayout& gl = pools.gpu_layout;
   const std::vector<int32_t>& table = pools.table;
-  const auto slot = [&](uint32_t t) { return int64_t(table[t / bs]) * bs + t % bs; };
-  if (n_past > 0) {
-    std::vector<int32_t> tok(n_past, 0), pos(n_past);
-    std::vector<int64_t> slots(n_past);
-    for (uint32_t t = 0; t < n_past; ++t) pos[t] = int32_t(t), slots[t] = slot(t);
-    p.begin_step({tok, pos, slots, {}, {}});
-    const auto pk = kv_round(randn(size_t(n_past * row)), kv_type), pv = kv_round(randn(size_t(n_past * row)), kv_type);
-    auto k = p.tensor(pk, n_past, row), v = p.tensor(pv, n_past, row);
-    be.store_kv(0, k.g, v.g);
-    be.store_kv(1, k.g, v.g);
-    p.cpu.release_scratch();
-    be.release_scratch();
-  }
-  std::vector<int32_t> tok(T, 0), pos(T);
-  std::vector<int64_t> slots(T);
-  for (uint32_t t = 0; t < T; ++t) pos[t] = int32_t(n_past + t), slots[t] = slot(n_past + t);
-  const std::vector<backend::StepSequence> ss{{0, T, n_past, 0, blocks}};
-  p.begin_step({tok, pos, slots, ss, table});
+  const std::vector<int64_t> slots = begin_after_past(p, table, bs, blocks, n_past, T, row, kv_type);
   auto x = p.tensor(randn(size_t(T * kin)), T, kin);
   auto qa = p.output(T, width), ka = p.output(T, row), va = p.output(T, row), qb = p.output(T, width), kb = p.output(T, row), vb = p.output(T, row);
   auto outa = p.output(T, width), outb = p.output(T, width);
@@ -2926,7 +2918,12 @@ void check_qkv_rope(uint32_t T, uint32_t n_past, TensorType kv_type, TensorType 
   }
   const std::string name = fmt::format("Q/K/V launch with RoPE in its end, {} {}{} weights, {} KV, {} rows after {}", what, tensor_type_name(wt),
                                        vt == wt ? "" : fmt::format("/{} V", tensor_type_name(vt)), tensor_type_name(kv_type), T, n_past);
-  record(name + ": taken with the hint, not without", took && plain ? 0 : 1, 0, fmt::format("{} / {}", took ? 1 : 0, plain ? 0 : 1));
+  if (fused) {
+    record(name + ": taken with the hint, not without", took && plain ? 0 : 1, 0, fmt::format("{} / {}", took ? 1 : 0, plain ? 0 : 1));
+  } else {  // dq_rope_supports refuses the heads: rope_kv_rows after the plain launch, the hint ignored
+    record(name + ": refused with the hint (rope_kv_rows instead)", !took && plain ? 0 : 1, 0,
+           fmt::format("{} fused calls", be.qkv_rope_calls() - before));
+  }
   const double f32 = std::max({max_abs_diff(p.get_gpu(qa.g), p.get_gpu(qb.g)), max_abs_diff(p.get_gpu(ka.g), p.get_gpu(kb.g)),
                                max_abs_diff(p.get_gpu(va.g), p.get_gpu(vb.g))});
   record(name + ": q, k, v f32 rows vs the plain launch", f32, 0, "bit for bit");

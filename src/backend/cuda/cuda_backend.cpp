@@ -519,7 +519,6 @@ struct CudaBackend::Impl {
     r.kv = cuda::KvPoolView{pool, block_elems, k_off[h.layer], v_off[h.layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type};
     if (!cuda::rope_kv_rows_takes(rp, int(h.head_dim), r.kv)) return false;
     r.q_cols = q.cols, r.head_dim = int(h.head_dim), r.half = rp.half, r.interleaved = rp.interleaved, r.slots = d_slots;
-    r.q16 = r.kv.pool, r.cs = reinterpret_cast<const float2*>(d_slots);  // placeholders for the shape check
     if (!cuda::dq_rope_supports(segs, count, r)) return false;
     r.q16 = grow(q16_buf, size_t(q.rows * q.cols) * 2, "rotated q (16-bit)");  // rope_attention_rows' buffer
     r.cs = rope_table(rp, q.rows);

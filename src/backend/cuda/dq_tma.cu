@@ -330,20 +330,20 @@ __device__ __forceinline__ void store_staged(const float (&acc)[BT / 8][4], uint
   }
 }
 
-// Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1; round 38 measured it slower), a grouped Q/K/V launch's end after store_staged: the staged f32
-// tile (the stored values, bias included) as rope_kv_rows_kernel would read them back: role 0 (Q)
-// rotated into q16, role 1 (K) rotated and role 2 (V) as is into the token's pool slot. The tile's
-// rows are whole heads (head_dim divides 128). Each task is rope_kv_rows_kernel's: 4 pairs (halves),
-// 2 pairs (interleaved) or 4 unrotated dims, with its arithmetic and its cos/sin values.
+// Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1; round 38 measured it slower), a grouped Q/K/V launch's
+// end after store_staged: the staged f32 tile (the stored values, bias included) as
+// rope_kv_rows_kernel would read them back: role 0 (Q) rotated into q16, role 1 (K) rotated and
+// role 2 (V) as is into the token's pool slot, with that kernel's arithmetic and cos/sin values.
+// One 128-dim head a tile with a rotary half of 64 (dq_rope_supports), interleaved pairs (llama's
+// GGUF) or halves (NeoX / Qwen).
 template <class T>
 __device__ __forceinline__ void put4_16(T* p, float a, float b, float c, float d) {
   *reinterpret_cast<uint2*>(p) = make_uint2(pack2(a, b, T{}), pack2(c, d, T{}));
 }
-// Round 38: store_rope_t for 128-dim heads with a rotary half of 64, one head a tile: interleaved
-// pairs (llama's GGUF) or halves (NeoX / Qwen). A thread's tasks are one 4-dim group j of tokens
-// t0 + kStep·u, so no division in the loop, and the loads (slots, cos/sin) of U tokens go first,
-// then their stores. Interleaved: 32 tasks a token, dims 4j..4j+3 = pairs 2j, 2j+1 (one float4 of
-// cos/sin); halves: 16, dims i..i+3 and 64+i.. (two). V: 32 tasks of 4 dims unrotated.
+// Round 38: a thread's tasks are one 4-dim group j of tokens t0 + kStep·u, so no division in the
+// loop, and the loads (slots, cos/sin) of U tokens go first, then their stores. Interleaved: 32
+// tasks a token, dims 4j..4j+3 = pairs 2j, 2j+1 (one float4 of cos/sin); halves: 16, dims i..i+3
+// and 64+i.. (two). V: 32 tasks of 4 dims unrotated.
 template <int BT, bool kInterleaved, class T, class SlotBase>
 __device__ __forceinline__ void store_rope_128(const float* tile, T* q16, int64_t q_cols, const float2* cs, const int64_t* slots,
                                                const SlotBase& slot_base, int64_t kv_off, int role, int64_t n0, int64_t m0, int64_t m) {
@@ -389,7 +389,7 @@ __device__ __forceinline__ void store_rope_128(const float* tile, T* q16, int64_
       const int tok = t0 + kStep * (u0 + u);
       const float* h = tile + tok * Tile::kStride;
       T* dst = role == 0 ? q16 + (m0 + tok) * q_cols + n0 : slot_base(slot[u]) + kv_off + n0;
-      if constexpr (kInterleaved) {  // store_rope_t's interleaved task
+      if constexpr (kInterleaved) {  // rope_kv_rows_kernel's interleaved rotate
         const float4 x = *reinterpret_cast<const float4*>(h + 4 * j);
         const float2 a = make_float2(ca[u].x, ca[u].y), b = make_float2(ca[u].z, ca[u].w);
         put4_16(dst + 4 * j, sub(mul(x.x, a.x), mul(x.y, a.y)), add(mul(x.x, a.y), mul(x.y, a.x)), sub(mul(x.z, b.x), mul(x.w, b.y)),
@@ -414,120 +414,30 @@ __device__ __forceinline__ void store_rope_128(const float* tile, T* q16, int64_
 }
 
 template <int BT, class T>
-__device__ void store_rope_t(const float* tile, const DqRope& er, int role, int64_t n0, int64_t m0, int64_t n, int64_t m) {
-  // Round 38: the loads (slots, cos/sin) of U tasks go first, then their stores: one task at a time
-  // left each thread 16 (Q, K) or 32 (V) global-load latencies in a row. And DqRope's fields are
-  // read once, here: er lies in the kernel's parameters, and after each store through a generic
-  // pointer the compiler reloaded them (call 2: +31 µs a Q/K/V launch).
-  constexpr int U = 8;
-  using Tile = StagedTile<BT, float>;
-  const int tid = int(threadIdx.x), feats = int(n - n0 < kTileRows ? n - n0 : kTileRows);
-  struct Fields {
-    T *q16, *pool;
-    const float2* cs;
-    const int64_t* slots;
-    int64_t q_cols, kv_row, block_elems, k_off, v_off;
-    int hd, half, interleaved, block_size;
+__device__ __forceinline__ void store_rope_t(const float* tile, const DqRope& e, int role, int64_t n0, int64_t m0, int64_t m) {
+  // DqRope lies in the kernel's parameters: its fields read once, here, into the arguments (read
+  // through the reference after each store, they were reloaded every time; round 38, call 2).
+  T* const pool = static_cast<T*>(e.kv.pool);
+  const int64_t block_elems = e.kv.block_elems, kv_row = int64_t(e.kv.kv_heads) * e.kv.head_dim;
+  const uint32_t block_size = uint32_t(e.kv.block_size);
+  const auto base = [=](int64_t slot) {
+    // 32 bits: a pool of 128-dim heads holds under 2^32 token slots (>= 512 bytes a slot)
+    const uint32_t s = uint32_t(slot), b = s / block_size;
+    return pool + int64_t(b) * block_elems + int64_t(s - b * block_size) * kv_row;
   };
-  const Fields e{static_cast<T*>(er.q16), static_cast<T*>(er.kv.pool), er.cs, er.slots, er.q_cols, int64_t(er.kv.kv_heads) * er.kv.head_dim,
-                 er.kv.block_elems, er.kv.k_off, er.kv.v_off, er.head_dim, er.half, er.interleaved, er.kv.block_size};
-  const int hd = e.hd, half = e.half;
-  const auto slot_base = [&](int64_t slot) {
-    return e.pool + (slot / e.block_size) * e.block_elems + (slot % e.block_size) * e.kv_row;
-  };
-  if (hd == 128 && half == 64 && feats == 128) {  // one 128-dim head a tile: compile-time task layout
-    const auto base = [&](int64_t slot) {
-      // 32 bits: a pool of 128-dim heads holds under 2^32 token slots (>= 512 bytes a slot)
-      const uint32_t s = uint32_t(slot), b = s / uint32_t(e.block_size);
-      return e.pool + int64_t(b) * e.block_elems + int64_t(s - b * uint32_t(e.block_size)) * e.kv_row;
-    };
-    const int64_t kv_off = role == 1 ? e.k_off : e.v_off;
-    if (e.interleaved != 0) {
-      store_rope_128<BT, true>(tile, e.q16, e.q_cols, e.cs, e.slots, base, kv_off, role, n0, m0, m);
-    } else {
-      store_rope_128<BT, false>(tile, e.q16, e.q_cols, e.cs, e.slots, base, kv_off, role, n0, m0, m);
-    }
-    return;
-  }
-  if (role == 2) {  // v: 4 dims a task
-    const int per_tok = feats / 4, total = BT * per_tok;
-    for (int v0 = tid; v0 < total; v0 += U * kTileThreads) {
-      int64_t slot[U];
-      bool ok[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int v = v0 + u * kTileThreads;
-        ok[u] = v < total && m0 + v / per_tok < m;
-        slot[u] = ok[u] ? __ldg(e.slots + m0 + v / per_tok) : 0;
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (!ok[u]) continue;
-        const int v = v0 + u * kTileThreads, tok = v / per_tok, c = (v % per_tok) * 4;
-        const float* src = tile + tok * Tile::kStride + c;
-        put4_16(slot_base(slot[u]) + e.v_off + n0 + c, src[0], src[1], src[2], src[3]);
-      }
-    }
-    return;
-  }
-  const int pair_tasks = e.interleaved ? half / 2 : half / 4, per_head = pair_tasks + (hd - 2 * half) / 4;
-  const int per_tok = (feats / hd) * per_head, total = BT * per_tok;
-  for (int v0 = tid; v0 < total; v0 += U * kTileThreads) {
-    int64_t slot[U];
-    float4 c4[U][2];  // cos/sin: halves 4 pairs (two float4), interleaved 2 pairs (one)
-    bool ok[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int v = v0 + u * kTileThreads, j = (v % per_tok) % per_head;
-      const int64_t r = m0 + v / per_tok;
-      ok[u] = v < total && r < m;
-      slot[u] = ok[u] && role == 1 ? __ldg(e.slots + r) : 0;
-      if (ok[u] && j < pair_tasks) {  // cs + r·half + first pair: 16-byte aligned (half % 4, or % 2 interleaved)
-        const float4* cs = reinterpret_cast<const float4*>(e.cs + r * half + (e.interleaved ? 2 * j : 4 * j));
-        c4[u][0] = __ldg(cs);
-        c4[u][1] = make_float4(0.f, 0.f, 0.f, 0.f);  // interleaved: unused (no copy: it made each load wait, call 7)
-        if (!e.interleaved) c4[u][1] = __ldg(cs + 1);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (!ok[u]) continue;
-      const int v = v0 + u * kTileThreads, tok = v / per_tok, hh = (v % per_tok) / per_head, j = (v % per_tok) % per_head;
-      const int64_t r = m0 + tok;
-      const float* h = tile + tok * Tile::kStride + hh * hd;
-      T* dst = role == 0 ? e.q16 + r * e.q_cols + n0 + hh * hd : slot_base(slot[u]) + e.k_off + n0 + hh * hd;
-      const float2 cs[4] = {make_float2(c4[u][0].x, c4[u][0].y), make_float2(c4[u][0].z, c4[u][0].w),
-                            make_float2(c4[u][1].x, c4[u][1].y), make_float2(c4[u][1].z, c4[u][1].w)};
-      if (j >= pair_tasks) {  // unrotated dims past the rotary part
-        const int d0 = 2 * half + (j - pair_tasks) * 4;
-        put4_16(dst + d0, h[d0], h[d0 + 1], h[d0 + 2], h[d0 + 3]);
-      } else if (e.interleaved) {  // dims 4j..4j+3: pairs 2j and 2j + 1
-        const int i = 2 * j;
-        const float2 a = cs[0], b = cs[1];
-        const float x0 = h[2 * i], x1 = h[2 * i + 1], x2 = h[2 * i + 2], x3 = h[2 * i + 3];
-        put4_16(dst + 2 * i, sub(mul(x0, a.x), mul(x1, a.y)), add(mul(x0, a.y), mul(x1, a.x)), sub(mul(x2, b.x), mul(x3, b.y)),
-                add(mul(x2, b.y), mul(x3, b.x)));
-      } else {
-        const int i = j * 4;
-        float ya[4], yb[4];
-#pragma unroll
-        for (int w = 0; w < 4; ++w) {  // rope_store_kv_kernel's rotate
-          const float x0 = h[i + w], x1 = h[half + i + w];
-          ya[w] = sub(mul(x0, cs[w].x), mul(x1, cs[w].y));
-          yb[w] = add(mul(x0, cs[w].y), mul(x1, cs[w].x));
-        }
-        put4_16(dst + i, ya[0], ya[1], ya[2], ya[3]);
-        put4_16(dst + half + i, yb[0], yb[1], yb[2], yb[3]);
-      }
-    }
+  const int64_t kv_off = role == 1 ? e.kv.k_off : e.kv.v_off;
+  if (e.interleaved != 0) {
+    store_rope_128<BT, true>(tile, static_cast<T*>(e.q16), e.q_cols, e.cs, e.slots, base, kv_off, role, n0, m0, m);
+  } else {
+    store_rope_128<BT, false>(tile, static_cast<T*>(e.q16), e.q_cols, e.cs, e.slots, base, kv_off, role, n0, m0, m);
   }
 }
 template <int BT>
-__device__ __forceinline__ void store_rope(const float* tile, const DqRope& e, int role, int64_t n0, int64_t m0, int64_t n, int64_t m) {
+__device__ __forceinline__ void store_rope(const float* tile, const DqRope& e, int role, int64_t n0, int64_t m0, int64_t m) {
   if (e.kv.type == TensorType::F16) {
-    store_rope_t<BT, __half>(tile, e, role, n0, m0, n, m);
+    store_rope_t<BT, __half>(tile, e, role, n0, m0, m);
   } else {
-    store_rope_t<BT, __nv_bfloat16>(tile, e, role, n0, m0, n, m);
+    store_rope_t<BT, __nv_bfloat16>(tile, e, role, n0, m0, m);
   }
 }
 
@@ -694,7 +604,7 @@ __device__ __forceinline__ void rs_tile(const CUtensorMap* wmap, const CUtensorM
       } else {
         store_staged<BT>(sum, smem, n0, m0, n, m, out, ldo, bias, add, bulk_add, sync);
         if constexpr (std::is_same_v<OutT, float>) {
-          if (rope != nullptr) store_rope<BT>(reinterpret_cast<const float*>(smem), *rope, role, n0, m0, n, m);  // the tile is still there
+          if (rope != nullptr) store_rope<BT>(reinterpret_cast<const float*>(smem), *rope, role, n0, m0, m);  // the tile is still there
         }
       }
     }
@@ -1107,20 +1017,22 @@ cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const v
 }
 
 bool dq_rope_supports(const DqSeg* segs, int count, const DqRope& r) {
-  if (segs == nullptr || count != 3 || r.q16 == nullptr || r.cs == nullptr || r.slots == nullptr || r.kv.pool == nullptr) return false;
-  if (r.kv.type != TensorType::F16 && r.kv.type != TensorType::BF16) return false;
-  if (reinterpret_cast<uintptr_t>(r.cs) % 16 != 0) return false;  // store_rope_t reads it as float4
-  const int hd = r.head_dim;
-  if (hd <= 0 || kTileRows % hd != 0 || r.kv.head_dim != hd || r.half <= 0 || 2 * r.half > hd || hd % 4 != 0) return false;
-  if (r.half % (r.interleaved ? 2 : 4) != 0 || r.kv.block_elems % 4 != 0 || r.kv.k_off % 4 != 0 || r.kv.v_off % 4 != 0) return false;
-  const int64_t kv_dim = int64_t(r.kv.kv_heads) * hd;
-  return segs[0].n == r.q_cols && r.q_cols % hd == 0 && segs[1].n == kv_dim && segs[2].n == kv_dim && !segs[0].add && !segs[1].add &&
+  if (segs == nullptr || count != 3 || (r.kv.type != TensorType::F16 && r.kv.type != TensorType::BF16)) return false;
+  // One head a tile (kTileRows), rotary half 64: store_rope_128's layout. Other heads and partial
+  // rotary take rope_kv_rows after the plain launch.
+  if (r.head_dim != kTileRows || r.kv.head_dim != kTileRows || r.half != 64) return false;
+  if (r.kv.block_elems % 4 != 0 || r.kv.k_off % 4 != 0 || r.kv.v_off % 4 != 0) return false;
+  const int64_t kv_dim = int64_t(r.kv.kv_heads) * kTileRows;
+  return segs[0].n == r.q_cols && r.q_cols % kTileRows == 0 && segs[1].n == kv_dim && segs[2].n == kv_dim && !segs[0].add && !segs[1].add &&
          !segs[2].add;
 }
 
 cudaError_t launch_dq_tma_group_rope(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                      int32_t* counters, const DqRope& rope, cudaStream_t stream) {
   if (!dq_rope_supports(segs, count, rope)) return refuse("RoPE in the end: the segments, the heads or the pool");
+  if (rope.q16 == nullptr || rope.slots == nullptr || rope.kv.pool == nullptr || reinterpret_cast<uintptr_t>(rope.cs) % 16 != 0) {
+    return refuse("RoPE in the end: q16, the slots, the pool or the cos/sin table (16-byte aligned, read as float4)");
+  }
   return launch_group(segs, count, k, x, m, plan, ws, counters, false, stream, &rope);
 }
 

@@ -72,8 +72,8 @@ DqMmaPlan dq_tma_group_plan(const DqSeg* segs, int count, int64_t k, int64_t m, 
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream);
 // Round 37 (opt-in; VELLUM_CUDA_QKV_ROPE=1): RoPE and the K/V store in a grouped launch's end. Segments 0, 1
-// and 2 are a layer's Q, K and V (f32 out, stored as before); each tile (128 rows: whole heads of
-// head_dim 64 or 128) then also goes out as q rotated into q16 [rows][q_cols] (the pool's 16-bit
+// and 2 are a layer's Q, K and V (f32 out, stored as before); each tile (128 rows: one head of
+// head_dim 128, rotary half 64) then also goes out as q rotated into q16 [rows][q_cols] (the pool's 16-bit
 // type), k rotated and v into their pool slots: rope_kv_rows_kernel's arithmetic on the same f32
 // values with its cos/sin values (launch_rope_table), so the same bits as launch_rope_kv_rows after
 // the plain launch.
@@ -85,6 +85,7 @@ struct DqRope {
   KvPoolView kv;  // the layer's; F16 or BF16
   const int64_t* slots = nullptr;
 };
+// The segments' and the heads' shapes (the pointers are checked at the launch).
 bool dq_rope_supports(const DqSeg* segs, int count, const DqRope& rope);
 cudaError_t launch_dq_tma_group_rope(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                      int32_t* counters, const DqRope& rope, cudaStream_t stream);
