@@ -2238,6 +2238,50 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
       record(fmt::format("attention {}q/{}kv x{} decode {} spans/block bits, {} KV, blocks of {}", heads, kv_heads, head_dim, what, tn, bs),
              differ, 0, "outputs differing from the auto choice with 1, 3, 7 spans (round 14: chunks) per block");
     }
+    if (head_dim == 128 && (heads / kv_heads) % 2 == 0) {
+      // Round 39: the warpgroup kernel's K/V copiers and its overlapped loop, each forced, with every
+      // block's stages starting as NaN (rows a copier leaves unwritten would show) and the outputs
+      // poisoned: the tensor-core rows bit for bit against round 31's copying warpgroup. The copying
+      // warp (bulk tensor copies) takes blocks whose size splits into boxes of 8k rows; 24 it refuses.
+      const auto tc_rows = [&](const std::vector<float>& all) {
+        std::vector<float> v;
+        for (const auto& sq : ss) {
+          if (sq.q_count < uint32_t(kTcRows)) continue;
+          v.insert(v.end(), all.begin() + size_t(sq.q_begin) * width, all.begin() + size_t(sq.q_begin + sq.q_count) * width);
+        }
+        return v;
+      };
+      std::vector<float> ref;
+      for (const int copier : {1, 0, 2, 3}) {
+        cuda::set_attn_wg_copier(copier);
+        cuda::set_attn_wg_poison(true);
+        const int64_t before = cuda::attn_wg_launches(copier);
+        p.gpu.fill(out.g, NAN);
+        p.gpu.attention(layer, q.g, shape, out.g);
+        const std::vector<float> got = tc_rows(p.get_gpu(out.g));
+        const int64_t taken = cuda::attn_wg_launches(copier) - before;
+        cuda::set_attn_wg_copier(-1);
+        cuda::set_attn_wg_poison(false);
+        if (copier == 1) {
+          ref = got;
+          record(fmt::format("attention {}q/{}kv x{} tensor cores, copying warpgroup, poisoned stages, {} KV, blocks of {}", heads, kv_heads,
+                             head_dim, tn, bs),
+                 rel_err(got, tc_ref), tc_bound, "vs CPU f32 on the same rounded K/V");
+          continue;
+        }
+        double differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+        const bool want = copier == 0 || bs % 8 == 0;  // the copying warp (2, 3) refuses blocks of 24
+        record(fmt::format("attention {}q/{}kv x{} tensor cores, {}, poisoned stages, {} KV, blocks of {}", heads, kv_heads, head_dim,
+                           copier == 0   ? "every thread copying"
+                           : copier == 2 ? "copying warp (bulk tensor copies)"
+                                         : "copying warp, products overlapping the softmax",
+                           tn, bs),
+               differ + double((taken > 0) != want), 0,
+               fmt::format("outputs differing from the copying warpgroup's, + 1 if the kernel was {} ({} launches)",
+                           want ? "not taken" : "taken", taken));
+      }
+    }
     // Round 14: the 20 000- and 200-past decode rows as steps of their own (one token row: the
     // decode kernel may copy older K/V before its programmatic wait; by default round 14's chunked
     // kernel at 20k, its one-block-per-head kernel at 200).
@@ -2436,6 +2480,13 @@ void check_attention_all(Pair& p) {
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   check_attention(p, 32, 8, 128, TensorType::F16, 24);
+  // Round 39: the copying warp's boxes at their smallest (8 rows, 16 a tile) and as one 128-row box
+  // inside a 256-position block.
+  for (const uint32_t bs : {8u, 256u}) {
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+    check_attention(p, 32, 8, 128, bs == 8 ? TensorType::BF16 : TensorType::F16, bs);
+  }
   p.cpu.release_scratch();
   p.gpu.release_scratch();
   // Round 31: a KV group of odd size at 128 dims (qwen2.5-7b's 28q/4kv): the tensor-core kernel's

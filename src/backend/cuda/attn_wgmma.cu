@@ -19,6 +19,9 @@
 // Each wgmma group is awaited before its results are read, and P's registers are fenced until the
 // products reading them are done: ptxas gave P's registers to a live Q when Q was A in registers
 // (round 27, docs/cuda.md), which is why Q now sits in shared memory.
+// Who fills the K/V stages (CP): every thread with cp.async (round 27), a copying warpgroup with
+// cp.async (round 31), or one copying warp that has the bulk tensor copy engine move each KV
+// block's rows (round 39: the warpgroup's address arithmetic was ~45% of the block's instructions).
 
 #include "backend/cuda/attn_wgmma.h"
 
@@ -27,6 +30,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 
 #include "backend/cuda/block_slot.cuh"
@@ -34,6 +38,7 @@
 #include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/tensor_map.h"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 #include "backend/cuda/wgmma.cuh"
@@ -42,6 +47,23 @@ namespace vellum::cuda {
 namespace {
 
 constexpr int kHD = 128;  // head dims this kernel takes
+
+// Who copies the K/V tiles (above); kCpTmaOv: the copying warp, and each warpgroup's products
+// overlapped with its own softmax (the consumer loop below).
+enum : int { kCpAll = 0, kCpGroup = 1, kCpTma = 2, kCpTmaOv = 3 };
+// kCpTmaOv's copying warp sits in a warpgroup of its own (three of its warps leave at once): the
+// register file is split among the SM's four sub-partitions, so with 9 warps one holds 3 and every
+// thread gets at most 168 registers; the overlap needs more, which setmaxnreg moves from that
+// warpgroup to the multiplying ones.
+constexpr int copier_threads(int cp) { return cp == kCpGroup || cp == kCpTmaOv ? 128 : cp == kCpTma ? 32 : 0; }
+
+// The TMA copier's view of the pool: rows of kv_heads x 128 elements (the tensor map's), where slot
+// s of block b of this layer's K is row b * per_block + k_row + s (V: v_row), and boxes of `box`
+// rows (min(block size, NKV)) that never cross a block.
+struct KvRows {
+  int per_block = 0, k_row = 0, v_row = 0, box = 0;
+  int poison = 0;  // checks only (set_attn_wg_poison): the stages start as NaN, so unzeroed rows would show
+};
 
 template <int NKV, int STAGES, int HPB>
 constexpr int wg_smem_bytes() {  // stages × (K, V) × NKV rows × 256 bytes, Q tiles, + 1 KiB to align atoms
@@ -53,18 +75,23 @@ constexpr int wg_smem_bytes() {  // stages × (K, V) × NKV rows × 256 bytes, Q
 __device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ void named_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 
-// WS (round 31): a third warpgroup copies the K/V tiles (cp.async through the block table) and hands
+// CP = kCpGroup (round 31): a third warpgroup copies the K/V tiles (cp.async through the block table) and hands
 // each stage over on mbarriers: full[s] when a tile has landed, empty[s] when both multiplying
 // warpgroups are done with it. The multiplying warpgroups then never meet at a block barrier, so
 // one can start its next tile's products while the other is still in its softmax or P·V, and
 // they issue no copies. Without WS every thread copies and a block barrier a tile hands the stage
-// over (round 27).
-template <typename T, int NKV, int STAGES, int HPB, bool WS>
-__global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
-    attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong, int heads_fastest) {
+// over (round 27). CP = kCpTma (round 39): one warp after the multiplying warpgroups; per tile its
+// lanes look up one box of rows each in the block table and have the copy engine land K and V on
+// full[s] (the expected bytes announced first); the rows of boxes past the context are zeroed
+// (their weights are 0, but 0 times a NaN left in shared memory is not).
+template <typename T, int NKV, int STAGES, int HPB, int CP>
+__global__ void __launch_bounds__(128 * HPB + copier_threads(CP), 1)
+    attn_wg_kernel(AttnParams p, const AttnTile* tiles, int n_tiles, int pingpong, int heads_fastest, const __grid_constant__ CUtensorMap kvmap,
+                   KvRows kr) {
   pdl_wait();
-  static_assert(!WS || HPB == 2, "the copying warpgroup feeds two-head blocks only (launch_kv)");
-  constexpr int NT = WS ? 128 : 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
+  constexpr bool WS = CP != kCpAll;
+  static_assert(!WS || HPB == 2, "the copying threads feed two-head blocks only (launch_kv)");
+  constexpr int NT = CP == kCpGroup ? 128 : 128 * HPB, KK = kHD / 16, NS = NKV / 8, ND = kHD / 8;
   constexpr int kHalf = NKV * 128;     // bytes of one 64-dim half of a K or V tile
   constexpr int kTile = 2 * kHalf;     // one K (or V) tile
   constexpr int kQTile = 64 * kHD * 2;  // a warpgroup's 64 query rows
@@ -87,20 +114,61 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
   const bool pp = HPB == 2 && pingpong != 0;
   __shared__ uint64_t full[STAGES], empty[STAGES];  // WS only
   const bool copier = WS && wgi == HPB;
+  if (kr.poison != 0) {
+    for (int c = threadIdx.x; c < STAGES * 2 * kTile / 16; c += blockDim.x) reinterpret_cast<uint4*>(smem)[c] = make_uint4(~0u, ~0u, ~0u, ~0u);
+    __syncthreads();
+  }
   if constexpr (WS) {
     if (threadIdx.x == 0) {
-      for (int st = 0; st < STAGES; ++st) mbar_init(&full[st], 128), mbar_init(&empty[st], 128 * HPB);
+      for (int st = 0; st < STAGES; ++st) mbar_init(&full[st], CP >= kCpTma ? 1 : 128), mbar_init(&empty[st], 128 * HPB);
       mbar_init_fence();
     }
     __syncthreads();
-    // Meant to move registers to the multiplying warpgroups; ptxas (CUDA 13) ignores both (C7507:
-    // the copying warpgroup's addressing needs more than 40), so every warp keeps the launch's 168,
-    // in which the multiplying code fits without spills. They stay because they order the prologue
-    // of the SASS that round 31 measured; a leaner copier that lets them act is not measured yet.
-    if (copier) {
-      setmaxnreg_dec<40>();
-    } else {
-      setmaxnreg_inc<232>();
+    // Registers moved to the multiplying warpgroups. For kCpGroup ptxas (CUDA 13) ignores both
+    // (C7507: the copying warpgroup's addressing needs more than 40), so every warp keeps the
+    // launch's 168, in which round 31's loop fits without spills; they stay there because they order
+    // the prologue of the SASS that round 31 measured. kCpTmaOv's overlapped loop needs them.
+    if constexpr (CP == kCpGroup || CP == kCpTmaOv) {
+      if (copier) {
+        setmaxnreg_dec<40>();
+      } else {
+        setmaxnreg_inc<232>();
+      }
+    }
+  }
+  // The copying warp goes its own way before the multiplying warpgroups' setup, so that after
+  // setmaxnreg_dec it needs few registers (ptxas ignores setmaxnreg where code after it shares
+  // more, C7507).
+  if constexpr (CP >= kCpTma) {
+    if (copier) {  // tile j into stage j % STAGES once both multiplying warpgroups are done with j - STAGES
+      if (warp != 4 * HPB) return;  // kCpTmaOv: the copying warpgroup's other warps
+      const int32_t* table = p.tables + tile.table;
+      const int n_kv = (ctx_last + NKV - 1) / NKV, bs = p.kv.block_size, box = kr.box, boxes = NKV / box;
+      for (int j = 0; j < n_kv; ++j) {
+        const int st = j % STAGES, t0 = j * NKV;
+        if (j >= STAGES) mbar_wait(&empty[st], (j / STAGES - 1) & 1);
+        const int loaded = min(boxes, (ctx_last - t0 + box - 1) / box);  // boxes holding a visible position
+        uint8_t* const ks = smem + st * 2 * kTile;
+        uint8_t* const vs = ks + kTile;
+        if (loaded < boxes) {  // V's rows past them: zeros, both 64-dim halves (whole rows: the swizzle keeps them)
+          for (int c = (loaded * box) * 16 + lane; c < NKV * 16; c += 32) {
+            *reinterpret_cast<uint4*>(vs + (c % 16) / 8 * kHalf + c / 16 * 128 + (c % 8) * 16) = make_uint4(0u, 0u, 0u, 0u);
+          }
+          fence_proxy_async_smem();
+        }
+        __syncwarp();
+        if (lane == 0) mbar_arrive_expect_tx(&full[st], uint32_t(loaded) * 4u * uint32_t(box) * 128u);
+        __syncwarp();
+        if (lane < loaded) {
+          const int pos = t0 + lane * box, row = table[pos / bs] * kr.per_block + pos % bs, col = kvh * kHD;
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            tma_load_2d(ks + half * kHalf + lane * box * 128, &kvmap, col + half * 64, row + kr.k_row, &full[st]);
+            tma_load_2d(vs + half * kHalf + lane * box * 128, &kvmap, col + half * 64, row + kr.v_row, &full[st]);
+          }
+        }
+      }
+      return;
     }
   }
   if (pp && wgi == 1) named_arrive(1, 256);
@@ -162,7 +230,10 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
 #pragma unroll
   for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 
-  if constexpr (WS) {
+  if constexpr (CP >= kCpTma) {
+    fence_proxy_async();  // Q's tile, for the S products
+    named_sync(3, 128 * HPB);
+  } else if constexpr (WS) {
     if (copier) {  // tile j into stage j % STAGES once both multiplying warpgroups are done with j - STAGES
       fetch(0);
       for (int j = 0; j < n_kv; ++j) {
@@ -190,7 +261,98 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
     }
     fetch(STAGES - 1);
   }
-  for (int j = 0; j < n_kv; ++j) {
+  // The tile's S products (Q's 64 rows against the K tile at kt) and its O += P·V products (V at vt).
+  const auto issue_s = [&](const uint8_t* kt) {
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      WgmmaSs<NKV, T>::run(s, smem_desc_sw128(qt + kk / 4 * 8192 + kk % 4 * 32), smem_desc_sw128(kt + kk / 4 * kHalf + kk % 4 * 32),
+                           kk > 0);
+    }
+    wgmma_commit();
+  };
+  const auto issue_pv = [&](const uint8_t* vt, const uint32_t(&pa)[NKV / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < NKV / 16; ++kk) {
+      // V: 16 rows of K from row 16kk, its two 64-dim halves kHalf bytes apart, 8-row groups 1 KiB apart.
+      WgmmaRs<kHD, T, 1>::run(o, pa[kk], smem_desc_sw128_mn(vt + kk * 16 * 128, kHalf, 1024), 1);
+    }
+    wgmma_commit();
+  };
+  // The online softmax of the tile at t0 on S (two copies: the mask's compares and selects only where
+  // the tile reaches the warp's rows; as one predicated body they ran on every tile, ~25% of its
+  // instructions), its weights rounded into P.
+  const auto softmax_into = [&](int t0, uint32_t(&pa)[NKV / 16][4], float& a0, float& a1) {
+    if (t0 + NKV > warp_ctx_min) {
+      online_softmax_tile(s, t0, true, c0, c1, gc, sl2, m0, m1, l0, l1, a0, a1);
+    } else {
+      online_softmax_tile(s, t0, false, c0, c1, gc, sl2, m0, m1, l0, l1, a0, a1);
+    }
+#pragma unroll
+    for (int kk = 0; kk < NKV / 16; ++kk) {
+      pa[kk][0] = pack2(s[2 * kk][0], s[2 * kk][1], T{}), pa[kk][1] = pack2(s[2 * kk][2], s[2 * kk][3], T{});
+      pa[kk][2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T{}), pa[kk][3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{});
+    }
+  };
+  if constexpr (CP == kCpTmaOv) {
+    // FlashAttention-3's overlap inside a warpgroup: tile j's S products are issued together with
+    // tile j - 1's P·V, and tile j's softmax runs while the P·V products hold the tensor cores. O
+    // is rescaled by tile j's factor once tile j - 1's products are in, so each row takes the same
+    // operations in the same order as the loop below (the same bits). P of tile j - 1 and of tile j
+    // are both live: 64 + 64 (O, S) + 2 x 32 registers, within the 224 a thread of 288 may have.
+    uint32_t pa[NKV / 16][4], pb[NKV / 16][4];
+    float a0, a1;
+    mbar_wait(&full[0], 0);
+    wgmma_fence_operands(s);
+    wgmma_fence();
+    issue_s(smem);
+    wgmma_wait<0>();
+    wgmma_fence_operands(s);
+    softmax_into(0, pa, a0, a1);  // O is still zero: nothing to rescale
+    // Tile j with tile j - 1's P in prev; tile j's P into next. Two steps a turn with the roles of pa
+    // and pb swapped: copying next into prev would define a product's input registers inside its
+    // pipeline stage, and ptxas then serializes every wgmma (C7513).
+    const auto step = [&](int j, uint32_t(&prev)[NKV / 16][4], uint32_t(&next)[NKV / 16][4]) {
+      mbar_wait(&full[j % STAGES], (j / STAGES) & 1);
+      const uint8_t* kt = smem + (j % STAGES) * 2 * kTile;
+      const uint8_t* vp = smem + ((j - 1) % STAGES) * 2 * kTile + kTile;
+      wgmma_fence_operands(s);
+      wgmma_fence_operands(o);
+      wgmma_fence_operands(prev);
+      wgmma_fence();
+      issue_s(kt);
+      issue_pv(vp, prev);
+      wgmma_wait<1>();  // the S products (committed first) are in; P·V may still run
+      wgmma_fence_operands(s);
+      softmax_into(j * NKV, next, a0, a1);
+      wgmma_wait<0>();
+      wgmma_fence_operands(o);
+      wgmma_fence_operands(prev);
+      mbar_arrive(&empty[(j - 1) % STAGES]);
+      rescale_rows(o, a0, a1);
+    };
+    const auto last_pv = [&](uint32_t(&prev)[NKV / 16][4]) {
+      wgmma_fence_operands(o);
+      wgmma_fence_operands(prev);
+      wgmma_fence();
+      issue_pv(smem + ((n_kv - 1) % STAGES) * 2 * kTile + kTile, prev);
+      wgmma_wait<0>();
+      wgmma_fence_operands(o);
+      wgmma_fence_operands(prev);
+      mbar_arrive(&empty[(n_kv - 1) % STAGES]);
+    };
+    int j = 1;
+    for (; j + 1 < n_kv; j += 2) {
+      step(j, pa, pb);
+      step(j + 1, pb, pa);
+    }
+    if (j < n_kv) {
+      step(j, pa, pb);
+      last_pv(pb);
+    } else {
+      last_pv(pa);
+    }
+  }
+  for (int j = 0; j < (CP == kCpTmaOv ? 0 : n_kv); ++j) {
     if constexpr (WS) {
       mbar_wait(&full[j % STAGES], (j / STAGES) & 1);
     } else {
@@ -207,35 +369,20 @@ __global__ void __launch_bounds__(128 * HPB + (WS ? 128 : 0), 1)
     wgmma_fence_operands(s);
     if (pp) named_sync(1 + wgi, 256);
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-      WgmmaSs<NKV, T>::run(s, smem_desc_sw128(qt + kk / 4 * 8192 + kk % 4 * 32), smem_desc_sw128(kt + kk / 4 * kHalf + kk % 4 * 32),
-                           kk > 0);
-    }
-    wgmma_commit();
+    issue_s(kt);
     if (pp) named_arrive(2 - wgi, 256);
     wgmma_wait<0>();
     wgmma_fence_operands(s);
 
     float a0, a1;
-    online_softmax_tile(s, t0, t0 + NKV > warp_ctx_min, c0, c1, gc, sl2, m0, m1, l0, l1, a0, a1);
-    rescale_rows(o, a0, a1);
     uint32_t pa[NKV / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < NKV / 16; ++kk) {
-      pa[kk][0] = pack2(s[2 * kk][0], s[2 * kk][1], T{}), pa[kk][1] = pack2(s[2 * kk][2], s[2 * kk][3], T{});
-      pa[kk][2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T{}), pa[kk][3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{});
-    }
+    softmax_into(t0, pa, a0, a1);
+    rescale_rows(o, a0, a1);
     wgmma_fence_operands(pa);
     wgmma_fence_operands(o);
     if (pp) named_sync(1 + wgi, 256);
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < NKV / 16; ++kk) {
-      // V: 16 rows of K from row 16kk, its two 64-dim halves kHalf bytes apart, 8-row groups 1 KiB apart.
-      WgmmaRs<kHD, T, 1>::run(o, pa[kk], smem_desc_sw128_mn(vt + kk * 16 * 128, kHalf, 1024), 1);
-    }
-    wgmma_commit();
+    issue_pv(vt, pa);
     if (pp) named_arrive(2 - wgi, 256);
     wgmma_wait<0>();
     wgmma_fence_operands(o);
@@ -267,11 +414,15 @@ int env_or(const char* name, int fallback) {
   return e != nullptr ? std::atoi(e) : fallback;
 }
 
-template <typename T, int NKV, int kStages, int HPB, bool WS>
-cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
+int g_poison = 0;  // set_attn_wg_poison
+int64_t g_launches[4] = {};  // by copier (attn_wg_launches)
+
+template <typename T, int NKV, int kStages, int HPB, int CP>
+cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream, const CUtensorMap& map, KvRows kr) {
+  constexpr bool WS = CP != kCpAll;
   constexpr int smem = wg_smem_bytes<NKV, kStages, HPB>();
   static_assert(smem + 2 * 8 * kStages <= 232448, "227 KiB a block at most");
-  const auto kernel = attn_wg_kernel<T, NKV, kStages, HPB, WS>;
+  const auto kernel = attn_wg_kernel<T, NKV, kStages, HPB, CP>;
   static bool raised = false;
   if (!raised) {
     const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -291,27 +442,83 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   // turns, 351-353 without; 2 048 the same; 512 107-109 with, 105-106 without. Round 27's kernel
   // keeps them (worth 6-8% there). VELLUM_CUDA_ATTN_WG_PP=0 / 1 forces either.
   static const int turns = env_or("VELLUM_CUDA_ATTN_WG_PP", -1);
-  const int pingpong = turns >= 0 ? turns : WS && n_tiles > 64 ? 0 : 1;
+  const int pingpong = CP == kCpTmaOv ? 0 : turns >= 0 ? turns : WS && n_tiles > 64 ? 0 : 1;  // the overlap takes no turns
   const dim3 grid = heads_fastest ? dim3(unsigned(p.heads / HPB), unsigned(n_tiles)) : dim3(unsigned(n_tiles), unsigned(p.heads / HPB));
-  kernel<<<grid, 128 * HPB + (WS ? 128 : 0), smem, stream>>>(p, tiles, n_tiles, pingpong, heads_fastest);
+  kr.poison = g_poison;
+  ++g_launches[CP];
+  kernel<<<grid, 128 * HPB + copier_threads(CP), smem, stream>>>(p, tiles, n_tiles, pingpong, heads_fastest, map, kr);
   return cudaGetLastError();
 }
 
-// VELLUM_CUDA_ATTN_WG_WS=0: round 27's kernel (every thread copies; a block barrier a tile).
-const int g_ws = env_or("VELLUM_CUDA_ATTN_WG_WS", 1);
+// VELLUM_CUDA_ATTN_WG_WS=0 / 1 / 2 / 3: round 27's kernel (every thread copies; a block barrier a
+// tile), round 31's copying warpgroup, round 39's copying warp, the copying warp with the overlap
+// (the default where the copying warp applies).
+int g_copier = env_or("VELLUM_CUDA_ATTN_WG_WS", -1);
 
-// The copying warpgroup feeds blocks of two heads (a KV group of even size, the shape the checks
-// and timings cover: 32q/8kv); a block of one head keeps round 27's kernel. Three stages with the
-// copying warpgroup (it keeps two tiles in flight; round 31: 2 stages 269 TFLOP/s at 8k, 3 stages
-// 346), two without it (round 27: 3 stages no faster). VELLUM_CUDA_ATTN_WG_STAGES=2 / 3 forces either.
+// The copying warp's tensor map (the pool as rows of kv_heads x 128 elements, boxes of 64 elements
+// x kr.box rows in the 128-byte swizzle), made once per pool and layer shape. False where the pool's
+// layout does not fit it: a layer's K and V must start on whole rows, boxes must split NKV and the
+// block size evenly in multiples of 8 rows (the swizzle's 1 KiB atoms), rows must fit in an int.
+bool tma_view(const AttnParams& p, int nkv, CUtensorMap& map, KvRows& kr) {
+  const int64_t row = int64_t(p.kv.kv_heads) * kHD, bs = p.kv.block_size, box = std::min<int64_t>(bs, nkv);
+  if (p.kv.blocks <= 0 || bs <= 0 || p.kv.block_elems % row != 0 || p.kv.k_off % row != 0 || p.kv.v_off % row != 0 || box % 8 != 0 ||
+      nkv % box != 0 || bs % box != 0 || reinterpret_cast<uintptr_t>(p.kv.pool) % 16 != 0 || !tensor_maps_available()) {
+    return false;
+  }
+  const int64_t per_block = p.kv.block_elems / row, rows = p.kv.blocks * per_block;
+  if (rows >= (int64_t(1) << 31)) return false;
+  kr.per_block = int(per_block), kr.k_row = int(p.kv.k_off / row), kr.v_row = int(p.kv.v_off / row), kr.box = int(box);
+  struct Cached {
+    const void* pool = nullptr;
+    int64_t row = 0, rows = 0, box = 0;
+    CUtensorMap map{};
+  };
+  static thread_local Cached cached;
+  if (cached.pool != p.kv.pool || cached.row != row || cached.rows != rows || cached.box != box) {
+    if (encode_tensor_map_2d(cached.map, CU_TENSOR_MAP_DATA_TYPE_UINT16, p.kv.pool, uint64_t(row), uint64_t(rows), uint64_t(row) * 2, 64,
+                             uint32_t(box), CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B) != cudaSuccess) {
+      cached.pool = nullptr;
+      return false;
+    }
+    cached.pool = p.kv.pool, cached.row = row, cached.rows = rows, cached.box = box;
+  }
+  map = cached.map;
+  return true;
+}
+
+// The copying threads feed blocks of two heads (a KV group of even size, the shape the checks and
+// timings cover: 32q/8kv); a block of one head keeps round 27's kernel. Three stages with copying
+// threads (they keep two tiles in flight; round 31: 2 stages 269 TFLOP/s at 8k, 3 stages 346), two
+// without them (round 27: 3 stages no faster). VELLUM_CUDA_ATTN_WG_STAGES=2 / 3 forces either.
 template <typename T, int NKV>
 cudaError_t launch_kv(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
-  const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0, ws = g_ws != 0 && pair;
+  const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0;
+  CUtensorMap map{};
+  KvRows kr;
+  const int copier = !pair || g_copier == 0                          ? kCpAll
+                     : g_copier == 1 || !tma_view(p, NKV, map, kr) ? kCpGroup
+                     : g_copier == 2                                ? kCpTma
+                                                                    : kCpTmaOv;
   static const int forced = env_or("VELLUM_CUDA_ATTN_WG_STAGES", 0);
-  const bool three = forced == 3 || (forced != 2 && ws);
-  if (ws) return three ? launch_wg<T, NKV, 3, 2, true>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, 2, 2, true>(p, tiles, n_tiles, stream);
-  if (pair) return three ? launch_wg<T, NKV, 3, 2, false>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, 2, 2, false>(p, tiles, n_tiles, stream);
-  return three ? launch_wg<T, NKV, 3, 1, false>(p, tiles, n_tiles, stream) : launch_wg<T, NKV, 2, 1, false>(p, tiles, n_tiles, stream);
+  const bool three = forced == 3 || (forced != 2 && copier != kCpAll);
+  if (copier == kCpTmaOv) {
+    return three ? launch_wg<T, NKV, 3, 2, kCpTmaOv>(p, tiles, n_tiles, stream, map, kr)
+                 : launch_wg<T, NKV, 2, 2, kCpTmaOv>(p, tiles, n_tiles, stream, map, kr);
+  }
+  if (copier == kCpTma) {
+    return three ? launch_wg<T, NKV, 3, 2, kCpTma>(p, tiles, n_tiles, stream, map, kr)
+                 : launch_wg<T, NKV, 2, 2, kCpTma>(p, tiles, n_tiles, stream, map, kr);
+  }
+  if (copier == kCpGroup) {
+    return three ? launch_wg<T, NKV, 3, 2, kCpGroup>(p, tiles, n_tiles, stream, map, kr)
+                 : launch_wg<T, NKV, 2, 2, kCpGroup>(p, tiles, n_tiles, stream, map, kr);
+  }
+  if (pair) {
+    return three ? launch_wg<T, NKV, 3, 2, kCpAll>(p, tiles, n_tiles, stream, map, kr)
+                 : launch_wg<T, NKV, 2, 2, kCpAll>(p, tiles, n_tiles, stream, map, kr);
+  }
+  return three ? launch_wg<T, NKV, 3, 1, kCpAll>(p, tiles, n_tiles, stream, map, kr)
+               : launch_wg<T, NKV, 2, 1, kCpAll>(p, tiles, n_tiles, stream, map, kr);
 }
 template <typename T>
 cudaError_t launch_type(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream) {
@@ -325,6 +532,9 @@ bool attn_wg_on() {
   return g_wg == 1;
 }
 void set_attn_wg(bool on) { g_wg = on ? 1 : 0; }
+void set_attn_wg_copier(int copier) { g_copier = copier; }
+int64_t attn_wg_launches(int copier) { return copier >= 0 && copier < 4 ? g_launches[copier] : 0; }
+void set_attn_wg_poison(bool on) { g_poison = on ? 1 : 0; }
 void set_attn_wg_kv(int positions) { g_wg_kv = positions == 128 ? 128 : 64; }
 int attn_wg_kv() {
   if (g_wg_kv < 0) set_attn_wg_kv(env_or("VELLUM_CUDA_ATTN_WG_KV", 128));

@@ -4,6 +4,8 @@
 // wgmma instead of mma.sync (see attn_wgmma.cu).
 #pragma once
 
+#include <cstdint>
+
 #include "backend/cuda/attention.h"
 
 namespace vellum::cuda {
@@ -17,6 +19,15 @@ bool attn_wg_on();
 // measurement knob, as VELLUM_CUDA_ATTN_WG_PP=0 (no turns) and VELLUM_CUDA_ATTN_WG_STAGES=3).
 void set_attn_wg_kv(int positions);
 int attn_wg_kv();
+// Who copies K/V for blocks of two heads: 0 every thread (round 27), 1 a copying warpgroup with
+// cp.async (round 31), 2 one warp driving the bulk tensor copy engine (round 39), 3 that warp with
+// each warpgroup's products overlapping its softmax (round 39), -1 the default (3 where the pool's
+// layout allows the copying warp, else 1); VELLUM_CUDA_ATTN_WG_WS sets it for whole programs.
+// attn_wg_launches counts the launches that each copier took.
+void set_attn_wg_copier(int copier);
+int64_t attn_wg_launches(int copier);
+// Checks only: every block's K/V stages start as NaN, so rows the copier leaves unwritten show.
+void set_attn_wg_poison(bool on);
 
 cudaError_t launch_attention_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream);
 

@@ -516,7 +516,7 @@ struct CudaBackend::Impl {
     if (q.data != h.q || k.data != h.k || v.data != h.v || !rope_store_fits(h.layer, q, k, v, h.head_dim, h.rc)) return false;
     const auto& s = layout.layers[h.layer];
     const cuda::RopeParams rp = rope_params(h.rc);
-    r.kv = cuda::KvPoolView{pool, block_elems, k_off[h.layer], v_off[h.layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type};
+    r.kv = cuda::KvPoolView{pool, block_elems, k_off[h.layer], v_off[h.layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type, int64_t(num_blocks)};
     if (!cuda::rope_kv_rows_takes(rp, int(h.head_dim), r.kv)) return false;
     r.q_cols = q.cols, r.head_dim = int(h.head_dim), r.half = rp.half, r.interleaved = rp.interleaved, r.slots = d_slots;
     if (!cuda::dq_rope_supports(segs, count, r)) return false;
@@ -1673,7 +1673,7 @@ void CudaBackend::store_kv(uint32_t layer, const Tensor& k, const Tensor& v) {
     throw_error("store_kv: K {} x {}, V {} x {} for {} slots of {}", k.rows, k.cols, v.rows, v.cols, m.n_slots, row);
   }
   const cuda::KvPoolView view{m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
-                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type};
+                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type, int64_t(m.num_blocks)};
   const int64_t* slots = m.d_slots;
   const int64_t n = m.n_slots;
   m.graphs.mix(7, view.pool, view.block_elems, int(view.type), view.k_off, view.v_off, view.block_size, view.kv_heads, view.head_dim, k.data,
@@ -1706,7 +1706,7 @@ bool CudaBackend::Impl::attn_launch(uint32_t layer, const Tensor& q, const Atten
   p.ldq = q.cols;
   p.out = out.data;
   p.ldo = out.cols;
-  p.kv = {pool, block_elems, k_off[layer], v_off[layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type};
+  p.kv = {pool, block_elems, k_off[layer], v_off[layer], int(layout.block_size), int(s.n_kv_heads), int(s.head_dim_k), kv_type, int64_t(num_blocks)};
   p.row_ctx = d_row_ctx;
   p.row_table = d_row_table;
   p.tables = d_tables;
@@ -1857,7 +1857,7 @@ bool CudaBackend::rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const 
   const auto& s = m.layout.layers[layer];
   const cuda::RopeParams rp = rope_params(rc);
   const cuda::KvPoolView view{m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
-                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type};
+                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type, int64_t(m.num_blocks)};
   if (!cuda::rope_kv_rows_takes(rp, int(head_dim), view)) return false;
   m.touch({q, k, v}, {out});
   m.forget_q8();
@@ -2520,7 +2520,7 @@ void CudaBackend::rope_store_kv(uint32_t layer, Tensor q, Tensor k, const Tensor
   const auto& s = m.layout.layers[layer];
   const cuda::RopeParams p = rope_params(rc);
   const cuda::KvPoolView view{m.pool, m.block_elems, m.k_off[layer], m.v_off[layer], int(m.layout.block_size),
-                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type};
+                              int(s.n_kv_heads), int(s.head_dim_k), m.kv_type, int64_t(m.num_blocks)};
   const int32_t* positions = m.d_positions;
   const int64_t* slots = m.d_slots;
   m.graphs.mix(16, q.data, q.cols, k.data, v.data, q.rows, head_dim, positions, slots, view.pool, view.block_elems,

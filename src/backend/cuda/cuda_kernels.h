@@ -71,6 +71,7 @@ struct KvPoolView {
   int block_size = 0;
   int kv_heads = 0, head_dim = 0;
   TensorType type = TensorType::F32;
+  int64_t blocks = 0;  // blocks in the pool (the prefill attention's tensor map; 0: not known)
 };
 cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v, const int64_t* slots, int64_t n,
                             cudaStream_t stream);

@@ -42,6 +42,7 @@
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/swiglu8.cuh"
+#include "backend/cuda/tensor_map.h"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -707,37 +708,6 @@ int dbg_bits() {
   return bits;
 }
 
-// cuTensorMapEncodeTiled through the runtime (no link against the driver library).
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                                 const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiled encoder() {
-  static const EncodeTiled fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return EncodeTiled(nullptr);
-    }
-    return reinterpret_cast<EncodeTiled>(p);
-  }();
-  return fn;
-}
-
-// A 2-D row-major array (`inner` elements a row, rows `stride` bytes apart) and its box.
-cudaError_t encode_tensor_map_2d(CUtensorMap& map, CUtensorMapDataType type, const void* base, uint64_t inner, uint64_t rows,
-                                 uint64_t stride, uint32_t box_inner, uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                                 CUtensorMapL2promotion l2) {
-  const EncodeTiled f = encoder();
-  if (f == nullptr) return cudaErrorNotSupported;
-  const cuuint64_t dims[2] = {inner, rows}, strides[1] = {stride};
-  const cuuint32_t box[2] = {box_inner, box_rows}, steps[2] = {1, 1};
-  const CUresult rc = f(&map, type, 2, const_cast<void*>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return rc == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
-
 // x (m rows of k bf16) as BT-token x 64-element boxes in wgmma's 128-byte swizzle: every kernel's
 // x tile.
 cudaError_t encode_x_map(CUtensorMap& map, const void* x, int64_t k, int64_t m, int bt) {
@@ -898,7 +868,7 @@ bool dq_tma_direct_store() { return g_direct_store; }
 
 bool dq_tma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % 256 == 0 && k / kK <= (int64_t(1) << 30) &&
-         k <= (int64_t(1) << 31) / 2 && encoder() != nullptr;
+         k <= (int64_t(1) << 31) / 2 && tensor_maps_available();
 }
 
 bool dq_tma_group_supports(const DqSeg* segs, int count, int64_t k) {
