@@ -48,14 +48,8 @@ namespace {
 
 constexpr int kHD = 128;  // head dims this kernel takes
 
-// Who copies the K/V tiles (above); kCpTmaOv: the copying warp, and each warpgroup's products
-// overlapped with its own softmax (the consumer loop below).
-enum : int { kCpAll = 0, kCpGroup = 1, kCpTma = 2, kCpTmaOv = 3 };
-// kCpTmaOv's copying warp sits in a warpgroup of its own (three of its warps leave at once): the
-// register file is split among the SM's four sub-partitions, so with 9 warps one holds 3 and every
-// thread gets at most 168 registers; the overlap needs more, which setmaxnreg moves from that
-// warpgroup to the multiplying ones.
-constexpr int copier_threads(int cp) { return cp == kCpGroup || cp == kCpTmaOv ? 128 : cp == kCpTma ? 32 : 0; }
+enum : int { kCpAll = 0, kCpGroup = 1, kCpTma = 2 };  // who copies the K/V tiles (above)
+constexpr int copier_threads(int cp) { return cp == kCpGroup ? 128 : cp == kCpTma ? 32 : 0; }
 
 // The TMA copier's view of the pool: rows of kv_heads x 128 elements (the tensor map's), where slot
 // s of block b of this layer's K is row b * per_block + k_row + s (V: v_row), and boxes of `box`
@@ -120,15 +114,15 @@ __global__ void __launch_bounds__(128 * HPB + copier_threads(CP), 1)
   }
   if constexpr (WS) {
     if (threadIdx.x == 0) {
-      for (int st = 0; st < STAGES; ++st) mbar_init(&full[st], CP >= kCpTma ? 1 : 128), mbar_init(&empty[st], 128 * HPB);
+      for (int st = 0; st < STAGES; ++st) mbar_init(&full[st], CP == kCpTma ? 1 : 128), mbar_init(&empty[st], 128 * HPB);
       mbar_init_fence();
     }
     __syncthreads();
-    // Registers moved to the multiplying warpgroups. For kCpGroup ptxas (CUDA 13) ignores both
-    // (C7507: the copying warpgroup's addressing needs more than 40), so every warp keeps the
-    // launch's 168, in which round 31's loop fits without spills; they stay there because they order
-    // the prologue of the SASS that round 31 measured. kCpTmaOv's overlapped loop needs them.
-    if constexpr (CP == kCpGroup || CP == kCpTmaOv) {
+    // Meant to move registers to the multiplying warpgroups; ptxas (CUDA 13) ignores both (C7507:
+    // the copying warpgroup's addressing needs more than 40), so every warp keeps the launch's 168,
+    // in which the multiplying code fits without spills. They stay because they order the prologue
+    // of the SASS that round 31 measured.
+    if constexpr (CP == kCpGroup) {
       if (copier) {
         setmaxnreg_dec<40>();
       } else {
@@ -136,12 +130,9 @@ __global__ void __launch_bounds__(128 * HPB + copier_threads(CP), 1)
       }
     }
   }
-  // The copying warp goes its own way before the multiplying warpgroups' setup, so that after
-  // setmaxnreg_dec it needs few registers (ptxas ignores setmaxnreg where code after it shares
-  // more, C7507).
-  if constexpr (CP >= kCpTma) {
+  // The copying warp goes its own way before the multiplying warpgroups' setup (its few registers).
+  if constexpr (CP == kCpTma) {
     if (copier) {  // tile j into stage j % STAGES once both multiplying warpgroups are done with j - STAGES
-      if (warp != 4 * HPB) return;  // kCpTmaOv: the copying warpgroup's other warps
       const int32_t* table = p.tables + tile.table;
       const int n_kv = (ctx_last + NKV - 1) / NKV, bs = p.kv.block_size, box = kr.box, boxes = NKV / box;
       for (int j = 0; j < n_kv; ++j) {
@@ -230,7 +221,7 @@ __global__ void __launch_bounds__(128 * HPB + copier_threads(CP), 1)
 #pragma unroll
   for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 
-  if constexpr (CP >= kCpTma) {
+  if constexpr (CP == kCpTma) {
     fence_proxy_async();  // Q's tile, for the S products
     named_sync(3, 128 * HPB);
   } else if constexpr (WS) {
@@ -293,66 +284,7 @@ __global__ void __launch_bounds__(128 * HPB + copier_threads(CP), 1)
       pa[kk][2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T{}), pa[kk][3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{});
     }
   };
-  if constexpr (CP == kCpTmaOv) {
-    // FlashAttention-3's overlap inside a warpgroup: tile j's S products are issued together with
-    // tile j - 1's P·V, and tile j's softmax runs while the P·V products hold the tensor cores. O
-    // is rescaled by tile j's factor once tile j - 1's products are in, so each row takes the same
-    // operations in the same order as the loop below (the same bits). P of tile j - 1 and of tile j
-    // are both live: 64 + 64 (O, S) + 2 x 32 registers, within the 224 a thread of 288 may have.
-    uint32_t pa[NKV / 16][4], pb[NKV / 16][4];
-    float a0, a1;
-    mbar_wait(&full[0], 0);
-    wgmma_fence_operands(s);
-    wgmma_fence();
-    issue_s(smem);
-    wgmma_wait<0>();
-    wgmma_fence_operands(s);
-    softmax_into(0, pa, a0, a1);  // O is still zero: nothing to rescale
-    // Tile j with tile j - 1's P in prev; tile j's P into next. Two steps a turn with the roles of pa
-    // and pb swapped: copying next into prev would define a product's input registers inside its
-    // pipeline stage, and ptxas then serializes every wgmma (C7513).
-    const auto step = [&](int j, uint32_t(&prev)[NKV / 16][4], uint32_t(&next)[NKV / 16][4]) {
-      mbar_wait(&full[j % STAGES], (j / STAGES) & 1);
-      const uint8_t* kt = smem + (j % STAGES) * 2 * kTile;
-      const uint8_t* vp = smem + ((j - 1) % STAGES) * 2 * kTile + kTile;
-      wgmma_fence_operands(s);
-      wgmma_fence_operands(o);
-      wgmma_fence_operands(prev);
-      wgmma_fence();
-      issue_s(kt);
-      issue_pv(vp, prev);
-      wgmma_wait<1>();  // the S products (committed first) are in; P·V may still run
-      wgmma_fence_operands(s);
-      softmax_into(j * NKV, next, a0, a1);
-      wgmma_wait<0>();
-      wgmma_fence_operands(o);
-      wgmma_fence_operands(prev);
-      mbar_arrive(&empty[(j - 1) % STAGES]);
-      rescale_rows(o, a0, a1);
-    };
-    const auto last_pv = [&](uint32_t(&prev)[NKV / 16][4]) {
-      wgmma_fence_operands(o);
-      wgmma_fence_operands(prev);
-      wgmma_fence();
-      issue_pv(smem + ((n_kv - 1) % STAGES) * 2 * kTile + kTile, prev);
-      wgmma_wait<0>();
-      wgmma_fence_operands(o);
-      wgmma_fence_operands(prev);
-      mbar_arrive(&empty[(n_kv - 1) % STAGES]);
-    };
-    int j = 1;
-    for (; j + 1 < n_kv; j += 2) {
-      step(j, pa, pb);
-      step(j + 1, pb, pa);
-    }
-    if (j < n_kv) {
-      step(j, pa, pb);
-      last_pv(pb);
-    } else {
-      last_pv(pa);
-    }
-  }
-  for (int j = 0; j < (CP == kCpTmaOv ? 0 : n_kv); ++j) {
+  for (int j = 0; j < n_kv; ++j) {
     if constexpr (WS) {
       mbar_wait(&full[j % STAGES], (j / STAGES) & 1);
     } else {
@@ -415,7 +347,7 @@ int env_or(const char* name, int fallback) {
 }
 
 int g_poison = 0;  // set_attn_wg_poison
-int64_t g_launches[4] = {};  // by copier (attn_wg_launches)
+int64_t g_launches[3] = {};  // by copier (attn_wg_launches)
 
 template <typename T, int NKV, int kStages, int HPB, int CP>
 cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, cudaStream_t stream, const CUtensorMap& map, KvRows kr) {
@@ -442,7 +374,7 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   // turns, 351-353 without; 2 048 the same; 512 107-109 with, 105-106 without. Round 27's kernel
   // keeps them (worth 6-8% there). VELLUM_CUDA_ATTN_WG_PP=0 / 1 forces either.
   static const int turns = env_or("VELLUM_CUDA_ATTN_WG_PP", -1);
-  const int pingpong = CP == kCpTmaOv ? 0 : turns >= 0 ? turns : WS && n_tiles > 64 ? 0 : 1;  // the overlap takes no turns
+  const int pingpong = turns >= 0 ? turns : WS && n_tiles > 64 ? 0 : 1;
   const dim3 grid = heads_fastest ? dim3(unsigned(p.heads / HPB), unsigned(n_tiles)) : dim3(unsigned(n_tiles), unsigned(p.heads / HPB));
   kr.poison = g_poison;
   ++g_launches[CP];
@@ -450,9 +382,8 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   return cudaGetLastError();
 }
 
-// VELLUM_CUDA_ATTN_WG_WS=0 / 1 / 2 / 3: round 27's kernel (every thread copies; a block barrier a
-// tile), round 31's copying warpgroup, round 39's copying warp, the copying warp with the overlap
-// (the default where the copying warp applies).
+// VELLUM_CUDA_ATTN_WG_WS=0 / 1 / 2: round 27's kernel (every thread copies; a block barrier a
+// tile), round 31's copying warpgroup, round 39's copying warp (the default where it applies).
 int g_copier = env_or("VELLUM_CUDA_ATTN_WG_WS", -1);
 
 // The copying warp's tensor map (the pool as rows of kv_heads x 128 elements, boxes of 64 elements
@@ -495,16 +426,9 @@ cudaError_t launch_kv(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   const bool pair = (p.heads / p.kv.kv_heads) % 2 == 0;
   CUtensorMap map{};
   KvRows kr;
-  const int copier = !pair || g_copier == 0                          ? kCpAll
-                     : g_copier == 1 || !tma_view(p, NKV, map, kr) ? kCpGroup
-                     : g_copier == 2                                ? kCpTma
-                                                                    : kCpTmaOv;
+  const int copier = !pair || g_copier == 0 ? kCpAll : g_copier != 1 && tma_view(p, NKV, map, kr) ? kCpTma : kCpGroup;
   static const int forced = env_or("VELLUM_CUDA_ATTN_WG_STAGES", 0);
   const bool three = forced == 3 || (forced != 2 && copier != kCpAll);
-  if (copier == kCpTmaOv) {
-    return three ? launch_wg<T, NKV, 3, 2, kCpTmaOv>(p, tiles, n_tiles, stream, map, kr)
-                 : launch_wg<T, NKV, 2, 2, kCpTmaOv>(p, tiles, n_tiles, stream, map, kr);
-  }
   if (copier == kCpTma) {
     return three ? launch_wg<T, NKV, 3, 2, kCpTma>(p, tiles, n_tiles, stream, map, kr)
                  : launch_wg<T, NKV, 2, 2, kCpTma>(p, tiles, n_tiles, stream, map, kr);
@@ -533,7 +457,7 @@ bool attn_wg_on() {
 }
 void set_attn_wg(bool on) { g_wg = on ? 1 : 0; }
 void set_attn_wg_copier(int copier) { g_copier = copier; }
-int64_t attn_wg_launches(int copier) { return copier >= 0 && copier < 4 ? g_launches[copier] : 0; }
+int64_t attn_wg_launches(int copier) { return copier >= 0 && copier < 3 ? g_launches[copier] : 0; }
 void set_attn_wg_poison(bool on) { g_poison = on ? 1 : 0; }
 void set_attn_wg_kv(int positions) { g_wg_kv = positions == 128 ? 128 : 64; }
 int attn_wg_kv() {

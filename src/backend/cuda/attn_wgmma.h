@@ -20,9 +20,8 @@ bool attn_wg_on();
 void set_attn_wg_kv(int positions);
 int attn_wg_kv();
 // Who copies K/V for blocks of two heads: 0 every thread (round 27), 1 a copying warpgroup with
-// cp.async (round 31), 2 one warp driving the bulk tensor copy engine (round 39), 3 that warp with
-// each warpgroup's products overlapping its softmax (round 39), -1 the default (3 where the pool's
-// layout allows the copying warp, else 1); VELLUM_CUDA_ATTN_WG_WS sets it for whole programs.
+// cp.async (round 31), 2 one warp driving the bulk tensor copy engine (round 39), -1 the default
+// (2 where the pool's layout allows it, else 1); VELLUM_CUDA_ATTN_WG_WS sets it for whole programs.
 // attn_wg_launches counts the launches that each copier took.
 void set_attn_wg_copier(int copier);
 int64_t attn_wg_launches(int copier);
