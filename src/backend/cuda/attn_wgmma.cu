@@ -372,9 +372,11 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   // Turns (the two warpgroups' products in turn): with the copying warpgroup they cost more than they
   // give on long prefills. Round 31, one sequence: 8 192 tokens (128 tiles) 346-348 TFLOP/s with
   // turns, 351-353 without; 2 048 the same; 512 107-109 with, 105-106 without. Round 27's kernel
-  // keeps them (worth 6-8% there). VELLUM_CUDA_ATTN_WG_PP=0 / 1 forces either.
+  // keeps them (worth 6-8% there), and so does the copying warp (round 39: 8 192 tokens 517 TFLOP/s
+  // with turns, 509 without; 512 and 2 048 took them already). VELLUM_CUDA_ATTN_WG_PP=0 / 1 forces
+  // either.
   static const int turns = env_or("VELLUM_CUDA_ATTN_WG_PP", -1);
-  const int pingpong = turns >= 0 ? turns : WS && n_tiles > 64 ? 0 : 1;
+  const int pingpong = turns >= 0 ? turns : CP == kCpGroup && n_tiles > 64 ? 0 : 1;
   const dim3 grid = heads_fastest ? dim3(unsigned(p.heads / HPB), unsigned(n_tiles)) : dim3(unsigned(n_tiles), unsigned(p.heads / HPB));
   kr.poison = g_poison;
   ++g_launches[CP];
