@@ -3029,6 +3029,36 @@ double time_dq_kernel(TensorType t, const void* w, int64_t n, int64_t k, int64_t
   return time_dq_plan(t, w, n, k, m, reps, plan);
 }
 
+// One many-row SwiGLU into outputs starting as NaN, then the down projection of its bf16 copy: the
+// f32 rows read back into `rows`, the projection into `down_rows`.
+void swiglu_then_down(CudaBackend& be, const Weight& g, const Weight& u, const Weight& down, const Tensor& x, Tensor out, Tensor up,
+                      Tensor d, std::vector<float>& rows, std::vector<float>& down_rows) {
+  be.fill(out, std::nanf(""));
+  be.fill(d, std::nanf(""));
+  be.matmul_swiglu(g, u, x, out, up);
+  be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
+  rows.resize(size_t(out.rows * out.cols));
+  down_rows.resize(size_t(d.rows * d.cols));
+  be.read(out, rows.data());
+  be.read(d, down_rows.data());
+}
+
+// The many-row SwiGLU checks' fixture: gate and up (n x k of `t`), a BF16 down projection to 256
+// columns, x (m rows of random values) and the outputs; run() is swiglu_then_down on them.
+struct SwigluCase {
+  Weight g, u, down;
+  Tensor x, out, up, d;
+  SwigluCase(CudaBackend& be, TensorType t, int64_t n, int64_t k, int64_t m)
+      : g(upload_repeated(be, t, n, k, 897)), u(upload_repeated(be, t, n, k, 611)), down(upload_repeated(be, TensorType::BF16, 256, n, 97)),
+        x(be.scratch(m, k)), out(be.scratch(m, n)), up(be.scratch(m, n)), d(be.scratch(m, 256)) {
+    const std::vector<float> xv = randn(size_t(m * k));
+    be.write(x, xv.data());
+  }
+  void run(CudaBackend& be, std::vector<float>& rows, std::vector<float>& down_rows) {
+    swiglu_then_down(be, g, u, down, x, out, up, d, rows, down_rows);
+  }
+};
+
 // Round 32: the register-A bulk-copy kernel's tile stored through shared memory against each value
 // stored from the accumulators (set_dq_tma_direct_store), bit for bit, outputs starting as NaN:
 // f32 rows (256-, 128- and 64-token tiles, a K split, ragged rows and tokens, bias) and the SwiGLU's
@@ -3072,22 +3102,11 @@ void check_dq_store() {
   }
   for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
     const int64_t n = 1024, k = 2048, m = 200;
-    const Weight g = upload_repeated(be, t, n, k, 897), u = upload_repeated(be, t, n, k, 611);
-    const Weight down = upload_repeated(be, TensorType::BF16, 256, n, 97);
-    Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
-    const std::vector<float> xv = randn(size_t(m * k));
-    be.write(x, xv.data());
+    SwigluCase sc(be, t, n, k, m);
     std::vector<float> got[2], dgot[2];
     for (int direct = 0; direct < 2; ++direct) {
       cuda::set_dq_tma_direct_store(direct == 1);
-      be.fill(out, std::nanf(""));
-      be.fill(d, std::nanf(""));
-      be.matmul_swiglu(g, u, x, out, up);
-      be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-      got[direct].resize(size_t(m * n));
-      dgot[direct].resize(size_t(m * 256));
-      be.read(out, got[direct].data());
-      be.read(d, dgot[direct].data());
+      sc.run(be, got[direct], dgot[direct]);
     }
     cuda::set_dq_tma_direct_store(false);
     record(fmt::format("dq_tma staged store {} SwiGLU {}x{} rows {} vs direct", tensor_type_name(t), n, k, m),
@@ -3184,20 +3203,6 @@ void check_dq_group(Pair& p) {
   p.gpu.set_dq_tma_group(true);
 }
 
-// One many-row SwiGLU into outputs starting as NaN, then the down projection of its bf16 copy: the
-// f32 rows read back into `rows`, the projection into `down_rows`.
-void swiglu_then_down(CudaBackend& be, const Weight& g, const Weight& u, const Weight& down, const Tensor& x, Tensor out, Tensor up,
-                      Tensor d, std::vector<float>& rows, std::vector<float>& down_rows) {
-  be.fill(out, std::nanf(""));
-  be.fill(d, std::nanf(""));
-  be.matmul_swiglu(g, u, x, out, up);
-  be.matmul(down, out, d, nullptr);  // reads the SwiGLU's bf16 copy
-  rows.resize(size_t(out.rows * out.cols));
-  down_rows.resize(size_t(d.rows * d.cols));
-  be.read(out, rows.data());
-  be.read(d, down_rows.data());
-}
-
 // Round 33: a many-row quantized SwiGLU whose gate/up tiles leave a short last wave takes two
 // grouped launches (whole waves of 256-token tiles, then 128-token tiles: dq_tma_wave_split). Its
 // gate/up rows, f32 SwiGLU rows (on demand) and the down projection of its bf16 copy against one
@@ -3214,17 +3219,13 @@ void check_dq_wave_split() {
   for (const Case c : {Case{TensorType::Q4_K, 4608, 512}, Case{TensorType::Q4_K, 4600, 300}, Case{TensorType::Q6_K, 4600, 512},
                        Case{TensorType::Q8_0, 4600, 512}}) {
     const int64_t k = 4096;
-    const Weight g = upload_repeated(be, c.t, c.n, k, 897), u = upload_repeated(be, c.t, c.n, k, 611);
-    const Weight down = upload_repeated(be, TensorType::BF16, 256, c.n, 97);
-    Tensor x = be.scratch(c.m, k), out = be.scratch(c.m, c.n), up = be.scratch(c.m, c.n), d = be.scratch(c.m, 256);
-    const std::vector<float> xv = randn(size_t(c.m * k));
-    be.write(x, xv.data());
+    SwigluCase sc(be, c.t, c.n, k, c.m);
     std::vector<float> got[2], dgot[2];
     int64_t cuts[2] = {0, 0};
     for (int on = 1; on >= 0; --on) {
       be.set_dq_tma_group(on == 1);
       const int64_t before = be.dq_wave_split_calls();
-      swiglu_then_down(be, g, u, down, x, out, up, d, got[on], dgot[on]);
+      sc.run(be, got[on], dgot[on]);
       cuts[on] = be.dq_wave_split_calls() - before;
     }
     be.set_dq_tma_group(true);
@@ -3257,17 +3258,13 @@ void check_dq_swiglu() {
                        Case{TensorType::Q6_K, 4600, 4096, 512, true}, Case{TensorType::Q8_0, 4600, 4096, 512, false},
                        Case{TensorType::Q4_K, 1000, 1024, 40, false}, Case{TensorType::Q6_K, 1000, 2048, 200, false},
                        Case{TensorType::Q8_0, 1000, 1024, 40, false}}) {
-    const Weight g = upload_repeated(be, c.t, c.n, c.k, 897), u = upload_repeated(be, c.t, c.n, c.k, 611);
-    const Weight down = upload_repeated(be, TensorType::BF16, 256, c.n, 97);
-    Tensor x = be.scratch(c.m, c.k), out = be.scratch(c.m, c.n), up = be.scratch(c.m, c.n), d = be.scratch(c.m, 256);
-    const std::vector<float> xv = randn(size_t(c.m * c.k));
-    be.write(x, xv.data());
+    SwigluCase sc(be, c.t, c.n, c.k, c.m);
     std::vector<float> got[2], dgot[2];
     int64_t taken[2] = {0, 0}, cuts[2] = {0, 0};
     for (int on = 1; on >= 0; --on) {
       be.set_dq_tma_swiglu(on == 1);
       const int64_t before = be.dq_tma_swiglu_calls(), cuts_before = be.dq_wave_split_calls();
-      swiglu_then_down(be, g, u, down, x, out, up, d, got[on], dgot[on]);
+      sc.run(be, got[on], dgot[on]);
       taken[on] = be.dq_tma_swiglu_calls() - before;
       cuts[on] = be.dq_wave_split_calls() - cuts_before;
     }
@@ -3291,17 +3288,13 @@ void check_dq_swiglu_split_tail(Pair& p) {
   CudaBackend be(0);
   const int64_t n = 4600, k = 4096, m = 512, main_rows = 66 * 64;
   for (const TensorType t : {TensorType::Q4_K, TensorType::Q8_0}) {
-    const Weight g = upload_repeated(be, t, n, k, 897), u = upload_repeated(be, t, n, k, 611);
-    const Weight down = upload_repeated(be, TensorType::BF16, 256, n, 97);
-    Tensor x = be.scratch(m, k), out = be.scratch(m, n), up = be.scratch(m, n), d = be.scratch(m, 256);
-    const std::vector<float> xv = randn(size_t(m * k));
-    be.write(x, xv.data());
+    SwigluCase sc(be, t, n, k, m);
     std::vector<float> got[2], dgot[2];
     int64_t cuts[2] = {0, 0};
     for (int on = 1; on >= 0; --on) {
       be.set_dq_swiglu_split_tail(on == 1);
       const int64_t before = be.dq_wave_split_calls();
-      swiglu_then_down(be, g, u, down, x, out, up, d, got[on], dgot[on]);
+      sc.run(be, got[on], dgot[on]);
       cuts[on] = be.dq_wave_split_calls() - before;
     }
     be.set_dq_swiglu_split_tail(false);

@@ -21,16 +21,16 @@
 // (round 27, docs/cuda.md), which is why Q now sits in shared memory.
 // Who fills the K/V stages (CP): every thread with cp.async (round 27), a copying warpgroup with
 // cp.async (round 31), or one copying warp that has the bulk tensor copy engine move each KV
-// block's rows (round 39: the warpgroup's address arithmetic was ~45% of the block's instructions).
+// block's rows (round 39: the warpgroup's address arithmetic was ~38% of the launch's instructions).
 
 #include "backend/cuda/attn_wgmma.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 
 #include "backend/cuda/block_slot.cuh"
@@ -69,11 +69,11 @@ constexpr int wg_smem_bytes() {  // stages × (K, V) × NKV rows × 256 bytes, Q
 __device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ void named_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 
-// CP = kCpGroup (round 31): a third warpgroup copies the K/V tiles (cp.async through the block table) and hands
-// each stage over on mbarriers: full[s] when a tile has landed, empty[s] when both multiplying
-// warpgroups are done with it. The multiplying warpgroups then never meet at a block barrier, so
-// one can start its next tile's products while the other is still in its softmax or P·V, and
-// they issue no copies. Without WS every thread copies and a block barrier a tile hands the stage
+// CP = kCpGroup (round 31): a third warpgroup copies the K/V tiles (cp.async through the block
+// table) and hands each stage over on mbarriers: full[s] when a tile has landed, empty[s] when
+// both multiplying warpgroups are done with it. The multiplying warpgroups then never meet at a
+// block barrier, so one can start its next tile's products while the other is still in its softmax
+// or P·V, and they issue no copies. Without WS every thread copies and a block barrier a tile hands the stage
 // over (round 27). CP = kCpTma (round 39): one warp after the multiplying warpgroups; per tile its
 // lanes look up one box of rows each in the block table and have the copy engine land K and V on
 // full[s] (the expected bytes announced first); the rows of boxes past the context are zeroed
