@@ -1,4 +1,5 @@
 #include "backend/cuda/argmax.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
 
 #include <algorithm>
@@ -87,10 +88,10 @@ cudaError_t launch_argmax_rows(const float* x, int64_t rows, int64_t cols, int32
   if (rows > 65535 || cols > INT_MAX || cols <= 0) return cudaErrorInvalidValue;
   const int parts = parts_for(cols);
   auto* best = static_cast<Best*>(ws);
-  argmax_part_kernel<<<dim3(parts, static_cast<unsigned>(rows)), kThreads, 0, stream>>>(x, cols, parts, best);
+  launch_kernel(argmax_part_kernel, dim3(parts, static_cast<unsigned>(rows)), kThreads, 0, stream, x, cols, parts, best);
   const cudaError_t rc = cudaGetLastError();
   if (rc != cudaSuccess) return rc;
-  argmax_merge_kernel<<<static_cast<unsigned>(rows), 32, 0, stream>>>(best, parts, out);
+  launch_kernel(argmax_merge_kernel, static_cast<unsigned>(rows), 32, 0, stream, best, parts, out);
   return cudaGetLastError();
 }
 

@@ -5,6 +5,7 @@
 #include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/attn_wgmma.h"
 #include "backend/cuda/block_slot.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/mma16.cuh"
@@ -1153,7 +1154,7 @@ cudaError_t launch_split(const AttnParams& p, int64_t row0, dim3 grid, size_t sm
     if (rc != cudaSuccess) return rc;
     raised = true;
   }
-  attn_split_kernel<T><<<grid, kAttnThreads, smem, stream>>>(p, row0);
+  launch_kernel(attn_split_kernel<T>, grid, kAttnThreads, smem, stream, p, row0);
   return cudaGetLastError();
 }
 
@@ -1161,7 +1162,7 @@ template <typename T, int HD>
 void launch_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream) {
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const dim3 grid(p.max_splits, p.kv.kv_heads * groups, static_cast<unsigned>(rows));
-  attn_decode_kernel<T, HD><<<grid, 128, 0, stream>>>(p, row0);
+  launch_kernel(attn_decode_kernel<T, HD>, grid, 128, 0, stream, p, row0);
 }
 
 int env_int(const char* name, int fallback) {  // a measurement knob, read once by its caller
@@ -1219,7 +1220,7 @@ cudaError_t launch_runs(Kernel kernel, size_t smem, int& slots, const AttnParams
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
   const int per = spans_per_block(rows * p.kv.kv_heads * groups, units, slots);
   const dim3 grid(p.kv.kv_heads * groups, (units + per - 1) / per, static_cast<unsigned>(rows));
-  kernel<<<grid, 128, smem, stream>>>(p, row0);
+  launch_kernel(kernel, grid, 128, smem, stream, p, row0);
   return cudaGetLastError();
 }
 
@@ -1268,7 +1269,7 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStr
   if (g_long_runs > 0) max_runs = std::min(g_long_runs, kAttnFuseSpans);
   // Enough runs for the longest context the launch can hold; a row uses long_runs(its context).
   const dim3 grid(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
-  attn_decode_long_kernel<T, HD, W, NS><<<grid, W * 32, smem, stream>>>(p, row0, max_runs);
+  launch_kernel(attn_decode_long_kernel<T, HD, W, NS>, grid, W * 32, smem, stream, p, row0, max_runs);
   return cudaGetLastError();
 }
 
@@ -1353,7 +1354,7 @@ cudaError_t launch_tc_stages(const AttnParams& p, const AttnTile* tiles, int n_t
     raised = true;
   }
   const dim3 grid = kSpans ? dim3(unsigned(n_tiles * p.tc_sub), unsigned(p.kv.kv_heads), unsigned(p.spans)) : dim3(n_tiles, p.heads / HPB);
-  kernel<<<grid, kTcThreads * HPB, smem, stream>>>(p, tiles, n_tiles);
+  launch_kernel(kernel, grid, kTcThreads * HPB, smem, stream, p, tiles, n_tiles);
   return cudaGetLastError();
 }
 
@@ -1409,7 +1410,7 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   // Every row has at most this many partials: when the decode kernel merged them all, no combine.
   const int max_parts = (p.max_splits * kAttnSplit + part_len - 1) / part_len;
   if (!merged && !(fused && max_parts <= kAttnFuseSpans)) {
-    attn_combine_kernel<<<dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream>>>(
+    launch_kernel(attn_combine_kernel, dim3(p.heads, static_cast<unsigned>(rows), (hd + 31) / 32), kCombineThreads, 0, stream,
         pk, row0, part_len, fused ? kAttnFuseSpans : 0);
     rc = cudaGetLastError();
     if (rc != cudaSuccess) return rc;
@@ -1449,7 +1450,7 @@ cudaError_t launch_attention_tc(const AttnParams& p, const AttnTile* tiles, int 
 cudaError_t launch_attention_span_merge(const AttnParams& p, int64_t rows, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   if (p.spans <= 0 || p.span_tiles < 1 || p.part_acc == nullptr || p.part_ml == nullptr) return cudaErrorInvalidValue;
-  attn_span_merge_kernel<<<dim3(unsigned(rows), unsigned(p.heads)), unsigned(p.kv.head_dim), 0, stream>>>(p);
+  launch_kernel(attn_span_merge_kernel, dim3(unsigned(rows), unsigned(p.heads)), unsigned(p.kv.head_dim), 0, stream, p);
   return cudaGetLastError();
 }
 

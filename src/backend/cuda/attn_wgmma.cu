@@ -35,6 +35,7 @@
 
 #include "backend/cuda/block_slot.cuh"
 #include "backend/cuda/cp_async.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -380,7 +381,7 @@ cudaError_t launch_wg(const AttnParams& p, const AttnTile* tiles, int n_tiles, c
   const dim3 grid = heads_fastest ? dim3(unsigned(p.heads / HPB), unsigned(n_tiles)) : dim3(unsigned(n_tiles), unsigned(p.heads / HPB));
   kr.poison = g_poison;
   ++g_launches[CP];
-  kernel<<<grid, 128 * HPB + copier_threads(CP), smem, stream>>>(p, tiles, n_tiles, pingpong, heads_fastest, map, kr);
+  launch_kernel(kernel, grid, 128 * HPB + copier_threads(CP), smem, stream, p, tiles, n_tiles, pingpong, heads_fastest, map, kr);
   return cudaGetLastError();
 }
 

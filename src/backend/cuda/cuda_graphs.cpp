@@ -1,6 +1,7 @@
 #include "backend/cuda/cuda_graphs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <unordered_set>
 
 #include "backend/cuda/cuda_util.h"
+#include "backend/cuda/launch.h"
 
 namespace vellum::cuda {
 
@@ -52,6 +54,41 @@ uint64_t splitmix(uint64_t x) {
 void keep_full_dependency(const void* kernel) {
   const std::lock_guard<std::mutex> lock(g_full_mu);
   g_full.insert(kernel);
+}
+
+namespace {
+// -1: not decided yet (the environment and the device are read at the first launch).
+std::atomic<int> g_eager_pdl{-1};
+
+bool eager_default() {
+  for (const char* name : {"VELLUM_CUDA_EAGER_PDL", "VELLUM_CUDA_PDL"}) {
+    const char* e = std::getenv(name);
+    if (e != nullptr && std::string(e) == "0") return false;
+  }
+  int dev = 0, major = 0;
+  return cudaGetDevice(&dev) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 9;
+}
+}  // namespace
+
+void set_eager_programmatic(bool on) { g_eager_pdl.store(on ? 1 : 0); }
+
+bool eager_programmatic() {
+  int on = g_eager_pdl.load(std::memory_order_relaxed);
+  if (on < 0) {
+    int unread = -1;
+    g_eager_pdl.compare_exchange_strong(unread, eager_default() ? 1 : 0);
+    on = g_eager_pdl.load();
+  }
+  return on == 1;
+}
+
+bool launch_programmatically(const void* kernel, cudaStream_t stream) {
+  if (!eager_programmatic()) return false;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess || capturing != cudaStreamCaptureStatusNone) return false;
+  const std::lock_guard<std::mutex> lock(g_full_mu);
+  return g_full.count(kernel) == 0;
 }
 
 StepGraphs::~StepGraphs() { clear(); }

@@ -11,6 +11,7 @@
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/swiglu8.cuh"
@@ -406,7 +407,7 @@ cudaError_t launch_gemv(TensorType type, const void* w, int64_t n, int64_t k, co
   }
   return dispatch(type, vec_ok(w, k), [&](auto dec) {
     using D = decltype(dec);
-    gemv_kernel<D><<<blocks_for(n, 8), 256, 0, stream>>>(static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x,
+    launch_kernel(gemv_kernel<D>, blocks_for(n, 8), 256, 0, stream, static_cast<const uint8_t*>(w), row_bytes_of<D>(k), n, k, x,
                                                           ldx, nb, out, ldo, bias);
     return cudaGetLastError();
   });
@@ -418,7 +419,7 @@ cudaError_t launch_dequant_bf16(TensorType type, const void* w, int64_t row0, in
     using D = decltype(dec);
     const int64_t chunks = k / D::kChunk, total = rows * chunks;
     if (total >= (int64_t(1) << 31)) return cudaErrorInvalidValue;  // tiles are far smaller
-    dequant_bf16_kernel<D><<<blocks_for(total, kDequantThreads), kDequantThreads, 0, stream>>>(
+    launch_kernel(dequant_bf16_kernel<D>, blocks_for(total, kDequantThreads), kDequantThreads, 0, stream,
         static_cast<const uint8_t*>(w), row_bytes_of<D>(k), row0, uint32_t(chunks), uint32_t(total),
         static_cast<__nv_bfloat16*>(dst));
     return cudaGetLastError();
@@ -444,13 +445,13 @@ cudaError_t launch_repack(TensorType type, const void* src, int64_t rows, int64_
     const int64_t total = rows * (k / 256);
     const auto* in = static_cast<const uint8_t*>(src);
     auto* out = static_cast<uint8_t*>(dst);
-    if (q4) repack_q4_k_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(in, rows, k, out);
-    else repack_q6_k_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(in, rows, k, out);
+    if (q4) launch_kernel(repack_q4_k_kernel, blocks_for(total, 256), 256, 0, stream, in, rows, k, out);
+    else launch_kernel(repack_q6_k_kernel, blocks_for(total, 256), 256, 0, stream, in, rows, k, out);
     return cudaGetLastError();
   }
   if (type != TensorType::Q8_0) return cudaErrorInvalidValue;
   const int64_t total = rows * (k / 32);
-  repack_q8_0_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(static_cast<const uint8_t*>(src), rows, k,
+  launch_kernel(repack_q8_0_kernel, blocks_for(total, 256), 256, 0, stream, static_cast<const uint8_t*>(src), rows, k,
                                                                   static_cast<uint8_t*>(dst));
   return cudaGetLastError();
 }
@@ -459,11 +460,11 @@ template <typename T>
 cudaError_t launch_f32_to_16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (n % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
-    f32_to_16_x4_kernel<T><<<blocks_for(n / 4, 256), 256, 0, stream>>>(reinterpret_cast<const float4*>(src),
+    launch_kernel(f32_to_16_x4_kernel<T>, blocks_for(n / 4, 256), 256, 0, stream, reinterpret_cast<const float4*>(src),
                                                                         static_cast<uint2*>(dst), n / 4);
     return cudaGetLastError();
   }
-  f32_to_16_kernel<T><<<blocks_for(n, 256), 256, 0, stream>>>(src, static_cast<T*>(dst), n);
+  launch_kernel(f32_to_16_kernel<T>, blocks_for(n, 256), 256, 0, stream, src, static_cast<T*>(dst), n);
   return cudaGetLastError();
 }
 cudaError_t launch_f32_to_bf16(const float* src, void* dst, int64_t n, cudaStream_t stream) {
@@ -475,12 +476,12 @@ cudaError_t launch_f32_to_f16(const float* src, void* dst, int64_t n, cudaStream
 
 cudaError_t launch_bf16_to_f32(const void* src, float* dst, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  bf16_to_f32_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
+  launch_kernel(bf16_to_f32_kernel, blocks_for(n, 256), 256, 0, stream, static_cast<const __nv_bfloat16*>(src), dst, n);
   return cudaGetLastError();
 }
 
 cudaError_t launch_add_bias(float* out, int64_t rows, int64_t cols, int64_t ldo, const float* bias, cudaStream_t stream) {
-  add_bias_kernel<<<blocks_for(rows * cols, 256), 256, 0, stream>>>(out, rows, cols, ldo, bias);
+  launch_kernel(add_bias_kernel, blocks_for(rows * cols, 256), 256, 0, stream, out, rows, cols, ldo, bias);
   return cudaGetLastError();
 }
 
@@ -490,7 +491,7 @@ cudaError_t launch_embed(TensorType type, const void* table, int64_t vocab, int6
   return dispatch(type, vec_ok(table, cols), [&](auto dec) {
     using D = decltype(dec);
     const int64_t total = n * (cols / D::kChunk);
-    embed_kernel<D><<<blocks_for(total, 256), 256, 0, stream>>>(static_cast<const uint8_t*>(table), row_bytes_of<D>(cols),
+    launch_kernel(embed_kernel<D>, blocks_for(total, 256), 256, 0, stream, static_cast<const uint8_t*>(table), row_bytes_of<D>(cols),
                                                                  cols, tokens, n, out, ldo);
     return cudaGetLastError();
   });
@@ -500,9 +501,9 @@ cudaError_t launch_rms_norm(const float* x, const float* gain, int64_t rows, int
                             float* out, cudaStream_t stream) {
   if (group <= 0 || cols % group != 0) return cudaErrorInvalidValue;
   if (group >= 1024) {
-    rms_norm_block_kernel<<<static_cast<unsigned>(rows * (cols / group)), 256, 0, stream>>>(x, gain, cols, group, eps, out);
+    launch_kernel(rms_norm_block_kernel, static_cast<unsigned>(rows * (cols / group)), 256, 0, stream, x, gain, cols, group, eps, out);
   } else {
-    rms_norm_kernel<<<blocks_for(rows * (cols / group), 8), 256, 0, stream>>>(x, gain, rows, cols, group, eps, out);
+    launch_kernel(rms_norm_kernel, blocks_for(rows * (cols / group), 8), 256, 0, stream, x, gain, rows, cols, group, eps, out);
   }
   return cudaGetLastError();
 }
@@ -511,7 +512,7 @@ cudaError_t launch_rope(float* x, int64_t rows, int64_t cols, int head_dim, cons
                         const RopeParams& p, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   const int64_t pairs = (cols / head_dim) * p.half;
-  rope_kernel<<<dim3(blocks_for(pairs, 128), static_cast<unsigned>(rows)), 128, 0, stream>>>(x, cols, head_dim,
+  launch_kernel(rope_kernel, dim3(blocks_for(pairs, 128), static_cast<unsigned>(rows)), 128, 0, stream, x, cols, head_dim,
                                                                                            positions, p);
   return cudaGetLastError();
 }
@@ -522,9 +523,9 @@ cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v
   const int64_t row = int64_t(kv.kv_heads) * kv.head_dim;
   const dim3 grid(blocks_for(row, 256), static_cast<unsigned>(n));
   switch (kv.type) {
-    case TensorType::F32: store_kv_kernel<float><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
-    case TensorType::F16: store_kv_kernel<__half><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
-    case TensorType::BF16: store_kv_kernel<__nv_bfloat16><<<grid, 256, 0, stream>>>(kv, k, v, slots); break;
+    case TensorType::F32: launch_kernel(store_kv_kernel<float>, grid, 256, 0, stream, kv, k, v, slots); break;
+    case TensorType::F16: launch_kernel(store_kv_kernel<__half>, grid, 256, 0, stream, kv, k, v, slots); break;
+    case TensorType::BF16: launch_kernel(store_kv_kernel<__nv_bfloat16>, grid, 256, 0, stream, kv, k, v, slots); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -532,7 +533,7 @@ cudaError_t launch_store_kv(const KvPoolView& kv, const float* k, const float* v
 
 cudaError_t launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  swiglu_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(gate, up, out, n);
+  launch_kernel(swiglu_kernel, blocks_for(n, 256), 256, 0, stream, gate, up, out, n);
   return cudaGetLastError();
 }
 
@@ -541,7 +542,7 @@ cudaError_t launch_swiglu16(const void* gate, const void* up, float* out, void* 
   if (n == 0) return cudaSuccess;
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   if (n % 8 != 0 || !aligned(gate) || !aligned(up) || !aligned(out) || !aligned(out16)) return cudaErrorInvalidValue;
-  swiglu16_kernel<T><<<blocks_for(n / 8, 256), 256, 0, stream>>>(static_cast<const uint4*>(gate), static_cast<const uint4*>(up),
+  launch_kernel(swiglu16_kernel<T>, blocks_for(n / 8, 256), 256, 0, stream, static_cast<const uint4*>(gate), static_cast<const uint4*>(up),
                                                                  reinterpret_cast<float4*>(out), static_cast<uint4*>(out16), n / 8);
   return cudaGetLastError();
 }
@@ -554,20 +555,20 @@ cudaError_t launch_swiglu_f16(const void* gate, const void* up, float* out, void
 
 cudaError_t launch_add(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  add_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(a, b, out, n);
+  launch_kernel(add_kernel, blocks_for(n, 256), 256, 0, stream, a, b, out, n);
   return cudaGetLastError();
 }
 
 cudaError_t launch_gather_rows(const float* x, int64_t cols, const int32_t* rows, int64_t n, float* out,
                                cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  gather_rows_kernel<<<dim3(blocks_for(cols, 256), static_cast<unsigned>(n)), 256, 0, stream>>>(x, cols, rows, out);
+  launch_kernel(gather_rows_kernel, dim3(blocks_for(cols, 256), static_cast<unsigned>(n)), 256, 0, stream, x, cols, rows, out);
   return cudaGetLastError();
 }
 
 cudaError_t launch_fill(float* p, int64_t n, float value, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  fill_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(p, n, value);
+  launch_kernel(fill_kernel, blocks_for(n, 256), 256, 0, stream, p, n, value);
   return cudaGetLastError();
 }
 

@@ -10,6 +10,7 @@
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/gemv_kq.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/mma16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/wgmma.cuh"
@@ -488,7 +489,7 @@ cudaError_t gemv_as(const GemvSegs& segs, const SegTiles& tiles, int64_t k, int 
   (void)full;
   const int parts = (windows_of(k) + wpp - 1) / wpp;
   const size_t smem = size_t(parts) * 32 * 8 * sizeof(float);
-  kernel<<<unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream>>>(
+  launch_kernel(kernel, unsigned(tiles.begin[segs.count]), unsigned(parts * 32), smem, stream,
       segs, tiles, k, wpp, x, ldx, rows, ldo);
   return cudaGetLastError();
 }
@@ -524,15 +525,15 @@ cudaError_t gemm_as(const void* w, int64_t n, int64_t k, const float* x, int64_t
   static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem);
   if (attr != cudaSuccess) return attr;
   const int64_t pieces = int64_t(pair_bytes(k, rows) / 16);
-  det16_pair_x_kernel<<<unsigned((pieces + 255) / 256), 256, 0, stream>>>(x, ldx, rows, k, windows_of(k), pieces,
+  launch_kernel(det16_pair_x_kernel, unsigned((pieces + 255) / 256), 256, 0, stream, x, ldx, rows, k, windows_of(k), pieces,
                                                                          static_cast<uint4*>(xpair), kBf16);
   const int parts = ws != nullptr ? parts_of(n, k) : 1;
   const dim3 grid(unsigned((rows + T::kBT - 1) / T::kBT), unsigned((n + T::kBN - 1) / T::kBN), unsigned(parts));
-  kernel<<<grid, 256, T::kSmem, stream>>>(static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows, out,
+  launch_kernel(kernel, grid, 256, T::kSmem, stream, static_cast<const uint8_t*>(w), n, k, static_cast<const uint8_t*>(xpair), rows, out,
                                           ldo, bias, part_windows(n, k), ws);
   if (ws == nullptr) return cudaGetLastError();
   const int64_t plane = int64_t(rows) * n;
-  det16_fold_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, parts, n, rows, out, ldo, bias);
+  launch_kernel(det16_fold_kernel, unsigned((plane + 255) / 256), 256, 0, stream, ws, parts, n, rows, out, ldo, bias);
   return cudaGetLastError();
 }
 template <bool kBf16>

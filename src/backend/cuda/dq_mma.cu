@@ -24,6 +24,7 @@
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/dq_finish.cuh"
 #include "backend/cuda/dq_weights.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -290,7 +291,7 @@ inline int dbg_bits() {
 }
 
 template <class T, int BT, class L, auto kernel, class... Extra>
-cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
+cudaError_t launch_with_layout(const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                           int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream, Extra... extra) {
   static bool raised = false;  // above the default 48 KiB, once per kernel
   if (!raised) {
@@ -299,7 +300,7 @@ cudaError_t launch_kernel(const void* w, int64_t n, int64_t k, const void* x, in
     raised = true;
   }
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
-  kernel<<<grid, kThreads, L::kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, int(k / kK),
+  launch_kernel(kernel, grid, kThreads, L::kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n, int(k / kK),
                                                static_cast<const uint8_t*>(x), k, m, ws, counters, out, ldo, bias, extra...);
   return cudaGetLastError();
 }
@@ -309,13 +310,13 @@ cudaError_t launch_bt(const void* w, int64_t n, int64_t k, const void* x, int64_
                       int32_t* counters, float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
   if constexpr (T::kRegFrags) {
     if (plan.rs == 1) {
-      return launch_kernel<T, BT, DqRsLayout<T, BT>, dq_mma_rs_kernel<T, BT, 0>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream, dbg_bits());
+      return launch_with_layout<T, BT, DqRsLayout<T, BT>, dq_mma_rs_kernel<T, BT, 0>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream, dbg_bits());
     }
     if (plan.rs == 2) {
-      return launch_kernel<T, BT, DqRsLayout<T, BT>, dq_mma_rs_kernel<T, BT, 1>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream, dbg_bits());
+      return launch_with_layout<T, BT, DqRsLayout<T, BT>, dq_mma_rs_kernel<T, BT, 1>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream, dbg_bits());
     }
   }
-  return launch_kernel<T, BT, DqLayout<T, BT>, dq_mma_kernel<T, BT>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
+  return launch_with_layout<T, BT, DqLayout<T, BT>, dq_mma_kernel<T, BT>>(w, n, k, x, m, plan, ws, counters, out, ldo, bias, stream);
 }
 
 template <class T>

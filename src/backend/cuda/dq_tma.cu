@@ -39,6 +39,7 @@
 
 #include "backend/cuda/dq_finish.cuh"
 #include "backend/cuda/dq_weights.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/swiglu8.cuh"
@@ -740,7 +741,7 @@ cudaError_t launch_kind3(const void* w, int64_t n, int64_t k, const void* x, int
   }
   if (rc != cudaSuccess) return rc;
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
-  dq_tma_kernel<T, BT><<<grid, kThreads<BT>, kSmem, stream>>>(wmap, xmap, n, int(k / kK), m, ws, counters, out, ldo, bias, dbg_bits());
+  launch_kernel(dq_tma_kernel<T, BT>, grid, kThreads<BT>, kSmem, stream, wmap, xmap, n, int(k / kK), m, ws, counters, out, ldo, bias, dbg_bits());
   return cudaGetLastError();
 }
 
@@ -796,9 +797,9 @@ cudaError_t launch_rs(const DqSeg* segs, int count, TensorType second, int64_t k
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
   const int nk = int(k / kK), dbg = dbg_bits() | (g_direct_store ? 32 : 0);
   if (out_bf16) {
-    dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
+    launch_kernel(dq_tma_rs_kernel<T0, T1, BT, __nv_bfloat16>, grid, kRsThreads, kSmem, stream, g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
   } else {
-    dq_tma_rs_kernel<T0, T1, BT, float><<<grid, kRsThreads, kSmem, stream>>>(g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
+    launch_kernel(dq_tma_rs_kernel<T0, T1, BT, float>, grid, kRsThreads, kSmem, stream, g, xmap, nk, m, ws, counters, g_bulk_add, dbg);
   }
   return cudaGetLastError();
 }
@@ -827,7 +828,7 @@ cudaError_t launch_swiglu(const void* gate, const void* up, int64_t n, int64_t k
     return refuse("x's tensor map");
   }
   const dim3 grid(plan.tok_tiles, plan.row_tiles, plan.splits);
-  dq_tma_swiglu_kernel<T, BT><<<grid, kRsThreads, kSmem, stream>>>(gmap, umap, xmap, int(k / kK), n, m, ws, counters,
+  launch_kernel(dq_tma_swiglu_kernel<T, BT>, grid, kRsThreads, kSmem, stream, gmap, umap, xmap, int(k / kK), n, m, ws, counters,
                                                                    static_cast<__nv_bfloat16*>(out), ldo, dbg_bits());
   return cudaGetLastError();
 }

@@ -3,6 +3,7 @@
 // (RoPE and the K/V store: the same bits).
 
 #include "backend/cuda/fused_kernels.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_bf16.h>
@@ -241,10 +242,10 @@ void launch_norm_nt(float* x, const float* delta, const float* gain, int64_t row
                     int8_t* xq, float2* xs, T* xb, cudaStream_t stream) {
   const int64_t per = (cols / 4 + NT - 1) / NT;  // float4s per thread
   const dim3 grid(static_cast<unsigned>(rows));
-  if (per <= 1) add_rms_norm_kernel<1, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 2) add_rms_norm_kernel<2, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 4) add_rms_norm_kernel<4, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
-  else add_rms_norm_kernel<8, T, NT><<<grid, NT, 0, stream>>>(x, delta, gain, cols, eps, out, xq, xs, xb);
+  if (per <= 1) launch_kernel(add_rms_norm_kernel<1, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 2) launch_kernel(add_rms_norm_kernel<2, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
+  else if (per <= 4) launch_kernel(add_rms_norm_kernel<4, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
+  else launch_kernel(add_rms_norm_kernel<8, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
 }
 template <typename T>
 void launch_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps, float* out,
@@ -288,10 +289,10 @@ cudaError_t launch_rope_store_kv(float* q, int64_t q_cols, float* k, const float
   const int split = int(std::clamp<int64_t>(132 / rows, 1, rounds));
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(split)), block(threads);
   switch (kv.type) {
-    case TensorType::F32: rope_store_kv_kernel<float><<<grid, block, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
-    case TensorType::F16: rope_store_kv_kernel<__half><<<grid, block, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
+    case TensorType::F32: launch_kernel(rope_store_kv_kernel<float>, grid, block, 0, stream, q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
+    case TensorType::F16: launch_kernel(rope_store_kv_kernel<__half>, grid, block, 0, stream, q, q_cols, k, v, head_dim, positions, p, kv, slots); break;
     case TensorType::BF16:
-      rope_store_kv_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(q, q_cols, k, v, head_dim, positions, p, kv, slots);
+      launch_kernel(rope_store_kv_kernel<__nv_bfloat16>, grid, block, 0, stream, q, q_cols, k, v, head_dim, positions, p, kv, slots);
       break;
     default: return cudaErrorInvalidValue;
   }
@@ -314,7 +315,7 @@ cudaError_t launch_rope_table(const int32_t* positions, int64_t rows, const Rope
   if (p.half <= 0 || p.half > kMaxRopePairs || rows < 0) return cudaErrorInvalidValue;
   const int64_t n = rows * p.half;
   if (n == 0) return cudaSuccess;
-  rope_table_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(positions, rows, p, cs);
+  launch_kernel(rope_table_kernel, unsigned((n + 255) / 256), 256, 0, stream, positions, rows, p, cs);
   return cudaGetLastError();
 }
 
@@ -332,10 +333,9 @@ cudaError_t launch_rope_kv_rows(const float* q, int64_t q_cols, const float* k, 
   const dim3 grid(static_cast<unsigned>(rows));
   static_assert(kMaxRopePairs <= 256, "a thread per pair angle (rope_kv_rows_kernel)");
   if (kv.type == TensorType::F16) {
-    rope_kv_rows_kernel<__half><<<grid, 256, 0, stream>>>(q, q_cols, k, v, static_cast<__half*>(q16), head_dim, positions, p, kv, slots);
+    launch_kernel(rope_kv_rows_kernel<__half>, grid, 256, 0, stream, q, q_cols, k, v, static_cast<__half*>(q16), head_dim, positions, p, kv, slots);
   } else {
-    rope_kv_rows_kernel<__nv_bfloat16>
-        <<<grid, 256, 0, stream>>>(q, q_cols, k, v, static_cast<__nv_bfloat16*>(q16), head_dim, positions, p, kv, slots);
+    launch_kernel(rope_kv_rows_kernel<__nv_bfloat16>, grid, 256, 0, stream, q, q_cols, k, v, static_cast<__nv_bfloat16*>(q16), head_dim, positions, p, kv, slots);
   }
   return cudaGetLastError();
 }

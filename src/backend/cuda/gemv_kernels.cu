@@ -7,6 +7,7 @@
 // Q4_K and Q6_K have their own kernel on their own device layout, gemv_kq_kernel (round 7).
 
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_fp16.h>
@@ -710,7 +711,7 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
   const auto go = [&](auto rr, auto pp) {
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
     constexpr int kOut = RowMap<R, kSwiglu>::kOut;
-    gemv_kq_kernel<F, R, kSwiglu, P><<<blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream>>>(s, rb, k, xq, xsc);
+    launch_kernel(gemv_kq_kernel<F, R, kSwiglu, P>, blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream, s, rb, k, xq, xsc);
     return cudaGetLastError();
   };
   using I1 = std::integral_constant<int, 1>;
@@ -841,7 +842,7 @@ cudaError_t launch_16p(const GemvSegs& s, int64_t weight_rows, int64_t k, const 
       auto* kernel = gemv16p_kernel<D, R, S, decltype(u)::value>;
       const int64_t groups = (outs + RowMap<R, S>::kOut - 1) / RowMap<R, S>::kOut;
       const unsigned blocks = unsigned(std::min<int64_t>(groups, resident_blocks(kernel)));  // a block per group at a time
-      kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, x);
+      launch_kernel(kernel, blocks, kWarps * 32, 0, stream, s, rb, k, x);
     };
     if (g_gemv16_variant == 4) go(std::integral_constant<int, 4>{});
     else go(std::integral_constant<int, 2>{});
@@ -868,7 +869,7 @@ cudaError_t launch_gemv1(TensorType type, const GemvSegs& segs, int64_t k, const
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
       const int sp = split_for(k / D::kChunk);
-      gemv1_kernel<D, R, S><<<blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream>>>(segs, rb, k, x, sp);
+      launch_kernel(gemv1_kernel<D, R, S>, blocks_for(n, R * (kWarps / sp)), kWarps * 32, 0, stream, segs, rb, k, x, sp);
     });
   });
 }
@@ -890,7 +891,7 @@ cudaError_t launch_gemv1_swiglu(TensorType type, const void* gate, const void* u
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
       const int sp = split_for(k / D::kChunk);
-      gemv1_kernel<D, R, S><<<blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, x, sp);
+      launch_kernel(gemv1_kernel<D, R, S>, blocks_for(n, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream, s, rb, k, x, sp);
     });
   });
 }
@@ -907,7 +908,7 @@ cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t
     constexpr int R = D::kChunk >= 32 ? 1 : 4;  // registers: R x kChunk weights; x is read once for R rows
     const auto go = [&](auto kernel, int b) {
       const int groups = (rows + b - 1) / b;
-      kernel<<<blocks_for(n, int64_t(R) * (kWarps / sp)) * unsigned(groups), kWarps * 32, 0, stream>>>(
+      launch_kernel(kernel, blocks_for(n, int64_t(R) * (kWarps / sp)) * unsigned(groups), kWarps * 32, 0, stream,
           wb, rb, n, k, x, rows, groups, out, ldo, bias, sp);
       return cudaGetLastError();
     };
@@ -932,7 +933,7 @@ cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t
 
 cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64_t k, void* q8, cudaStream_t stream) {
   if (k % 32 != 0 || rows < 1 || rows > 65535) return cudaErrorInvalidValue;
-  quantize_q8_rows_kernel<<<dim3(blocks_for(k, 256), unsigned(rows)), 256, 0, stream>>>(
+  launch_kernel(quantize_q8_rows_kernel, dim3(blocks_for(k, 256), unsigned(rows)), 256, 0, stream,
       x, ldx, k, static_cast<int8_t*>(q8), q8_bytes(k), size_t((k + 15) / 16 * 16));
   return cudaGetLastError();
 }
@@ -968,7 +969,7 @@ cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64
   // More than 8 rows (deterministic mode): groups of 8 (to_group).
   const int groups = (rows + kMaxI8Rows - 1) / kMaxI8Rows;
   const auto go = [&](auto kernel, size_t rb, int r) {
-    kernel<<<blocks_for(n, int64_t(kWarps) * r) * unsigned(groups), kWarps * 32, 0, stream>>>(wb, rb, n, k, xq, xstride, rows,
+    launch_kernel(kernel, blocks_for(n, int64_t(kWarps) * r) * unsigned(groups), kWarps * 32, 0, stream, wb, rb, n, k, xq, xstride, rows,
                                                                                               groups, out, ldo, bias);
     return cudaGetLastError();
   };
@@ -1030,7 +1031,7 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
       const int sp = i8_split<D>(k);
-      gemv_i8_kernel<D, R, S><<<blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream>>>(s, rb, k, xq, xs, sp);
+      launch_kernel(gemv_i8_kernel<D, R, S>, blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream, s, rb, k, xq, xs, sp);
     });
   }
   // Variants 11 / 12 / 14: x staged in shared memory (experiment), R = 1 / 2 / 4.
@@ -1043,13 +1044,13 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
       if (smem_x) {
         auto* kernel = gemv_i8p_kernel<D, R, kSwiglu, true>;
         const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel, smem));
-        kernel<<<blocks, kWarps * 32, smem, stream>>>(s, rb, k, xq, xs);
+        launch_kernel(kernel, blocks, kWarps * 32, smem, stream, s, rb, k, xq, xs);
         return cudaGetLastError();
       }
     }
     auto* kernel = gemv_i8p_kernel<D, R, kSwiglu>;
     const unsigned blocks = std::min<unsigned>(blocks_for(groups, kWarps), resident_blocks(kernel));
-    kernel<<<blocks, kWarps * 32, 0, stream>>>(s, rb, k, xq, xs);
+    launch_kernel(kernel, blocks, kWarps * 32, 0, stream, s, rb, k, xq, xs);
     return cudaGetLastError();
   };
   if constexpr (D::kInFlight == 1) {
@@ -1100,9 +1101,9 @@ cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb,
   const unsigned blocks_q4 = blocks_for(total_rows(q4), kWarps), blocks = blocks_q4 + blocks_for(total_rows(q6), kWarps);
   const size_t rb4 = GemvQ4K::row_bytes(k), rb6 = GemvQ6K::row_bytes(k);
   if (pair_q6_passes(q4, q6, k) == 4) {
-    gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 4><<<blocks, kWarps * 32, 0, stream>>>(q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
+    launch_kernel(gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 4>, blocks, kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
   } else {
-    gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 1><<<blocks, kWarps * 32, 0, stream>>>(q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
+    launch_kernel(gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 1>, blocks, kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
   }
   return cudaGetLastError();
 }

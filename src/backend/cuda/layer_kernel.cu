@@ -35,6 +35,7 @@
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/gemv_kq.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
 #include "backend/cuda/sum_squares.cuh"
@@ -473,7 +474,7 @@ cudaError_t launch_v(const Params& p, size_t smem, cudaStream_t stream) {
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, layer_tail_kernel<V>, kConsumers, smem);
   }
   if (per_sm < 1) return cudaErrorInvalidConfiguration;  // the grid barrier needs every block resident
-  layer_tail_kernel<V><<<unsigned(sms), kConsumers, smem, stream>>>(p);
+  launch_kernel(layer_tail_kernel<V>, unsigned(sms), kConsumers, smem, stream, p);
   return cudaGetLastError();
 }
 

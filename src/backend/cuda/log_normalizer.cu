@@ -1,4 +1,5 @@
 #include "backend/cuda/log_normalizer.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
 
 #include <cmath>
@@ -51,14 +52,14 @@ __global__ void pick_values_kernel(const float* __restrict__ x, int64_t rows, in
 cudaError_t launch_log_normalizers(const float* x, int64_t rows, int64_t cols, double* out, cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
   if (rows > 2147483647) return cudaErrorInvalidValue;
-  log_normalizer_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, cols, out);
+  launch_kernel(log_normalizer_kernel, static_cast<unsigned>(rows), kThreads, 0, stream, x, cols, out);
   return cudaGetLastError();
 }
 
 cudaError_t launch_pick_values(const float* x, int64_t rows, int64_t cols, const int32_t* picks, float* out,
                                cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
-  pick_values_kernel<<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(x, rows, cols, picks, out);
+  launch_kernel(pick_values_kernel, static_cast<unsigned>((rows + 127) / 128), 128, 0, stream, x, rows, cols, picks, out);
   return cudaGetLastError();
 }
 

@@ -1,4 +1,5 @@
 #include "backend/cuda/logit_edits.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
 
 #include <cmath>
@@ -34,7 +35,7 @@ cudaError_t launch_edit_logits(float* x, int64_t logit_rows, int64_t cols, const
                                cudaStream_t stream) {
   if (logit_rows <= 0) return cudaSuccess;
   if (logit_rows > 2147483647) return cudaErrorInvalidValue;
-  edit_logits_kernel<<<static_cast<unsigned>(logit_rows), kThreads, 0, stream>>>(x, cols, base, rows);
+  launch_kernel(edit_logits_kernel, static_cast<unsigned>(logit_rows), kThreads, 0, stream, x, cols, base, rows);
   return cudaGetLastError();
 }
 

@@ -11,6 +11,7 @@
 // Q6_K's two 16-element scales are small integers: two m16n8k16 sums are combined in int32 first.
 
 #include "backend/cuda/mmq.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/warp_reduce.cuh"
 
 #include <cuda_fp16.h>
@@ -362,7 +363,7 @@ cudaError_t launch_tile(const void* w, int64_t n, int64_t k, const uint8_t* xq, 
   }
   const dim3 grid(blocks_for(m, BN), blocks_for(n, BM));  // token tiles vary fastest: a weight tile's
   if (grid.y > 65535u) return cudaErrorInvalidValue;      // blocks run together and share it in L2
-  kernel<<<grid, WARPS_M * WARPS_N * WARPS_K * 32, kSmem, stream>>>(static_cast<const uint8_t*>(w), T::row_bytes(k), n, k,
+  launch_kernel(kernel, grid, WARPS_M * WARPS_N * WARPS_K * 32, kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n, k,
                                                                     xq, m, out, ldo, bias);
   return cudaGetLastError();
 }
@@ -405,7 +406,7 @@ cudaError_t launch_mmq(TensorType type, const void* w, int64_t n, int64_t k, con
                        float* out, int64_t ldo, const float* bias, cudaStream_t stream) {
   if (!mmq_supports(type, k) || m <= 0 || n <= 0 || m > 65535) return cudaErrorInvalidValue;
   auto* xq = static_cast<uint8_t*>(scratch);
-  mmq_quantize_x_kernel<<<dim3(blocks_for(k, 256), static_cast<unsigned>(m)), 256, 0, stream>>>(x, k, xq);
+  launch_kernel(mmq_quantize_x_kernel, dim3(blocks_for(k, 256), static_cast<unsigned>(m)), 256, 0, stream, x, k, xq);
   if (const cudaError_t rc = cudaGetLastError(); rc != cudaSuccess) return rc;
   switch (type) {
     case TensorType::Q8_0: return launch_type<MmqQ8_0>(w, n, k, xq, m, out, ldo, bias, stream);

@@ -1,5 +1,6 @@
 #include "backend/cuda/row_draw.h"
 #include "backend/cuda/arrive_last.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/logit_key.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/warp_reduce.cuh"
@@ -362,13 +363,13 @@ cudaError_t launch_draw_rows(const float* x, int64_t rows, int64_t cols, const D
   const int parts = parts_of(cols);
   const Workspace w = views(ws, rows, parts);
   const dim3 grid(static_cast<unsigned>(parts), static_cast<unsigned>(rows));
-  draw_part_max_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, top_p, w);
-  draw_part_mass_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, w);
+  launch_kernel(draw_part_max_kernel, grid, kThreads, 0, stream, x, cols, parts, top_p, w);
+  launch_kernel(draw_part_mass_kernel, grid, kThreads, 0, stream, x, cols, parts, args, w);
   if (top_p) {
-    for (int pass = 1; pass < kPasses; ++pass) draw_radix_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, pass, w);
-    draw_part_kept_kernel<<<grid, kThreads, 0, stream>>>(x, cols, parts, args, w);
+    for (int pass = 1; pass < kPasses; ++pass) launch_kernel(draw_radix_kernel, grid, kThreads, 0, stream, x, cols, parts, args, pass, w);
+    launch_kernel(draw_part_kept_kernel, grid, kThreads, 0, stream, x, cols, parts, args, w);
   }
-  draw_pick_kernel<<<dim3(1, static_cast<unsigned>(rows)), kThreads, 0, stream>>>(x, cols, parts, args, w, out);
+  launch_kernel(draw_pick_kernel, dim3(1, static_cast<unsigned>(rows)), kThreads, 0, stream, x, cols, parts, args, w, out);
   return cudaGetLastError();
 }
 

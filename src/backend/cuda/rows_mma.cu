@@ -25,6 +25,7 @@
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/gemv_kq.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
@@ -373,12 +374,12 @@ cudaError_t go(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, i
   const unsigned tiles_b = unsigned((rows + BT - 1) / BT);
   const int64_t tiles_o = (n + RT - 1) / RT;
   if (tiles_o > 65535) return cudaErrorInvalidValue;
-  kernel<<<dim3(tiles_b, unsigned(tiles_o), unsigned(splits)), WM * WN * 32, 2 * stage, stream>>>(
+  launch_kernel(kernel, dim3(tiles_b, unsigned(tiles_o), unsigned(splits)), WM * WN * 32, 2 * stage, stream,
       static_cast<const uint8_t*>(w), rb, n, k, static_cast<const int8_t*>(q8), q8_bytes(k), size_t((k + 15) / 16 * 16), rows,
       out, ldo, bias, stage, ws);
   if (splits == 1) return cudaGetLastError();
   const int64_t plane = int64_t(rows) * n;
-  rows_mma_merge_kernel<<<unsigned((plane + 255) / 256), 256, 0, stream>>>(ws, splits, n, rows, out, ldo, bias);
+  launch_kernel(rows_mma_merge_kernel, unsigned((plane + 255) / 256), 256, 0, stream, ws, splits, n, rows, out, ldo, bias);
   return cudaGetLastError();
 }
 

@@ -1,4 +1,5 @@
 #include "backend/cuda/topk.h"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/logit_key.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/warp_reduce.cuh"
@@ -121,16 +122,16 @@ cudaError_t launch_top_k_rows(const float* x, int64_t rows, int64_t cols, int k,
   const size_t cap = size_t(rows) * size_t(lists) * size_t(k);
   uint64_t* buf[2] = {static_cast<uint64_t*>(ws), static_cast<uint64_t*>(ws) + cap};
   int cur = 0;
-  top_k_part_kernel<<<dim3(lists, unsigned(rows)), kThreads, 0, stream>>>(x, cols, k, lists, buf[0]);
+  launch_kernel(top_k_part_kernel, dim3(lists, unsigned(rows)), kThreads, 0, stream, x, cols, k, lists, buf[0]);
   cudaError_t rc = cudaGetLastError();
   while (rc == cudaSuccess && lists > 1) {  // merge until one list of k is left
     const int per = kCap / k, groups = (lists + per - 1) / per;
-    top_k_merge_kernel<<<dim3(groups, unsigned(rows)), kThreads, 0, stream>>>(buf[cur], k, lists, groups, buf[1 - cur]);
+    launch_kernel(top_k_merge_kernel, dim3(groups, unsigned(rows)), kThreads, 0, stream, buf[cur], k, lists, groups, buf[1 - cur]);
     rc = cudaGetLastError();
     lists = groups, cur = 1 - cur;
   }
   if (rc != cudaSuccess) return rc;
-  top_k_output_kernel<<<dim3(1, unsigned(rows)), kMaxTopKDevice, 0, stream>>>(x, cols, k, buf[cur], values, ids);
+  launch_kernel(top_k_output_kernel, dim3(1, unsigned(rows)), kMaxTopKDevice, 0, stream, x, cols, k, buf[cur], values, ids);
   return cudaGetLastError();
 }
 
