@@ -53,3 +53,16 @@ def test_every_kernel_waits_before_touching_activations():
                 assert not re.search(r"\batomic\w*\(|__syncthreads", code), f"{path.name}: {name} syncs or stores before pdl_wait(): {line.strip()}"
     # The backend has dozens of kernels; finding none would mean the parser, not the code, is wrong.
     assert len(kernels) >= 20, kernels
+
+
+def test_every_launch_goes_through_launch_kernel():
+    # Round 40: eager steps launch kernels programmatically through launch_kernel (launch.h); a
+    # triple-chevron launch would silently keep full stream ordering (and a captured graph's edges
+    # would still be made programmatic at capture's end, so only eager steps would differ).
+    offenders = []
+    for path in sorted(CUDA_DIR.glob("*.cu")) + sorted(CUDA_DIR.glob("*.cuh")):
+        text = re.sub(r"//[^\n]*", "", path.read_text())
+        offenders += [f"{path.name}: {m.group(0)}" for m in re.finditer(r"\w+(?:<[^<>;]*>)?\s*<<<", text)]
+    assert not offenders, "\n".join(offenders)
+    launches = sum(len(re.findall(r"\blaunch_kernel\(", p.read_text())) for p in CUDA_DIR.glob("*.cu"))
+    assert launches >= 50, f"{launches} launch_kernel calls: the parser, not the code, is wrong"

@@ -3993,7 +3993,8 @@ void check_graphs(const std::string& path) {
 // stamped (chain_trace.h), grouped by launch (%gridid) and ordered by release. Per kernel, relative
 // to the step's first release: when its first block became resident, when its wait first returned
 // (its predecessor done) and when its last block's did (later waves), and the time to the next
-// kernel's release: what the kernel holds the chain for.
+// kernel's release: what the kernel holds the chain for. VELLUM_TRACE_PREFILL=N traces an eager
+// N-token prefill instead (round 40).
 void chain_trace_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend gpu(0);
@@ -4012,11 +4013,25 @@ void chain_trace_model(const std::string& path) {
   t.next = static_cast<uint32_t*>(counter.ensure(sizeof(uint32_t), "chain counter"));
   t.cap = kCap;
   uint32_t n_past = 0;
-  const int traced = 200;  // steps before the traced one: graphs captured and replayed
+  // VELLUM_TRACE_PREFILL=N (round 40): a prefill of N tokens (eager, as the engine runs prefills),
+  // after 3 untraced ones, instead of a decode step.
+  const char* pre = std::getenv("VELLUM_TRACE_PREFILL");
+  const uint32_t prefill = pre != nullptr ? uint32_t(std::max(0, std::atoi(pre))) : 0u;
+  if (prefill > 0 && (prefill + bs - 1) / bs > blocks) {
+    table.resize((prefill + bs - 1) / bs);
+    for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), uint32_t(table.size()));
+  }
+  const int traced = prefill > 0 ? 3 : 200;  // steps before the traced one: warm-up (decode: graphs captured and replayed)
   for (int step = 0; step <= traced; ++step) {
     engine::Batch b;
     b.block_size = bs;
-    b.add_sequence(next, n_past, table, engine::Batch::Logits::Last);
+    if (prefill > 0) {
+      b.add_sequence(std::vector<int32_t>(prefill, 7), 0, table, engine::Batch::Logits::Last);
+      next.clear();
+    } else {
+      b.add_sequence(next, n_past, table, engine::Batch::Logits::Last);
+    }
     if (step == traced) {
       gpu.synchronize();
       cuda::check(cudaMemset(t.next, 0, sizeof(uint32_t)), "chain counter");
@@ -4027,9 +4042,11 @@ void chain_trace_model(const std::string& path) {
       gpu.synchronize();
       cuda::chain_trace_attach(cuda::ChainTrace{});
     }
+    if (prefill > 0) continue;
     n_past += uint32_t(next.size());
     next = {int32_t(std::max_element(l.begin(), l.end()) - l.begin())};
   }
+  if (prefill > 0) n_past = prefill;
   uint32_t n = 0;
   cuda::check(cudaMemcpy(&n, t.next, sizeof n, cudaMemcpyDeviceToHost), "chain counter");
   n = std::min(n, kCap);
@@ -4054,7 +4071,7 @@ void chain_trace_model(const std::string& path) {
   std::sort(ks.begin(), ks.end(), [](const Kernel& a, const Kernel& b) { return a.first_release < b.first_release; });
   bool ok = true;
   for (const Kernel& k : ks) ok = ok && k.blocks == k.grid;
-  bench_line(fmt::format("chain trace of one decode step ({} positions, {}): {} stamps, {} kernels{}", n_past, path, n, ks.size(),
+  bench_line(fmt::format("chain trace of one {} ({} positions, {}): {} stamps, {} kernels{}", prefill > 0 ? "prefill" : "decode step", n_past, path, n, ks.size(),
                          ok ? "" : " (some launch without a stamp for every block)"));
   if (ks.empty()) return;
   const unsigned long long t0 = ks.front().first_release;

@@ -62,7 +62,8 @@ __device__ __forceinline__ void pdl_wait() {
   // Outside graphs, the next kernel launched programmatically (launch.h) may become resident once
   // every block of this one has passed here: one kernel ahead at most, whose own wait then holds it
   // until this one has finished. Graph edges start from the launch-completion port instead and do
-  // not depend on this.
+  // not depend on this. (The trigger before the wait, as a graph edge, measured the same in a
+  // prefill: docs/cuda.md, round 40.)
   asm volatile("griddepcontrol.launch_dependents;" :::);
 #if defined(VELLUM_CHAIN_TRACE)
   if (stamp && slot < g_chain_trace.cap) {
