@@ -1,7 +1,6 @@
 #include "backend/cuda/cuda_graphs.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -57,9 +56,6 @@ void keep_full_dependency(const void* kernel) {
 }
 
 namespace {
-// -1: not decided yet (the environment and the device are read at the first launch).
-std::atomic<int> g_eager_pdl{-1};
-
 bool eager_default() {
   for (const char* name : {"VELLUM_CUDA_EAGER_PDL", "VELLUM_CUDA_PDL"}) {
     const char* e = std::getenv(name);
@@ -71,20 +67,9 @@ bool eager_default() {
 }
 }  // namespace
 
-void set_eager_programmatic(bool on) { g_eager_pdl.store(on ? 1 : 0); }
-
-bool eager_programmatic() {
-  int on = g_eager_pdl.load(std::memory_order_relaxed);
-  if (on < 0) {
-    int unread = -1;
-    g_eager_pdl.compare_exchange_strong(unread, eager_default() ? 1 : 0);
-    on = g_eager_pdl.load();
-  }
-  return on == 1;
-}
-
 bool launch_programmatically(const void* kernel, cudaStream_t stream) {
-  if (!eager_programmatic()) return false;
+  static const bool eager = eager_default();  // the first launch's device and environment
+  if (!eager) return false;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess || capturing != cudaStreamCaptureStatusNone) return false;
   const std::lock_guard<std::mutex> lock(g_full_mu);

@@ -19,11 +19,9 @@
 
 namespace vellum::cuda {
 
-// Whether a launch of `kernel` on `stream` now is made programmatic (cuda_graphs.cpp).
+// Whether a launch of `kernel` on `stream` now is made programmatic (cuda_graphs.cpp; the switch is
+// read once, at the first launch: on for sm_90 unless VELLUM_CUDA_EAGER_PDL=0 or VELLUM_CUDA_PDL=0).
 bool launch_programmatically(const void* kernel, cudaStream_t stream);
-// The process-wide switch (default: on for sm_90 unless VELLUM_CUDA_EAGER_PDL=0 or VELLUM_CUDA_PDL=0).
-void set_eager_programmatic(bool on);
-bool eager_programmatic();
 
 template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
