@@ -39,6 +39,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/gemv_mma.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "core/half.h"
@@ -223,6 +224,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    // by warps of their own, rs 4: A fragments dequantized by the multiplying warpgroups).
    std::vector<int> modes;
    if (i8) modes.push_back(0);
+   if (i8 && m >= 2 && m <= cuda::kMmaRowsMax && cuda::gemv_mma_supports(type, k)) modes.push_back(8);
    if (mmq) modes.push_back(1);
    modes.push_back(2);
    if (dq) modes.push_back(3);
@@ -231,11 +233,12 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    std::vector<float> dq_got;
    const int rs_default = p.gpu.dq_rs();
    for (const int mode : modes) {
-    p.gpu.set_int8_gemv(mode == 0);
+    p.gpu.set_int8_gemv(mode == 0 || mode == 8);
+    p.gpu.set_gemv_mma(mode == 8);  // mode 0: the rows GEMV, which keeps every row's batch-1 bits
     p.gpu.set_mmq(mode == 1);
-    p.gpu.set_dq_mma(mode >= 3);
-    p.gpu.set_dq_rs(mode >= 4 ? mode - 3 : 0);  // mode 3: round 11's kernel
-    p.gpu.set_dq_tma(mode >= 3 ? 1 : 0);         // modes 0-2: not the bulk-copy kernel the default takes at 33+ rows
+    p.gpu.set_dq_mma(mode >= 3 && mode <= 7);
+    p.gpu.set_dq_rs(mode >= 4 && mode <= 7 ? mode - 3 : 0);  // mode 3: round 11's kernel
+    p.gpu.set_dq_tma(mode >= 3 && mode <= 7 ? 1 : 0);         // modes 0-2, 8: not the bulk-copy kernel the default takes at 33+ rows
     const std::vector<float> xv = randn(size_t(m * k));
     auto x = p.tensor(xv, m, k);
     auto out = p.output(m, n);
@@ -250,7 +253,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
       }
     }
     const bool gemv = m <= cuda::kMaxGemvRows;
-    const bool int8 = mode == 0, mma = mode == 1, dqm = mode >= 3;
+    const bool int8 = mode == 0 || mode == 8, mma = mode == 1, dqm = mode >= 3 && mode <= 7;
     // int8: x rounded to 8 bits per 32 elements (expected ~5e-3, like the CPU backend's Q8 path);
     // mmq rounds x the same way, its bound is that rounding (1e-2, twice the expected error).
     // dq_mma: x and the weights (K-quant scales too) in bf16, as the cuBLAS path. F16 weights'
@@ -260,19 +263,19 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
     const double bound = int8 ? 2e-2 : (mma || dqm) ? 1e-2 : (gemv || type == TensorType::F32 ? 1e-5 : f16_gemm ? 1e-3 : 1e-2);
     const double cpu_err = rel_err(p.get_cpu(out.c), ref);
     const std::string name = fmt::format("matmul {} {}x{} rows {}{} ({})", tensor_type_name(type), n, k, m, bias ? " +bias" : "",
-                                         int8 ? "int8 gemv" : mma ? "int8 mma" : mode == 3 ? "dq mma" : mode == 4 ? "dq mma rs" : mode == 5 ? "dq mma rs2" : mode == 6 ? "dq tma" : mode == 7 ? "dq tma rs" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : f16_gemm ? "f16 gemm" : "bf16 gemm"));
+                                         mode == 8 ? "int8 mma rows" : int8 ? "int8 gemv" : mma ? "int8 mma" : mode == 3 ? "dq mma" : mode == 4 ? "dq mma rs" : mode == 5 ? "dq mma rs2" : mode == 6 ? "dq tma" : mode == 7 ? "dq tma rs" : gemv ? "gemv" : (type == TensorType::F32 ? "sgemm" : f16_gemm ? "f16 gemm" : "bf16 gemm"));
     const std::vector<float> got = p.get_gpu(out.g);
     // The register-A kernel multiplies the same bf16 weights, but wgmma's RS form does not round like
     // its SS form (measured: not bit for bit), so the difference is shown, not bounded.
     const std::string vs11 = mode >= 4 && !dq_got.empty() ? fmt::format(" [vs round 11's kernel: max diff {:.2g}]", max_abs_diff(got, dq_got)) : "";
     record(name, rel_err(got, ref), bound, fmt::format("[cpu backend vs f64: {:.2g}]{}", cpu_err, vs11));
     if (mode == 3) dq_got = got;
-    if (dqm) {  // K split: the last block adds the partial sums in split order, whoever arrives last
+    if (dqm || mode == 8) {  // K split: partial sums added in a fixed order (dq_mma: whoever arrives last)
       p.gpu.fill(out.g, std::nanf(""));
       p.gpu.matmul(w.g, x.g, out.g, bias ? &b.g : nullptr);
       record(name + " run twice", max_abs_diff(p.get_gpu(out.g), got), 0, "bit for bit");
     }
-    if (int8 && m >= 2) {  // every row as a batch-1 launch gives it: bit for bit
+    if (mode == 0 && m >= 2) {  // every row as a batch-1 launch gives it: bit for bit
       double diff = 0;
       for (int64_t r = 0; r < m; ++r) {
         const std::vector<float> xr(xv.begin() + r * k, xv.begin() + (r + 1) * k);
@@ -289,6 +292,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    p.gpu.set_dq_tma(1);
   }
   p.gpu.set_int8_gemv(true);
+  p.gpu.set_gemv_mma(true);
   p.gpu.set_mmq(true);
   p.gpu.set_dq_mma(true);
 }
@@ -2916,6 +2920,69 @@ Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int6
   return be.upload_weight("w", t, k, n, w);
 }
 
+// Round 41: 2 / 4 / 6 / 8 token rows of llama3-8b's quantized weights alone: the int8 tensor-core rows
+// kernel (gemv_mma.h, x quantized once outside the timing) against the int8 rows GEMV it replaces
+// and mmq (which quantizes x itself), with the largest difference between the first two relative
+// to the largest output. VELLUM_BENCH_GEMV_TYPES limits the types as in bench_gemv.
+void bench_gemv_mma(double bw) {
+  CudaBackend be(0);
+  int sms = 0;
+  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sms");
+  const char* only = std::getenv("VELLUM_BENCH_GEMV_TYPES");
+  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    if (only != nullptr && std::string(only).find(tensor_type_name(t)) == std::string::npos) continue;
+    for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{14336, 4096}, {4096, 4096}, {1024, 4096}, {4096, 14336}}) {
+      const size_t bytes = row_bytes(t, uint64_t(k)) * size_t(n);
+      const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 8);
+      std::vector<Weight> ws;
+      for (size_t c = 0; c < copies; ++c) ws.push_back(upload_repeated(be, t, n, k, 64));
+      for (const int m : {2, 4, 6, 8}) {
+        Tensor x = be.scratch(m, k), out = be.scratch(m, n);
+        be.write(x, randn(size_t(m * k)).data());
+        be.synchronize();  // the legacy stream below does not wait for the backend's
+        void* xf = cuda::device_alloc(cuda::mma_x_bytes(k), "bench mma x");
+        void* q8 = cuda::device_alloc(size_t(m) * cuda::q8_bytes(k), "bench q8 rows");
+        void* mq = cuda::device_alloc(cuda::mmq_scratch_bytes(m, k), "bench mmq x");
+        cuda::check(cuda::launch_quantize_mma_x(x.data, k, m, k, xf, nullptr), "quantize mma x");
+        cuda::check(cuda::launch_quantize_q8_rows(x.data, k, m, k, q8, nullptr), "quantize q8 rows");
+        const double t_mma = graph_ms([&](cudaStream_t st, int i) {
+          return cuda::launch_gemv_mma(t, ws[size_t(i) % ws.size()].data, n, k, xf, m, out.data, n, nullptr, sms, st);
+        }, 100);
+        cuda::check(cudaDeviceSynchronize(), "sync");
+        std::vector<float> a(size_t(m * n)), b(size_t(m * n));
+        cuda::check(cudaMemset(out.data, 0xFF, a.size() * 4), "poison");
+        cuda::check(cuda::launch_gemv_mma(t, ws[0].data, n, k, xf, m, out.data, n, nullptr, sms, nullptr), "mma");
+        cuda::check(cudaMemcpy(a.data(), out.data, a.size() * 4, cudaMemcpyDeviceToHost), "read");
+        const double t_rows = graph_ms([&](cudaStream_t st, int i) {
+          return cuda::launch_gemv_i8_rows(t, ws[size_t(i) % ws.size()].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, st);
+        }, 100);
+        cuda::check(cudaDeviceSynchronize(), "sync");
+        cuda::check(cuda::launch_gemv_i8_rows(t, ws[0].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, nullptr), "rows");
+        cuda::check(cudaMemcpy(b.data(), out.data, b.size() * 4, cudaMemcpyDeviceToHost), "read");
+        const double t_mmq = graph_ms([&](cudaStream_t st, int i) {
+          return cuda::launch_mmq(t, ws[size_t(i) % ws.size()].data, n, k, x.data, m, mq, out.data, n, nullptr, st);
+        }, 100);
+        double big = 0, diff = 0;
+        bool finite = true;
+        for (size_t i = 0; i < a.size(); ++i) {
+          finite = finite && std::isfinite(a[i]);
+          big = std::max(big, double(std::fabs(b[i])));
+          diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+        }
+        const auto pct = [&](double ms) { return 100.0 * double(bytes) / (ms * 1e-3) / 1e9 / bw; };
+        bench_line(fmt::format("gemv mma {} {}x{} at {} rows: {:.1f} us ({:.0f}% of copy bw) | rows GEMV {:.1f} us ({:.0f}%) | mmq "
+                               "{:.1f} us ({:.0f}%) | max |mma - rows| / max |rows| {:.1e}{}",
+                               tensor_type_name(t), n, k, m, t_mma * 1e3, pct(t_mma), t_rows * 1e3, pct(t_rows), t_mmq * 1e3,
+                               pct(t_mmq), big > 0 ? diff / big : diff, finite ? "" : " NOT FINITE"));
+        cudaFree(xf);
+        cudaFree(q8);
+        cudaFree(mq);
+        be.release_scratch();
+      }
+    }
+  }
+}
+
 // Round 37 (opt-in, VELLUM_CUDA_QKV_ROPE=1): a layer's Q, K and V through matmul_multi after expect_rope (RoPE and
 // the K/V store in the grouped launch's end) and rope_attention, against the same without the hint
 // on layer 1 of the same pool (round 34's rope_kv_rows after the plain launch): q, k and v's f32
@@ -4711,7 +4778,8 @@ int run(int argc, char** argv) {
     const bool ops = !b1 && !g_skip_op_bench;
     const double tflops = !b1 && !g_gemv_only ? bench_gemm() : 0.0;
     if (ops && !g_gemv_only) bench_attention(bw);
-    if (ops) bench_gemv(bw);
+    if (ops && std::getenv("VELLUM_BENCH_MMA_ONLY") == nullptr) bench_gemv(bw);  // round 41: the rows kernels alone
+    if (ops) bench_gemv_mma(bw);
     if (g_mmq_bench) bench_mmq(bw, tflops);
     if (!b1 && !g_gemv_only && !models.empty()) bench_prefill_gemms(tflops);
     for (const auto& m : models) bench_model(m, bw, tflops);

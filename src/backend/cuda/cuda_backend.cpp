@@ -28,6 +28,7 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/gemv_mma.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dq_mma.h"
@@ -356,6 +357,14 @@ struct CudaBackend::Impl {
   // eager, tok/s against mmq): Q4_K_M 2 / 4 / 8 seqs 532 / 775 / 1 162 vs 243 / 524 / 1 086; Q8_0 2 / 4
   // seqs 429 / 699 vs 250 / 547, but 8 seqs 984 vs 1 183. VELLUM_CUDA_I8_ROWS=N sets both (0: off).
   int i8_rows_max = 8, i8_rows_q8 = 4;
+  // Outside the deterministic mode those rows go to int8 tensor cores instead (gemv_mma.h, round 41;
+  // Q8_0 up to i8_rows_max too); q8r_mma: the cached rows are in that kernel's fragment order.
+  // set_gemv_mma / VELLUM_CUDA_GEMV_MMA=0 turn it off.
+  // From 4 rows (H200, round 41, llama3-8b at 1k context, tok/s against the rows GEMV: Q4_K_M 2 / 4 /
+  // 8 seqs 565 / 1 072 / 1 983 against 656 / 978 / 1 085, Q8_0 465 / 890 / 1 675 against 591 / 870 /
+  // 1 369 with mmq from 5); VELLUM_CUDA_GEMV_MMA_MIN=N sets another (experiments).
+  bool gemv_mma = true, q8r_mma = false;
+  int gemv_mma_min = 0;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
@@ -535,8 +544,13 @@ struct CudaBackend::Impl {
   // Whether a matmul of m token rows takes the int8 GEMV rows (round 8; every row count in the
   // deterministic mode) rather than the many-row paths.
   bool int8_rows_for(TensorType type, int64_t m, int64_t k) const {
-    return (deterministic || m <= std::min<int64_t>(type == TensorType::Q8_0 ? i8_rows_q8 : i8_rows_max, cuda::kMaxI8Rows)) &&
-           int8_for(type, k);
+    const int most = type == TensorType::Q8_0 && !mma_rows_for(type, m, k) ? i8_rows_q8 : i8_rows_max;
+    return (deterministic || m <= std::min<int64_t>(most, cuda::kMaxI8Rows)) && int8_for(type, k);
+  }
+  bool mma_rows_for(TensorType type, int64_t m, int64_t k) const {
+    const int64_t least = gemv_mma_min > 0 ? gemv_mma_min : 4;
+    return gemv_mma && !deterministic && m >= std::max<int64_t>(2, least) && m <= cuda::kMmaRowsMax && int8_gemv &&
+           cuda::gemv_mma_supports(type, k);
   }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
@@ -843,6 +857,8 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   // Measurement knob (the checks' and benches' backends have no engine flags): dense copies, MiB.
   if (const char* a = std::getenv("VELLUM_CUDA_DENSE_CACHE_MIB"); a != nullptr) m.dense_budget = uint64_t(std::atoll(a)) << 20;
   if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
+  if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA"); r != nullptr) m.gemv_mma = std::string(r) != "0";
+  if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA_MIN"); r != nullptr) m.gemv_mma_min = std::max(0, std::atoi(r));
   m.sms = prop.multiProcessorCount;
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = m.dq_auto = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_ROWS"); d != nullptr) {
@@ -934,6 +950,7 @@ void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
   impl_->dq_max_rows = max_rows;
 }
 bool CudaBackend::has_int8_copy(const Tensor& x) const { return impl_->has_q8_copy(x); }
+void CudaBackend::set_gemv_mma(bool on) { impl_->gemv_mma = on; }
 void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = impl_->i8_rows_q8 = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
   impl_->materialize();
@@ -1508,15 +1525,22 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   if (m.int8_rows_for(type, M, K)) {
     m.touch({x});
     const float* xd = x.data;
-    const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols);
-    void* q8 = quantize ? m.grow(m.x_q8_rows, size_t(M) * cuda::q8_bytes(K), "matmul activations (int8 rows)") : m.x_q8_rows.get();
+    const bool mma = m.mma_rows_for(type, M, K);
+    const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols && mma == m.q8r_mma);
+    const size_t xbytes = mma ? cuda::mma_x_bytes(K) : size_t(M) * cuda::q8_bytes(K);
+    void* q8 = quantize ? m.grow(m.x_q8_rows, xbytes, "matmul activations (int8 rows)") : m.x_q8_rows.get();
     float* od = out.data;
     const int64_t ldo = out.cols;
-    const size_t wsf = cuda::gemv_i8_rows_ws_floats(type, N, K, int(M), m.sms);
+    const size_t wsf = mma ? 0 : cuda::gemv_i8_rows_ws_floats(type, N, K, int(M), m.sms);
     float* ws = wsf == 0 ? nullptr : static_cast<float*>(m.grow(m.rows_ws, wsf * sizeof(float), "matmul partial sums (rows)"));
     const int sms = m.sms;
-    m.graphs.mix(45, type, wd, N, K, M, xd, q8, quantize, od, ldo, b, ws);
+    m.graphs.mix(45, type, wd, N, K, M, xd, q8, quantize, od, ldo, b, ws, mma);
     m.graphs.run([=, &m] {
+      if (mma) {
+        if (quantize) m.launched(cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream), "quantize_mma_x kernel");
+        m.launched(cuda::launch_gemv_mma(type, wd, N, K, q8, int(M), od, ldo, b, sms, m.stream), "int8 mma rows kernel");
+        return;
+      }
       if (quantize) m.launched(cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream), "quantize_q8_rows kernel");
       m.launched(cuda::launch_gemv_i8_rows(type, wd, N, K, q8, int(M), od, ldo, b, ws, sms, m.stream), "int8 gemv rows kernel");
     });
@@ -1524,6 +1548,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     m.q8r_of = overlap ? nullptr : xd;
     m.q8r_rows = M;
     m.q8r_cols = K;
+    m.q8r_mma = mma;
     return;
   }
   // dq_mma (dq_mma_for: forced, or by default the shapes where it wins): bf16 tensor cores, the

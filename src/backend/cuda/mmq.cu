@@ -21,6 +21,7 @@
 
 #include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/mma_s8.cuh"
 #include "backend/cuda/mma_tile_store.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -167,19 +168,6 @@ __device__ __forceinline__ float2 step_scale(const uint8_t* r, int s, int ks) {
 }
 
 // ---- PTX helpers --------------------------------------------------------------------------------
-// c = A (16 × 32, rows g / g+8) · B (32 × 8); fragment layouts of the PTX ISA for .s8.
-__device__ __forceinline__ void mma_k32(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                        uint32_t b1) {
-  asm(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
-      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
-}
-__device__ __forceinline__ void mma_k16(int* c, uint32_t a0, uint32_t a1, uint32_t b0) {
-  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
-               : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-               : "r"(a0), "r"(a1), "r"(b0), "r"(0));
-}
 // float(c) for |c| < 2^22 without the quarter-rate I2F: 1.5·2^23 + c has c in its low mantissa bits.
 __device__ __forceinline__ float small_i2f(int c) { return __int_as_float(0x4B400000 + c) - 12582912.0f; }
 
@@ -270,7 +258,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
         if constexpr (!T::kHalves) {
           int c[NT][4];  // all NT products first: independent mma in flight before any scaling
 #pragma unroll
-          for (int j = 0; j < NT; ++j) mma_k32(c[j], a0, a1, a2, a3, b[j][0], b[j][1]);
+          for (int j = 0; j < NT; ++j) mma_k32(a0, a1, a2, a3, b[j][0], b[j][1], c[j]);
 #pragma unroll
           for (int j = 0; j < NT; ++j) {
             float* a = acc[i][j];
@@ -289,8 +277,8 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N* WARPS_K * 32)
           int lo[NT][4], hi[NT][4];
 #pragma unroll
           for (int j = 0; j < NT; ++j) {
-            mma_k16(lo[j], a0, a1, b[j][0]);  // elements 0..15 of the sub-block
-            mma_k16(hi[j], a2, a3, b[j][1]);  // elements 16..31
+            mma_k16(a0, a1, b[j][0], lo[j]);  // elements 0..15 of the sub-block
+            mma_k16(a2, a3, b[j][1], hi[j]);  // elements 16..31
           }
           const uint32_t p0 = __float_as_uint(w0.y), p1 = __float_as_uint(w1.y);
           const int s00 = int16_t(p0 & 0xFFFFu), s01 = int16_t(p0 >> 16), s10 = int16_t(p1 & 0xFFFFu), s11 = int16_t(p1 >> 16);

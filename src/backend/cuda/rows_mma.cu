@@ -26,26 +26,13 @@
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/gemv_kq.cuh"
 #include "backend/cuda/launch.h"
+#include "backend/cuda/mma_s8.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda {
 namespace {
 
 enum class Fmt { Q4_K, Q6_K, Q8_0 };
-
-// D = A·B, A 16×32 s8 (row), B 32×8 s8 (col), from zero.
-__device__ __forceinline__ void mma_k32(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1,
-                                        int (&c)[4]) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
-      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
-}
-// D = A·B, A 16×16 s8 (row), B 16×8 s8 (col), from zero.
-__device__ __forceinline__ void mma_k16(uint32_t a0, uint32_t a1, uint32_t b0, int (&c)[4]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
-      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a0), "r"(a1), "r"(b0), "r"(0));
-}
 
 // Passes of a row and whether lane position j has work in pass p (the GEMV's `continue` / `break`).
 template <Fmt F>

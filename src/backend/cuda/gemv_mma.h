@@ -1,0 +1,35 @@
+#pragma once
+// 2..kMmaRowsMax token rows of a Q8_0 / Q4_K / Q6_K weight on int8 tensor cores (round 41), for
+// decode steps of a few sequences and speculative verification. Each weight byte is read once for
+// all rows; a warp multiplies 16 weight rows by the 8 token columns of mma.sync m16n8k32 (Q6_K:
+// two m16n8k16) straight from the weights' device layout, so no weight tile passes through shared
+// memory and no block barrier sits in the K loop (mmq.cu stages 256-element steps between
+// barriers: latency-bound below 32 rows). x is quantized as at batch 1 (int8 per 32 elements, the
+// same rounding) into a buffer laid out as the B fragments the lanes load.
+//
+// Not batch-invariant: a row's float sums are added in another order than the batch-1 GEMV's, so
+// the deterministic mode keeps the int8 rows GEMV (gemv_kernels.h), which gives every row its
+// batch-1 bits.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/tensor_type.h"
+
+namespace vellum::cuda {
+
+inline constexpr int kMmaRowsMax = 8;
+bool gemv_mma_supports(TensorType type, int64_t k);
+// Bytes of the fragment-ordered int8 x of launch_quantize_mma_x (any 1..kMmaRowsMax rows).
+size_t mma_x_bytes(int64_t k);
+// rows (1..kMmaRowsMax) rows of x (ldx floats apart) into xf (mma_x_bytes(k)); columns past rows
+// are zeros.
+cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream);
+// out[r * ldo + o] = Σ_i w[o][i] · x[r][i] (+ bias[o]) for r < rows, from launch_quantize_mma_x's xf;
+// sms: the device's multiprocessors (how many warps share a row's K).
+cudaError_t launch_gemv_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out,
+                            int64_t ldo, const float* bias, int sms, cudaStream_t stream);
+
+}  // namespace vellum::cuda
