@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "backend/backend_factory.h"
 #include "core/error.h"
@@ -59,6 +60,7 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/dq_tma.h"
 #include "backend/cuda/fused_kernels.h"
+#include "backend/cuda/gemv_mma.h"
 
 namespace vellum::cuda {
 namespace {
@@ -325,6 +327,46 @@ TEST(CudaLayout, RopeKvRowsTakes) {
   EXPECT_EQ(launch_rope_kv_rows(&f, 4095, &f, &f, &f, 1, 128, nullptr, p, kv, nullptr, nullptr), cudaErrorInvalidValue);
   // A norm that writes neither its f32 rows nor a copy.
   EXPECT_EQ(launch_add_rms_norm(&f, nullptr, &f, 2, 4096, 1e-5f, nullptr, nullptr, nullptr, nullptr, false), cudaErrorInvalidValue);
+}
+
+// gemv_mma's fragment-ordered x (round 41): every int8 element and scale pair has its own place
+// inside mma_x_bytes, and the 16-byte piece lane 4g + t loads for sub-blocks 2p, 2p + 1 holds
+// exactly mma.sync's B fragments b0 = elements 4t..4t+3 and b1 = 16+4t..16+4t+3 of token g, in that
+// order. (A first version sized the buffer for half the scale pairs.)
+TEST(CudaLayout, GemvMmaFragmentOrderedX) {
+  for (const int64_t k : {256, 1280, 4096}) {
+    const int64_t supers = k / 256, frag_bytes = k * kMmaRowsMax;
+    std::vector<int> seen(size_t(frag_bytes), 0);
+    for (int64_t j = 0; j < supers; ++j) {
+      for (int token = 0; token < kMmaRowsMax; ++token) {
+        for (int e = 0; e < 256; ++e) {
+          const int64_t b = mma_x_frag_byte(j, token, e);
+          ASSERT_GE(b, 0);
+          ASSERT_LT(b, frag_bytes);
+          ++seen[size_t(b)];
+          const int s = e / 32, i = e % 32, t = (i % 16) / 4;
+          const int64_t piece = (j * 4 + s / 2) * 32 + 4 * token + t;  // the uint4 lane 4·token + t loads
+          const int64_t in_piece = (s % 2) * 8 + (i < 16 ? 0 : 4) + (i % 16) % 4;
+          EXPECT_EQ(b, piece * 16 + in_piece) << k << " " << j << " " << token << " " << e;
+        }
+      }
+    }
+    for (const int n : seen) ASSERT_EQ(n, 1) << "k " << k;
+    const int64_t scale_pairs = int64_t((mma_x_bytes(k) - size_t(frag_bytes)) / 8);
+    std::vector<int> pairs(size_t(scale_pairs), 0);
+    for (int64_t j = 0; j < supers; ++j) {
+      for (int token = 0; token < kMmaRowsMax; ++token) {
+        for (int s = 0; s < 8; ++s) {
+          const int64_t q = mma_x_scale_index(j, token, s);
+          ASSERT_LT(q, scale_pairs) << "k " << k;
+          ++pairs[size_t(q)];
+          EXPECT_EQ(q / 2, j * 32 + s * 4 + token / 2);  // the float4 lane t = token / 2 loads
+          EXPECT_EQ(q % 2, token % 2);
+        }
+      }
+    }
+    for (const int n : pairs) ASSERT_EQ(n, 1) << "k " << k;
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Runs binaries built from branch r41-kq-roll: the knobs below are not on main.)
 # Round 41, call 1: the Q4_K / Q6_K GEMVs with their ring refilled as each pass is used (kRoll,
 # gemv_kernels.cu). (1) Every variant alone, bit for bit against 1 row x 1 pass (--gemv-only);
 # (2) llama3-8b Q4_K_M batch 1 with VELLUM_CUDA_KQ_ROLL = 0 / 2 / 3 / 4, alternating, and the GEMVs

@@ -1,11 +1,12 @@
-// 2..8 token rows of Q8_0 / Q4_K / Q6_K weights on int8 tensor cores (gemv_mma.h, round 41).
+// Up to 8 token rows of Q8_0 / Q4_K / Q6_K weights on int8 tensor cores (gemv_mma.h, round 41).
 //
 // A block owns 16 weight rows and splits K over its KW warps by 256-element super-blocks (warp w
 // takes super-blocks w, w + KW, ...); the warps' partial sums are added in warp order at the end.
-// Lane (g, t) loads, for each of a super-block's 8 sub-blocks, word t of rows g and g + 8, which is
-// exactly its A fragment in the device layouts (DecQ4_KR: byte j of a sub-block holds element j
-// and j + 16; DecQ8_0R: element j at byte j; DecQ6_KR as Q4_K plus 2 high bits), and its B
-// fragment (token g's x at the same elements) with one 16-byte load per two sub-blocks from the
+// Each warp copies its super-blocks' weight pieces into a ring of stages of its own (cp.async).
+// Lane (g, t) then reads, for each of a super-block's 8 sub-blocks, word t of rows g and g + 8,
+// which is exactly its A fragment in the device layouts (DecQ4_KR: byte j of a sub-block holds
+// element j and j + 16; DecQ8_0R: element j at byte j; DecQ6_KR as Q4_K plus 2 high bits), and its
+// B fragment (token g's x at the same elements) with one 16-byte load per two sub-blocks from the
 // fragment-ordered x. Each sub-block's int32 sums become floats with the batch-1 GEMV's terms:
 //   Q8_0: d_w·d_x·Σqq;  Q4_K: d·sc·d_x·Σqq − dmin·m·(d_x·Σq_x);  Q6_K: d·d_x·(sc0·Σlo + sc1·Σhi).
 
@@ -27,23 +28,15 @@ namespace {
 constexpr int kSuper = 256;  // K elements of a super-block (Q8_0: one repacked group of 8 blocks)
 constexpr uint32_t kLo = 0x0F0F0F0Fu;
 
-// Fragment-ordered x: for super-block j, lane 4g + t's (b0, b1) of sub-blocks 2p and 2p + 1 as uint4
-// (j·4 + p)·32 + lane (token g's elements 32s + 4t.. and 32s + 16 + 4t..: a warp's 16-byte loads
-// are contiguous); after 8·k bytes, the scale pairs (d, d·Σq) of tokens 2t and 2t + 1 for block
-// 8j + s as float4 j·32 + s·4 + t.
-__device__ __forceinline__ int64_t frag_byte(int64_t j, int token, int e) {  // e: element of the super-block
-  const int s = e / 32, i = e % 32, t = (i % 16) / 4;
-  return ((j * 4 + s / 2) * 32 + 4 * token + t) * 16 + (s % 2) * 8 + (i >= 16 ? 4 : 0) + i % 4;
-}
-
-// Block (j, token): 256 threads quantize one super-block of one token row (zeros past `rows`).
+// Block (j, token): 256 threads quantize one super-block of one token row (zeros past `rows`) into
+// the fragment order of gemv_mma.h (mma_x_frag_byte, mma_x_scale_index).
 __global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, uint8_t* xf) {
   pdl_wait();
   const int64_t j = blockIdx.x;
   const int token = int(blockIdx.y), e = int(threadIdx.x);
   const float v = token < rows ? x[token * ldx + j * kSuper + e] : 0.0f;
-  float2* xs = reinterpret_cast<float2*>(xf + 8 * k);
-  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + frag_byte(j, token, e)), xs + ((j * 8 + e / 32) * 4 + token / 2) * 2 + token % 2);
+  float2* xs = reinterpret_cast<float2*>(xf + kMmaRowsMax * k);
+  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(j, token, e)), xs + mma_x_scale_index(j, token, e / 32));
 }
 
 __device__ __forceinline__ uint32_t lds32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
@@ -54,8 +47,8 @@ __device__ __forceinline__ float times_byte(float d, float nd23, uint32_t w, int
 // float(c) for |c| < 2^22 without the quarter-rate I2F.
 __device__ __forceinline__ float small_f(int c) { return __int_as_float(0x4B400000 + c) - 12582912.0f; }
 
-// acc (rows g, g / g+8, g+8 × tokens 2t, 2t+1) += the sub-block's terms; w0 / w1: the rows' weight
-// scale factors, m0 / m1 their minimums (K-quants) or zero.
+// acc (row g × tokens 2t, 2t+1, then row g+8 × the same) += the sub-block's terms; w0 / w1: the
+// rows' weight scale factors, m0 / m1 their minimums (K-quants) or zero.
 __device__ __forceinline__ void add_terms(float (&acc)[4], const float (&c)[4], float w0, float w1, float m0, float m1,
                                           const float4& xs) {
   acc[0] = fmaf(w0 * xs.x, c[0], acc[0]);
@@ -246,7 +239,7 @@ cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, in
   static const cudaError_t raised = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (raised != cudaSuccess) return raised;
   launch_kernel(kernel, unsigned((n + 15) / 16), KW * 32, kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n,
-                int(k / kSuper), static_cast<const uint8_t*>(xf), 8 * k, rows, out, ldo, bias);
+                int(k / kSuper), static_cast<const uint8_t*>(xf), kMmaRowsMax * k, rows, out, ldo, bias);
   return cudaGetLastError();
 }
 
@@ -277,7 +270,8 @@ bool gemv_mma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % kSuper == 0;
 }
 
-size_t mma_x_bytes(int64_t k) { return size_t(k) * 8 + size_t(k / 32) * 8 * sizeof(float); }
+// kMmaRowsMax token columns of int8 x, then a scale pair for each column and 32-element block.
+size_t mma_x_bytes(int64_t k) { return size_t(k) * kMmaRowsMax + size_t(k / 32) * kMmaRowsMax * sizeof(float2); }
 
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream) {
   if (rows < 1 || rows > kMmaRowsMax || k <= 0 || k % kSuper != 0) return cudaErrorInvalidValue;

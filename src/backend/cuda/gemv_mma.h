@@ -1,6 +1,6 @@
 #pragma once
-// 2..kMmaRowsMax token rows of a Q8_0 / Q4_K / Q6_K weight on int8 tensor cores (round 41), for
-// decode steps of a few sequences and speculative verification. Each weight byte is read once for
+// Up to kMmaRowsMax token rows of a Q8_0 / Q4_K / Q6_K weight on int8 tensor cores (round 41), for
+// decode steps of a few sequences and speculative verification (the backend takes it from 4 rows). Each weight byte is read once for
 // all rows; a warp multiplies 16 weight rows by the 8 token columns of mma.sync m16n8k32 (Q6_K:
 // two m16n8k16) straight from the weights' device layout, so no weight tile passes through shared
 // memory and no block barrier sits in the K loop (mmq.cu stages 256-element steps between
@@ -24,6 +24,19 @@ inline constexpr int kMmaRowsMax = 8;
 bool gemv_mma_supports(TensorType type, int64_t k);
 // Bytes of the fragment-ordered int8 x of launch_quantize_mma_x (any 1..kMmaRowsMax rows).
 size_t mma_x_bytes(int64_t k);
+// That layout. Element e (0..255) of super-block j of token column `token` lies at this byte: lane
+// 4·token + t (t = (e % 16) / 4) loads (b0, b1) of sub-blocks 2p and 2p + 1 (p = e / 64) as one
+// 16-byte piece, (j·4 + p)·32 + lane, so a warp's loads are contiguous.
+__host__ __device__ constexpr int64_t mma_x_frag_byte(int64_t j, int token, int e) {
+  const int s = e / 32, i = e % 32, t = (i % 16) / 4;
+  return ((j * 4 + s / 2) * 32 + 4 * token + t) * 16 + (s % 2) * 8 + (i >= 16 ? 4 : 0) + i % 4;
+}
+// After kMmaRowsMax·k bytes, the scale pair (d, d·Σq) of 32-element block s of super-block j of
+// `token`, as float2 (j·32 + s·4 + token / 2)·2 + token % 2: lane t loads those of tokens 2t and
+// 2t + 1 as one float4.
+__host__ __device__ constexpr int64_t mma_x_scale_index(int64_t j, int token, int s) {
+  return ((j * 8 + s) * 4 + token / 2) * 2 + token % 2;
+}
 // rows (1..kMmaRowsMax) rows of x (ldx floats apart) into xf (mma_x_bytes(k)); columns past rows
 // are zeros.
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream);
