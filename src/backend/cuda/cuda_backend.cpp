@@ -357,12 +357,12 @@ struct CudaBackend::Impl {
   // eager, tok/s against mmq): Q4_K_M 2 / 4 / 8 seqs 532 / 775 / 1 162 vs 243 / 524 / 1 086; Q8_0 2 / 4
   // seqs 429 / 699 vs 250 / 547, but 8 seqs 984 vs 1 183. VELLUM_CUDA_I8_ROWS=N sets both (0: off).
   int i8_rows_max = 8, i8_rows_q8 = 4;
-  // Outside the deterministic mode those rows go to int8 tensor cores instead (gemv_mma.h, round 41;
-  // Q8_0 up to i8_rows_max too); q8r_mma: the cached rows are in that kernel's fragment order.
-  // set_gemv_mma / VELLUM_CUDA_GEMV_MMA=0 turn it off.
-  // From 4 rows (H200, round 41, llama3-8b at 1k context, tok/s against the rows GEMV: Q4_K_M 2 / 4 /
-  // 8 seqs 565 / 1 072 / 1 983 against 656 / 978 / 1 085, Q8_0 465 / 890 / 1 675 against 591 / 870 /
-  // 1 369 with mmq from 5); VELLUM_CUDA_GEMV_MMA_MIN=N sets another (experiments).
+  // Outside the deterministic mode, from 4 of those rows on (Q8_0 too, up to i8_rows_max), int8
+  // tensor cores instead (gemv_mma.h, round 41; H200, llama3-8b at 1k context, tok/s with it at every
+  // row count against the rows GEMV: Q4_K_M 2 / 4 / 8 seqs 565 / 1 072 / 1 983 against 656 / 978 /
+  // 1 085, Q8_0 465 / 890 / 1 675 against 591 / 870 / 1 369 with mmq from 5). q8r_mma: the cached rows
+  // are in that kernel's fragment order. set_gemv_mma / VELLUM_CUDA_GEMV_MMA=0 turn it off;
+  // VELLUM_CUDA_GEMV_MMA_MIN=N takes it from N rows (experiments).
   bool gemv_mma = true, q8r_mma = false;
   int gemv_mma_min = 0;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)

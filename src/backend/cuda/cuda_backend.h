@@ -117,8 +117,9 @@ class CudaBackend final : public Backend {
   // Token rows (2.. up to 8) up to which Q8_0/Q4_K/Q6_K matmuls take the many-row int8 GEMV instead
   // of mmq (default 8, Q8_0 4; this sets both).
   void set_int8_gemv_max_rows(int rows);
-  // 2..8 token rows of Q8_0 / Q4_K / Q6_K on int8 tensor cores (gemv_mma.h; default on, never in the
-  // deterministic mode); off: the int8 rows GEMV, which gives every row its batch-1 bits.
+  // 4..8 token rows of Q8_0 / Q4_K / Q6_K on int8 tensor cores (gemv_mma.h; default on, never in the
+  // deterministic mode); off: the int8 rows GEMV (Q8_0: up to 4 rows, then mmq), which gives every
+  // row its batch-1 bits.
   void set_gemv_mma(bool on);
   // Whether a batch-1 int8 matmul of x would read the int8 copy its producer wrote (a norm, or a
   // one-row attention) instead of quantizing x (for the checks).
