@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (VELLUM_CUDA_GEMV_MMA_KW existed in this call's binary only: removed after the round.)
 # Round 41, call 4: gemv_mma v3 (warps a block chosen so that every block is resident at once). (1)
 # The kernel alone with the rule and with 8 / 4 warps a block forced (VELLUM_CUDA_GEMV_MMA_KW);
 # (2) --graphs on llama3.2-1b Q4_K_M (4-row steps); (3) llama3-8b Q4_K_M and Q8_0 quick bench: the

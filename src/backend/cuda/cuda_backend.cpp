@@ -359,8 +359,9 @@ struct CudaBackend::Impl {
   int i8_rows_max = 8, i8_rows_q8 = 4;
   // Outside the deterministic mode, from 4 of those rows on (Q8_0 too, up to i8_rows_max), int8
   // tensor cores instead (gemv_mma.h, round 41; H200, llama3-8b at 1k context, tok/s with it at every
-  // row count against the rows GEMV: Q4_K_M 2 / 4 / 8 seqs 565 / 1 072 / 1 983 against 656 / 978 /
-  // 1 085, Q8_0 465 / 890 / 1 675 against 591 / 870 / 1 369 with mmq from 5). q8r_mma: the cached rows
+  // row count against the rows GEMV: Q4_K_M 2 / 4 / 8 seqs 565-568 / 1 068-1 076 / 1 976-1 990 against
+  // 649-664 / 969-986 / 1 080-1 089, Q8_0 465-466 / 890 / 1 675-1 676 against 587-595 / 868-873 /
+  // 1 352-1 386 with mmq from 5). q8r_mma: the cached rows
   // are in that kernel's fragment order. set_gemv_mma / VELLUM_CUDA_GEMV_MMA=0 turn it off;
   // VELLUM_CUDA_GEMV_MMA_MIN=N takes it from N rows (experiments).
   bool gemv_mma = true, q8r_mma = false;

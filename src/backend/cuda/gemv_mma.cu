@@ -12,7 +12,6 @@
 
 #include "backend/cuda/gemv_mma.h"
 
-#include <cstdlib>
 #include <type_traits>
 
 #include "backend/cuda/cp_async.cuh"
@@ -247,19 +246,10 @@ template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                         const float* bias, int sms, cudaStream_t stream) {
   // 8 warps a block where that gives 2 blocks an SM, else 16 (fewer weight rows: more warps share
-  // a row's K). Measured (H200, round 41, kernel alone): 2 or 4 warps a block, which keep every block
-  // resident at once, were slower (Q4_K 14 336 x 4 096: 21.4 / 19.6 against 17.8 us).
+  // a row's K). Measured (H200, round 41, kernel alone; call 4 forced them through a knob since
+  // removed): 2 or 4 warps a block, which keep every block resident at once, were slower (Q4_K
+  // 14 336 x 4 096: 21.4 / 19.6 against 17.8 us).
   const int64_t blocks = (n + 15) / 16;
-  static const int forced = [] {  // VELLUM_CUDA_GEMV_MMA_KW = 2 / 4 / 8 / 16: that many warps a block (experiments)
-    const char* e = std::getenv("VELLUM_CUDA_GEMV_MMA_KW");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  if (forced == 2 || forced == 4 || forced == 8 || forced == 16) {
-    return forced == 2   ? launch_shape<T, 2, 3>(w, n, k, xf, rows, out, ldo, bias, stream)
-           : forced == 4 ? launch_shape<T, 4, 3>(w, n, k, xf, rows, out, ldo, bias, stream)
-           : forced == 8 ? launch_shape<T, 8, 3>(w, n, k, xf, rows, out, ldo, bias, stream)
-                         : launch_shape<T, 16, 2>(w, n, k, xf, rows, out, ldo, bias, stream);
-  }
   if (blocks >= 2 * int64_t(sms)) return launch_shape<T, 8, 3>(w, n, k, xf, rows, out, ldo, bias, stream);
   return launch_shape<T, 16, 2>(w, n, k, xf, rows, out, ldo, bias, stream);
 }
