@@ -352,7 +352,7 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
       }
     }
     for (const int n : seen) ASSERT_EQ(n, 1) << "k " << k;
-    const int64_t scale_pairs = int64_t((mma_x_bytes(k) - size_t(frag_bytes)) / 8);
+    const int64_t scale_pairs = (mma_x_min_offset(k) - frag_bytes) / 8;
     std::vector<int> pairs(size_t(scale_pairs), 0);
     for (int64_t j = 0; j < supers; ++j) {
       for (int token = 0; token < kMmaRowsMax; ++token) {
@@ -366,6 +366,24 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
       }
     }
     for (const int n : pairs) ASSERT_EQ(n, 1) << "k " << k;
+    // The minimums' tf32 pairs (round 42) fill the rest: lane 4·token + t's float4 holds hi of
+    // sub-blocks t and t + 4, then lo of both (mma.sync m16n8k8 tf32: b0 row t, b1 row t + 4, column g).
+    const int64_t min_floats = int64_t((mma_x_bytes(k) - size_t(mma_x_min_offset(k))) / 4);
+    std::vector<int> mins(size_t(min_floats), 0);
+    for (int64_t j = 0; j < supers; ++j) {
+      for (int token = 0; token < kMmaRowsMax; ++token) {
+        for (int s = 0; s < 8; ++s) {
+          for (const bool lo : {false, true}) {
+            const int64_t f = mma_x_min_index(j, token, s, lo);
+            ASSERT_LT(f, min_floats) << "k " << k;
+            ++mins[size_t(f)];
+            EXPECT_EQ(f / 4, j * 32 + 4 * token + s % 4);
+            EXPECT_EQ(f % 4, (lo ? 2 : 0) + s / 4);
+          }
+        }
+      }
+    }
+    for (const int n : mins) ASSERT_EQ(n, 1) << "k " << k;
   }
 }
 

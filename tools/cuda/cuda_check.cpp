@@ -297,6 +297,21 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
   p.gpu.set_dq_mma(true);
 }
 
+// Round 42: gemv_mma's launch shapes (gemv_mma.cu, launch_type) by this device's multiprocessors:
+// many short rows (at least 4 blocks of 16 rows an SM), at least one block an SM, and rows of more
+// than 16 super-blocks; ragged ends, 4..8 token rows (check_matmul's mode 8, run twice bit for bit).
+void check_gemv_mma_shapes(Pair& p) {
+  int sms = 0;
+  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sms");
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q8_0, TensorType::Q6_K}) {
+    check_matmul(p, t, 512, int64_t(sms) * 64 + 24, {8, 5}, false);
+    check_matmul(p, t, 1024, int64_t(sms) * 16 + 8, {4}, true);
+    check_matmul(p, t, 4352, 40, {8}, false);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+}
+
 // Deterministic mode: every row of an M-row matmul must equal, bit for bit, the same row computed
 // alone in that mode, for M from 2 to 300 (past 8 rows the int8 and f32 rows kernels run in groups;
 // F16/BF16 change schedule at 17 rows). Where the mode's one row is the default batch-1 kernel (all
@@ -2923,7 +2938,8 @@ Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int6
 // Round 41: 2 / 4 / 6 / 8 token rows of llama3-8b's quantized weights alone: the int8 tensor-core rows
 // kernel (gemv_mma.h, x quantized once outside the timing) against the int8 rows GEMV it replaces
 // and mmq (which quantizes x itself), with the largest difference between the first two relative
-// to the largest output. VELLUM_BENCH_GEMV_TYPES limits the types as in bench_gemv.
+// to the largest output. VELLUM_BENCH_GEMV_TYPES limits the types as in bench_gemv,
+// VELLUM_BENCH_MMA_ROWS=N the rows to N.
 void bench_gemv_mma(double bw) {
   CudaBackend be(0);
   int sms = 0;
@@ -2937,6 +2953,7 @@ void bench_gemv_mma(double bw) {
       std::vector<Weight> ws;
       for (size_t c = 0; c < copies; ++c) ws.push_back(upload_repeated(be, t, n, k, 64));
       for (const int m : {2, 4, 6, 8}) {
+        if (const char* only_m = std::getenv("VELLUM_BENCH_MMA_ROWS"); only_m != nullptr && std::atoi(only_m) != m) continue;
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
         be.write(x, randn(size_t(m * k)).data());
         be.synchronize();  // the legacy stream below does not wait for the backend's
@@ -4616,6 +4633,7 @@ int run(int argc, char** argv) {
         p.cpu.release_scratch();
         p.gpu.release_scratch();
       }
+      check_gemv_mma_shapes(p);
       // The many-row SwiGLU with the backend's defaults: at 33..1 024 rows the register-A kernel
       // writes bf16 gate/up rows (round 28), its f32 path in the round-6 comparison.
       Pair d;
@@ -4716,6 +4734,7 @@ int run(int argc, char** argv) {
       p.gpu.release_scratch();
     }
     check_matmul(p, TensorType::Q8_0, 1056, 300, {16}, false);
+    check_gemv_mma_shapes(p);
     // Batch-1 GEMV takes 4 / 2 / 1 output rows per warp by output size; ragged ends.
     check_matmul(p, TensorType::Q4_K, 1024, 4098, {1}, false);
     for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {  // re-laid rows that end in a short group

@@ -8,7 +8,12 @@
 // element j and j + 16; DecQ8_0R: element j at byte j; DecQ6_KR as Q4_K plus 2 high bits), and its
 // B fragment (token g's x at the same elements) with one 16-byte load per two sub-blocks from the
 // fragment-ordered x. Each sub-block's int32 sums become floats with the batch-1 GEMV's terms:
-//   Q8_0: d_w·d_x·Σqq;  Q4_K: d·sc·d_x·Σqq − dmin·m·(d_x·Σq_x);  Q6_K: d·d_x·(sc0·Σlo + sc1·Σhi).
+//   Q8_0: d_w·d_x·Σqq;  Q4_K: d·sc·d_x·Σqq − dmin·m·(d_x·Σq_x);  Q6_K: d·d_x·(sc0·Σlo + sc1·Σhi),
+// grouped (round 42) so that a super-block's d is applied once (Q4_K: d·Σ_s d_x·(sc·Σqq) with sc·Σqq
+// an integer; Q6_K: d·Σ_s d_x·(...)) and Q4_K's minimums' terms are one tf32 mma.sync of the
+// 6-bit minimums by d_x·Σq_x (in two tf32 parts). Round 42 cut a super-block's instructions from
+// ~600 to ~330 (Q4_K), but the kernel waits on memory: that alone changed its time by 0-4%; the
+// launch shapes by weight shape (launch_type) gave 5-20%.
 
 #include "backend/cuda/gemv_mma.h"
 
@@ -27,92 +32,123 @@ namespace {
 constexpr int kSuper = 256;  // K elements of a super-block (Q8_0: one repacked group of 8 blocks)
 constexpr uint32_t kLo = 0x0F0F0F0Fu;
 
+// The fragment-ordered int8 x, its scale pairs, then the minimums' tf32 pairs (gemv_mma.h).
+__host__ __device__ constexpr int64_t min_offset(int64_t k) { return k * kMmaRowsMax + (k / 32) * kMmaRowsMax * 8; }
+
 // Block (j, token): 256 threads quantize one super-block of one token row (zeros past `rows`) into
 // the fragment order of gemv_mma.h (mma_x_frag_byte, mma_x_scale_index).
 __global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, uint8_t* xf) {
   pdl_wait();
   const int64_t j = blockIdx.x;
-  const int token = int(blockIdx.y), e = int(threadIdx.x);
+  const int token = int(blockIdx.y), e = int(threadIdx.x), s = e / 32;
   const float v = token < rows ? x[token * ldx + j * kSuper + e] : 0.0f;
-  float2* xs = reinterpret_cast<float2*>(xf + kMmaRowsMax * k);
-  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(j, token, e)), xs + mma_x_scale_index(j, token, e / 32));
+  float2* xs = reinterpret_cast<float2*>(xf + kMmaRowsMax * k) + mma_x_scale_index(j, token, s);
+  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(j, token, e)), xs);
+  __syncwarp();
+  if (e % 32 == 0) {  // the minimums' tf32 pair of d·Σq (the lane wrote *xs)
+    const float m = xs->y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
+    float* xm = reinterpret_cast<float*>(xf + min_offset(k));
+    xm[mma_x_min_index(j, token, s, false)] = hi;
+    xm[mma_x_min_index(j, token, s, true)] = m - hi;
+  }
 }
 
 __device__ __forceinline__ uint32_t lds32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 __device__ __forceinline__ uint4 lds128(const uint8_t* p) { return *reinterpret_cast<const uint4*>(p); }
-// 2^23 + byte i of w as a float: d·(that) − d·2^23 in one FMA is d·byte exactly rounded.
-__device__ __forceinline__ float magic_byte(uint32_t w, int i) { return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7540 + i)); }
-__device__ __forceinline__ float times_byte(float d, float nd23, uint32_t w, int i) { return fmaf(d, magic_byte(w, i), nd23); }
+// Byte `sel` (0x7540 + byte) of w as an exact float: 2^23 + the byte, less 2^23.
+__device__ __forceinline__ float byte_f(uint32_t w, uint32_t sel) { return __int_as_float(__byte_perm(w, 0x4B000000u, sel)) - 8388608.0f; }
 // float(c) for |c| < 2^22 without the quarter-rate I2F.
 __device__ __forceinline__ float small_f(int c) { return __int_as_float(0x4B400000 + c) - 12582912.0f; }
 
+// D += A·B on tf32 (m16n8k8; a0 / a1 rows g / g+8 at column t, a2 / a3 at t + 4; b0 / b1 rows t /
+// t + 4 of column g), f32 accumulation.
+__device__ __forceinline__ void mma_tf32(const float (&a)[4], float b0, float b1, float (&d)[4]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])), "r"(__float_as_uint(a[2])), "r"(__float_as_uint(a[3])),
+        "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+}
+
 // acc (row g × tokens 2t, 2t+1, then row g+8 × the same) += the sub-block's terms; w0 / w1: the
-// rows' weight scale factors, m0 / m1 their minimums (K-quants) or zero.
-__device__ __forceinline__ void add_terms(float (&acc)[4], const float (&c)[4], float w0, float w1, float m0, float m1,
-                                          const float4& xs) {
+// rows' weight scale factors.
+__device__ __forceinline__ void add_terms(float (&acc)[4], const float (&c)[4], float w0, float w1, const float4& xs) {
   acc[0] = fmaf(w0 * xs.x, c[0], acc[0]);
   acc[1] = fmaf(w0 * xs.z, c[1], acc[1]);
   acc[2] = fmaf(w1 * xs.x, c[2], acc[2]);
   acc[3] = fmaf(w1 * xs.z, c[3], acc[3]);
-  acc[0] = fmaf(-m0, xs.y, acc[0]);
-  acc[1] = fmaf(-m0, xs.w, acc[1]);
-  acc[2] = fmaf(-m1, xs.y, acc[2]);
-  acc[3] = fmaf(-m1, xs.w, acc[3]);
 }
 
-// The x side of sub-block s of a super-block: lane (g, t)'s B fragment (b0, b1) and the scale pairs
-// of tokens 2t, 2t + 1 (xb, xs: the super-block's, already offset by the lane).
+// The x side of sub-block s of a super-block: lane (g, t)'s B fragment (b0, b1), the scale pairs
+// of tokens 2t, 2t + 1, and (K-quant minimums) the tf32 pairs of token g (xb, xs, xm: the
+// super-block's, already offset by the lane).
 struct XSide {
   const uint4* xb;
   const float4* xs;
+  const float4* xm;
   __device__ uint2 b(int s) const {
     const uint4 v = xb[(s / 2) * 32];
     return s % 2 ? make_uint2(v.z, v.w) : make_uint2(v.x, v.y);
   }
   __device__ float4 scales(int s) const { return xs[s * 4]; }
+  __device__ float4 mins() const { return *xm; }
 };
 
 // Each type: a super-block of a row staged as kPieces 16-byte pieces (piece: where piece c of
-// super-block j lies in the device row) at kStride bytes a row (strides ≡ 4·odd words mod 32: the
-// lanes' word loads hit 32 banks); step adds the super-block's terms of rows g, g + 8 (st: the
-// stage) to acc, each sub-block's fragments read where they are used.
+// super-block j lies in the device row; kAdvance: how far piece c of super-block j + 4 lies after
+// it) at kStride bytes a row (strides ≡ 4·odd words mod 32: the lanes' word loads hit 32 banks);
+// step adds the super-block's terms of rows g, g + 8 (st: the stage) to acc, each sub-block's
+// fragments read where they are used; kWide / kLong: the launch shapes (KW·10 + S) of many short
+// rows and of long ones (launch_type).
 struct MmaQ4K {  // header, then the 128 quant bytes (DecQ4_KR)
-  static constexpr int kPieces = 9, kStride = 144;
+  static constexpr int kPieces = 9, kStride = 144, kAdvance = DecQ4_KR::kGroupBytes, kWide = 42, kLong = 161;
   static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) {
     const int64_t g = (j / 4) * DecQ4_KR::kGroupBytes;
     return c == 0 ? g + 16 * (j % 4) : g + DecQ4_KR::kQuantOff + 128 * (j % 4) + 16 * (c - 1);
   }
+  // Round 42: each sub-block's int32 sums times the rows' 6-bit scales as integers (|·| < 2^22), then
+  // times x's scale into `inner`, which takes d once a super-block; the minimums' terms, Σ_s m·(d_x·Σq_x),
+  // as a tf32 mma.sync of the 6-bit minimums by d_x·Σq_x split in two tf32 parts (exact to ~2^-20).
   __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[4]) {
     const uint8_t* row[2] = {st + g * kStride, st + (g + 8) * kStride};
-    float d[2], nd[2], dm[2], ndm[2];
+    float d[2], dm[2];
     uint32_t sc[2][2], mn[2][2];  // 6-bit scales / minimums of sub-blocks 0..3 and 4..7, a byte each
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const uint4 h = lds128(row[i]);  // d, dmin, 12 bytes of 6-bit scales and minimums
       d[i] = f16_lo(h.x), dm[i] = f16_hi(h.x);
-      nd[i] = -d[i] * 8388608.0f, ndm[i] = -dm[i] * 8388608.0f;
       sc[i][0] = h.y & 0x3F3F3F3Fu;
       sc[i][1] = (h.w & kLo) | ((h.y >> 2) & 0x30303030u);
       mn[i][0] = h.z & 0x3F3F3F3Fu;
       mn[i][1] = ((h.w >> 4) & kLo) | ((h.z >> 2) & 0x30303030u);
     }
+    float inner[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
       const uint32_t q0 = lds32(row[0] + 16 + 16 * s + 4 * t), q1 = lds32(row[1] + 16 + 16 * s + 4 * t);
       const uint2 b = x.b(s);
       int c[4];
       mma_k32(q0 & kLo, q1 & kLo, (q0 >> 4) & kLo, (q1 >> 4) & kLo, b.x, b.y, c);
-      const float cf[4] = {small_f(c[0]), small_f(c[1]), small_f(c[2]), small_f(c[3])};
-      const int h = s / 4, y = s % 4;
-      add_terms(acc, cf, times_byte(d[0], nd[0], sc[0][h], y), times_byte(d[1], nd[1], sc[1][h], y),
-                times_byte(dm[0], ndm[0], mn[0][h], y), times_byte(dm[1], ndm[1], mn[1][h], y), x.scales(s));
+      const int s0 = int(__byte_perm(sc[0][s / 4], 0, 0x4440 + s % 4)), s1 = int(__byte_perm(sc[1][s / 4], 0, 0x4440 + s % 4));
+      const float4 xs = x.scales(s);
+      inner[0] = fmaf(xs.x, small_f(c[0] * s0), inner[0]);
+      inner[1] = fmaf(xs.z, small_f(c[1] * s0), inner[1]);
+      inner[2] = fmaf(xs.x, small_f(c[2] * s1), inner[2]);
+      inner[3] = fmaf(xs.z, small_f(c[3] * s1), inner[3]);
     }
+    const uint32_t sel = 0x7540 + t;  // the minimums of sub-blocks t and t + 4 of rows g, g + 8
+    const float a[4] = {byte_f(mn[0][0], sel), byte_f(mn[1][0], sel), byte_f(mn[0][1], sel), byte_f(mn[1][1], sel)};
+    const float4 xm = x.mins();
+    float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    mma_tf32(a, xm.x, xm.y, m);
+    mma_tf32(a, xm.z, xm.w, m);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[e] = fmaf(-dm[e / 2], m[e], fmaf(d[e / 2], inner[e], acc[e]));
   }
 };
 
 struct MmaQ8_0 {  // the 8 f16 scales, then 8 × 32 int8 (DecQ8_0R)
-  static constexpr int kPieces = 17, kStride = 272;
+  static constexpr int kPieces = 17, kStride = 272, kAdvance = 4 * DecQ8_0R::kGroupBytes, kWide = 43, kLong = 82;
   static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) { return j * DecQ8_0R::kGroupBytes + 16 * c; }
   __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[4]) {
@@ -127,13 +163,13 @@ struct MmaQ8_0 {  // the 8 f16 scales, then 8 × 32 int8 (DecQ8_0R)
       mma_k32(lds32(q0), lds32(q1), lds32(q0 + 16), lds32(q1 + 16), b.x, b.y, c);
       const float cf[4] = {small_f(c[0]), small_f(c[1]), small_f(c[2]), small_f(c[3])};
       const uint32_t w0 = (&d0.x)[s / 2], w1 = (&d1.x)[s / 2];
-      add_terms(acc, cf, s % 2 ? f16_hi(w0) : f16_lo(w0), s % 2 ? f16_hi(w1) : f16_lo(w1), 0.0f, 0.0f, x.scales(s));
+      add_terms(acc, cf, s % 2 ? f16_hi(w0) : f16_lo(w0), s % 2 ? f16_hi(w1) : f16_lo(w1), x.scales(s));
     }
   }
 };
 
 struct MmaQ6K {  // 128 low-bit bytes, 64 high-bit bytes, 16 int8 sub-scales, the group's 4 f16 d (DecQ6_KR)
-  static constexpr int kPieces = 14, kStride = 240;
+  static constexpr int kPieces = 14, kStride = 240, kAdvance = DecQ6_KR::kGroupBytes, kWide = 82, kLong = 161;
   static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) {
     const int64_t g = (j / 4) * DecQ6_KR::kGroupBytes;
@@ -145,6 +181,7 @@ struct MmaQ6K {  // 128 low-bit bytes, 64 high-bit bytes, 16 int8 sub-scales, th
   __device__ static void step(const uint8_t* st, int g, int64_t j, int t, const XSide& x, float (&acc)[4]) {
     const uint8_t* row[2] = {st + g * kStride, st + (g + 8) * kStride};
     const float d0 = ld_f16(row[0] + 208 + 2 * (j % 4)), d1 = ld_f16(row[1] + 208 + 2 * (j % 4));
+    float inner[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // d is the super-block's: taken once (round 42)
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
       uint32_t lo[2], hi[2];
@@ -165,30 +202,53 @@ struct MmaQ6K {  // 128 low-bit bytes, 64 high-bit bytes, 16 int8 sub-scales, th
       // |sum| < 2·128·16·32·127: past small_f's range, so the conversion instruction
       const float cf[4] = {__int2float_rn(cl[0] * sa[0] + ch[0] * sb[0]), __int2float_rn(cl[1] * sa[0] + ch[1] * sb[0]),
                            __int2float_rn(cl[2] * sa[1] + ch[2] * sb[1]), __int2float_rn(cl[3] * sa[1] + ch[3] * sb[1])};
-      add_terms(acc, cf, d0, d1, 0.0f, 0.0f, x.scales(s));
+      const float4 xs = x.scales(s);
+      inner[0] = fmaf(xs.x, cf[0], inner[0]);
+      inner[1] = fmaf(xs.z, cf[1], inner[1]);
+      inner[2] = fmaf(xs.x, cf[2], inner[2]);
+      inner[3] = fmaf(xs.z, cf[3], inner[3]);
     }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[e] = fmaf(e < 2 ? d0 : d1, inner[e], acc[e]);
   }
 };
 
-// Warp `lane`'s share of staging super-block j of the block's 16 rows (rows past n: the last, dropped).
-template <class T>
-__device__ __forceinline__ void stage_rows(uint8_t* st, const uint8_t* w, size_t rb, int64_t n0, int64_t n, int64_t j, int lane) {
-  for (int i = lane; i < 16 * T::kPieces; i += 32) {
-    const int r = i / T::kPieces, c = i % T::kPieces;
-    cp_async16(st + r * T::kStride + 16 * c, w + min(n0 + r, n - 1) * rb + T::piece(j, c));
+// A lane's share of staging a super-block of the block's 16 rows: pieces i = lane + 32u (row i /
+// kPieces, piece i % kPieces; past the stage's last piece, that piece again), rows past n the last
+// row (re-read, dropped). Warp wk stages super-blocks wk + q·KW, with KW % 4 == 0: each piece's
+// source then moves by q·(KW / 4)·kAdvance bytes, and its offsets are computed once.
+template <class T, int KW>
+struct StageCopy {
+  static constexpr int kU = (16 * T::kPieces + 31) / 32, kLast = 16 * T::kPieces - 1;
+  const uint8_t* base;  // the block's first row
+  uint32_t off[kU];     // from base, for super-block wk
+  uint32_t dst[kU];     // in a stage
+  __device__ StageCopy(const uint8_t* w, size_t rb, int64_t n0, int64_t n, int wk, int lane) : base(w + n0 * rb) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = min(lane + 32 * u, kLast), r = i / T::kPieces, c = i % T::kPieces;
+      off[u] = uint32_t((min(n0 + r, n - 1) - n0) * int64_t(rb) + T::piece(wk, c));
+      dst[u] = uint32_t(r * T::kStride + 16 * c);
+    }
   }
-}
+  // The q-th of the warp's super-blocks into the stage at shared address st.
+  __device__ void fill(unsigned st, int q) const {
+    const uint8_t* b = base + size_t(q) * (KW / 4) * T::kAdvance;
+#pragma unroll
+    for (int u = 0; u < kU; ++u) cp_async16_s(st + dst[u], b + off[u]);
+  }
+};
 
 template <int KW, int S, class T>
 constexpr int smem_bytes() {
   return KW * S * 16 * T::kStride + KW * 4 * 32 * int(sizeof(float));
 }
 
-// Each warp keeps S - 1 of its super-blocks in flight through a ring of S stages of its own (a
+// Each warp keeps up to S of its super-blocks in flight through a ring of S stages of its own (a
 // warp barrier, no block barrier, between a stage's use and its refill).
 template <class T, int KW, int S>
 __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __restrict__ w, size_t rb, int64_t n, int nsb,
-                                                           const uint8_t* __restrict__ xf, int64_t xs_off, int rows,
+                                                           const uint8_t* __restrict__ xf, int rows,
                                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int lane = int(threadIdx.x & 31), wk = int(threadIdx.x / 32), g = lane / 4, t = lane % 4;
@@ -197,23 +257,28 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
   uint8_t* ring = smem + wk * S * kStage;
   float* red = reinterpret_cast<float*>(smem + KW * S * kStage);
   const int mine = nsb > wk ? (nsb - wk + KW - 1) / KW : 0;  // super-blocks wk, wk + KW, ...
+  static_assert(KW % 4 == 0, "a warp's super-blocks keep their place in a group");
+  const StageCopy<T, KW> copy(w, rb, n0, n, wk, lane);
+  const unsigned ring_s = static_cast<unsigned>(__cvta_generic_to_shared(ring));
 #pragma unroll
-  for (int q = 0; q < S - 1; ++q) {  // weights are read-only: staged before the programmatic wait
-    if (q < mine) stage_rows<T>(ring + q * kStage, w, rb, n0, n, wk + int64_t(q) * KW, lane);
+  for (int q = 0; q < S; ++q) {  // weights are read-only: staged before the programmatic wait
+    if (q < mine) copy.fill(ring_s + q * kStage, q);
     cp_async_commit();
   }
   pdl_wait();
   const uint4* xb = reinterpret_cast<const uint4*>(xf) + lane;
-  const float4* xsp = reinterpret_cast<const float4*>(xf + xs_off) + t;
+  const int64_t k = int64_t(nsb) * kSuper;
+  const float4* xsp = reinterpret_cast<const float4*>(xf + kMmaRowsMax * k) + t;
+  const float4* xmp = reinterpret_cast<const float4*>(xf + min_offset(k)) + lane;
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (int q = 0; q < mine; ++q) {
     const int64_t j = wk + int64_t(q) * KW;
-    cp_async_wait<S - 2>();
-    __syncwarp();  // every lane's pieces of stage q have landed; the stage refilled below (read in the
-                   // last iteration) is free for every lane
-    if (q + S - 1 < mine) stage_rows<T>(ring + ((q + S - 1) % S) * kStage, w, rb, n0, n, j + int64_t(S - 1) * KW, lane);
+    cp_async_wait<S - 1>();
+    __syncwarp();  // every lane's pieces of stage q % S have landed
+    T::step(ring + (q % S) * kStage, g, j, t, XSide{xb + j * 128, xsp + j * 32, xmp + j * 32}, acc);
+    __syncwarp();  // and every lane has read them: the stage takes super-block q + S
+    if (q + S < mine) copy.fill(ring_s + (q % S) * kStage, q + S);
     cp_async_commit();
-    T::step(ring + (q % S) * kStage, g, j, t, XSide{xb + j * 128, xsp + j * 32}, acc);
   }
 #pragma unroll
   for (int e = 0; e < 4; ++e) red[(wk * 4 + e) * 32 + lane] = acc[e];
@@ -238,20 +303,26 @@ cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, in
   static const cudaError_t raised = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (raised != cudaSuccess) return raised;
   launch_kernel(kernel, unsigned((n + 15) / 16), KW * 32, kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n,
-                int(k / kSuper), static_cast<const uint8_t*>(xf), kMmaRowsMax * k, rows, out, ldo, bias);
+                int(k / kSuper), static_cast<const uint8_t*>(xf), rows, out, ldo, bias);
   return cudaGetLastError();
 }
 
+// Warps a block (KW) and super-blocks in flight a warp (S) by shape (H200, round 42, the kernel
+// alone at 8 rows, µs; KW·10 + S in brackets; tools/cuda/results/r42.txt, call 3):
+//  - rows of at most 16 super-blocks on at least 4 blocks an SM: Q4_K 14 336 x 4 096 15.3 [42]
+//    against 16.2 [82] and 17.7 [161]; Q8_0 24.5 [43] against 25.5 [82]; Q6_K (kWide = 82) 28.4;
+//  - on at least one block an SM: 82 (Q8_0 4 096 x 4 096 8.0 against 10.1 [161]; Q4_K and Q6_K even);
+//  - fewer blocks: 16 warps, one super-block each at 4 096;
+//  - longer rows (4 096 x 14 336, the down projection): Q4_K 15.9 [161] against 17.4 [82] and 20.0
+//    [162], Q6_K 23.0 [161] against 27.3 [82]; Q8_0 (kLong = 82) 23.7 against 25.8 [161].
 template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                         const float* bias, int sms, cudaStream_t stream) {
-  // 8 warps a block where that gives 2 blocks an SM, else 16 (fewer weight rows: more warps share
-  // a row's K). Measured (H200, round 41, kernel alone; call 4 forced them through a knob since
-  // removed): 2 or 4 warps a block, which keep every block resident at once, were slower (Q4_K
-  // 14 336 x 4 096: 21.4 / 19.6 against 17.8 us).
-  const int64_t blocks = (n + 15) / 16;
-  if (blocks >= 2 * int64_t(sms)) return launch_shape<T, 8, 3>(w, n, k, xf, rows, out, ldo, bias, stream);
-  return launch_shape<T, 16, 2>(w, n, k, xf, rows, out, ldo, bias, stream);
+  const int64_t blocks = (n + 15) / 16, nsb = k / kSuper;
+  if (nsb > 16) return launch_shape<T, T::kLong / 10, T::kLong % 10>(w, n, k, xf, rows, out, ldo, bias, stream);
+  if (blocks >= 4 * int64_t(sms)) return launch_shape<T, T::kWide / 10, T::kWide % 10>(w, n, k, xf, rows, out, ldo, bias, stream);
+  if (blocks >= sms) return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream);
+  return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream);
 }
 
 }  // namespace
@@ -260,8 +331,10 @@ bool gemv_mma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % kSuper == 0;
 }
 
-// kMmaRowsMax token columns of int8 x, then a scale pair for each column and 32-element block.
-size_t mma_x_bytes(int64_t k) { return size_t(k) * kMmaRowsMax + size_t(k / 32) * kMmaRowsMax * sizeof(float2); }
+// kMmaRowsMax token columns of int8 x, a scale pair for each column and 32-element block, then
+// the minimums' pairs (two floats each).
+int64_t mma_x_min_offset(int64_t k) { return min_offset(k); }
+size_t mma_x_bytes(int64_t k) { return size_t(min_offset(k)) + size_t(k / 32) * kMmaRowsMax * 2 * sizeof(float); }
 
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream) {
   if (rows < 1 || rows > kMmaRowsMax || k <= 0 || k % kSuper != 0) return cudaErrorInvalidValue;

@@ -37,6 +37,14 @@ __host__ __device__ constexpr int64_t mma_x_frag_byte(int64_t j, int token, int 
 __host__ __device__ constexpr int64_t mma_x_scale_index(int64_t j, int token, int s) {
   return ((j * 8 + s) * 4 + token / 2) * 2 + token % 2;
 }
+// After the scale pairs (at mma_x_min_offset(k)), the K-quant minimums' x side for tf32 mma.sync
+// (round 42): d·Σq of sub-block s of super-block j of `token` split in two floats, hi (its top 19
+// bits, the part tf32 keeps) and lo (the rest), at these float indices: lane 4·token + s % 4 loads
+// its B fragments (hi of s % 4, hi of s % 4 + 4, lo of both) as one float4.
+__host__ __device__ constexpr int64_t mma_x_min_index(int64_t j, int token, int s, bool lo) {
+  return ((j * 32 + 4 * token + s % 4) * 4) + s / 4 + (lo ? 2 : 0);
+}
+int64_t mma_x_min_offset(int64_t k);
 // rows (1..kMmaRowsMax) rows of x (ldx floats apart) into xf (mma_x_bytes(k)); columns past rows
 // are zeros.
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream);

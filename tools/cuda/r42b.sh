@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Round 42, call 2: gemv_mma (round 41's blocks) with each lane's staging offsets computed once, the
+# Q4_K sub-block sums scaled as integers and its minimums' terms on tf32 mma.sync, Q6_K's d taken
+# once a super-block: --dq-only (mode 8, run twice bit for bit); the rows kernels alone; ncu of the
+# Q4_K kernel; graphs vs eager on llama3.2-1b Q4_K_M / Q8_0; the quick bench of llama3-8b Q4_K_M
+# (default, off, from 2 rows) and Q8_0.
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+nvidia-smi -L
+S=$O/summary.txt
+left() { echo "[${SECONDS}s] $*" >> $S; }
+(for T in Q4_K_M Q8_0; do "$D/vellum" gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
+dq_checks "int8 mma rows" > $O/dq.txt 2>&1; grep -vE "PASS" $O/dq.txt | head -30 >> $S; grep "int8 mma rows" $O/dq-check.txt | grep -c PASS >> $S
+grep "int8 mma rows" $O/dq-check.txt | grep -v "run twice" | sed -E 's/ +/ /g' | cut -c1-160 | head -12 >> $S
+left dq done
+VELLUM_BENCH_MMA_ONLY=1 timeout 200 $C --only-bench --gemv-only > $O/mma-bench.txt 2>&1
+grep "gemv mma" $O/mma-bench.txt | sed -E 's/\| mmq.*//' | cut -c1-150 >> $S
+left bench done
+VELLUM_BENCH_GEMV_TYPES=Q4_K VELLUM_BENCH_MMA_ONLY=1 timeout 120 ncu --clock-control none -k "regex:gemv_mma_kernel" --launch-skip 5 --launch-count 1 \
+  --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
+  $C --only-bench --gemv-only > $O/ncu-q4k.txt 2>&1
+grep -E "Duration|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Warp|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Block Limit|Executed Ipc|Grid Size|Waves|Executed Instructions  " $O/ncu-q4k.txt | sed -E 's/ +/ /g' | head -30 >> $S
+grep -A12 "Warp State" $O/ncu-q4k.txt | grep -iE "stall|cycles" | head -8 >> $S
+left ncu done
+wait
+for T in Q4_K_M Q8_0; do
+  $V gguf synth --preset llama3.2-1b --type $T --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/p-$T.gguf > /dev/null 2>&1
+  echo "$T graphs: $(timeout 100 $C --graphs /tmp/p-$T.gguf 2>&1 | grep -E "graphs vs|FAIL" | sed -E 's/ +/ /g' | cut -c1-200 | head -1)" >> $S
+done
+left graphs done
+q default Q4_K_M; q off Q4_K_M VELLUM_CUDA_GEMV_MMA=0; q min2 Q4_K_M VELLUM_CUDA_GEMV_MMA_MIN=2; q default Q8_0; q min2 Q8_0 VELLUM_CUDA_GEMV_MMA_MIN=2
+cat $O/quick.txt >> $S
+left quick done
+rm -f $O/quick-*.log $O/dq.txt
+cat $S
