@@ -361,7 +361,8 @@ struct CudaBackend::Impl {
   // tensor cores instead (gemv_mma.h, round 41; H200, llama3-8b at 1k context, tok/s with it at every
   // row count against the rows GEMV: Q4_K_M 2 / 4 / 8 seqs 565-568 / 1 068-1 076 / 1 976-1 990 against
   // 649-664 / 969-986 / 1 080-1 089, Q8_0 465-466 / 890 / 1 675-1 676 against 587-595 / 868-873 /
-  // 1 352-1 386 with mmq from 5). q8r_mma: the cached rows
+  // 1 352-1 386 with mmq from 5; round 42's launch shapes (calls 3-4): Q4_K_M 4 / 8 seqs 1 136-1 157 / 2 107-2 139,
+  // Q8_0 937-988 / 1 763-1 833, and from 2 rows 2 seqs 556 against 672). q8r_mma: the cached rows
   // are in that kernel's fragment order. set_gemv_mma / VELLUM_CUDA_GEMV_MMA=0 turn it off;
   // VELLUM_CUDA_GEMV_MMA_MIN=N takes it from N rows (experiments).
   bool gemv_mma = true, q8r_mma = false;
