@@ -12,8 +12,9 @@
 // grouped (round 42) so that a super-block's d is applied once (Q4_K: d·Σ_s d_x·(sc·Σqq) with sc·Σqq
 // an integer; Q6_K: d·Σ_s d_x·(...)) and Q4_K's minimums' terms are one tf32 mma.sync of the
 // 6-bit minimums by d_x·Σq_x (in two tf32 parts). Round 42 cut a super-block's instructions from
-// ~600 to ~330 (Q4_K), but the kernel waits on memory: that alone changed its time by 0-4%; the
-// launch shapes by weight shape (launch_type) gave 5-20%.
+// ~600 to ~330 (Q4_K), but the kernel waits, mostly for x's global loads at the start of each
+// super-block (ncu, docs/cuda.md round 42): that alone changed its time by 0-4%; the launch shapes
+// by weight shape (launch_type) gave 5-20%.
 
 #include "backend/cuda/gemv_mma.h"
 
