@@ -1104,7 +1104,7 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
   struct Run {
     Pair::T2 x, attn, h, o, g, u, q, k, v;
   };
-  const auto run = [&](int which) {  // 0 CPU, 1 GPU ops, 2 GPU layer_tail
+  const auto run = [&](int which) {  // 0 CPU, 1 GPU ops, 2 GPU layer_tail (3: round 43's row norm, below)
     Run r{p.tensor(xv, 1, dim), p.tensor(av, 1, qd), p.output(1, dim), p.output(1, dim), p.output(1, ffn),
           p.output(1, ffn), p.output(1, qd), p.output(1, kvd), p.output(1, kvd)};
     const bool cpu = which == 0;
@@ -1120,9 +1120,15 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
     return r;
   };
   p.gpu.set_layer_kernel(true);
+  p.gpu.set_row_norm(false);  // the kernel is compared with the ops and their norm kernels
   const int64_t calls = p.gpu.layer_kernel_calls();
   Run c = run(0), ops = run(1), fused = run(2);
   const bool took = p.gpu.layer_kernel_calls() == calls + 1;
+  p.gpu.set_layer_kernel(false);
+  p.gpu.set_row_norm(true);
+  const int64_t row_calls = p.gpu.row_norm_calls();
+  Run row = run(2);
+  const bool row_took = p.gpu.row_norm_calls() == row_calls + 1;
   const bool should = wo_t == T::Q4_K || wo_t == T::Q6_K;
   size_t differ = 0, n = 0;
   for (auto m : {&Run::x, &Run::h, &Run::o, &Run::g, &Run::q, &Run::k, &Run::v}) {
@@ -1137,6 +1143,20 @@ void check_layer_tail(Pair& p, int64_t dim, int64_t qd, int64_t kvd, int64_t ffn
   double err = 0;
   for (auto m : {&Run::x, &Run::q, &Run::v}) err = std::max(err, rel_err(p.get_gpu((fused.*m).g), p.get_cpu((c.*m).c)));
   record(name + " vs CPU (x, q, v)", err, 5e-2);
+  // Round 43: the norms carried by the GEMVs (every type here is theirs). z = x ⊙ gain is quantized
+  // where the ops quantize y = s·z, so the bits differ; every tensor the tail defines is within the
+  // int8 path's bound of the ops' and the CPU's (h read back materializes the lazy norm).
+  double row_err = 0, row_cpu = 0;
+  std::string each;
+  for (auto m : {&Run::x, &Run::h, &Run::g, &Run::q, &Run::k, &Run::v}) {
+    const double e = rel_err(p.get_gpu((row.*m).g), p.get_gpu((ops.*m).g));
+    row_err = std::max(row_err, e);
+    each += fmt::format(" {:.2g}", e);
+  }
+  for (auto m : {&Run::x, &Run::q, &Run::v}) row_cpu = std::max(row_cpu, rel_err(p.get_gpu((row.*m).g), p.get_cpu((c.*m).c)));
+  record(name + " row norm vs ops (x, h, g, q, k, v)", row_took ? row_err : INFINITY, 2e-2,
+         (row_took ? "took the row-norm path; each:" : "did not take the row-norm path; each:") + each);
+  record(name + " row norm vs CPU (x, q, v)", row_cpu, 5e-2);
   p.cpu.release_scratch();
   p.gpu.release_scratch();
 }
@@ -1281,8 +1301,113 @@ void check_layer_tail_rows_all(Pair& p) {
   check_layer_tail_rows(p, 512, true);
 }
 
-void check_layer_kernel(Pair& p) {
+// Round 43's producer alone (launch_gemv_i8_norm_out) at each of its shapes: x must be a plain int8
+// launch's x += w·a (each row's sum in the same order; within 1e-6: call 2 found Q8_0's plain
+// 4-row launch at 4 096 rows differing from every other shape in the last bit of 911 of 4 096 rows,
+// not explained), z's copy z = x ⊙ gain rounded as every int8 copy is (d = amax/127 of its 32,
+// |q·d − z| ≤ d/2, second scale d·Σq), and each group's Σx² within 1e-5 of f64.
+void check_gemv_norm_out(Pair& p, TensorType type, int64_t n, int64_t k) {
+  const HostWeight hw = make_weight(type, n, k);
+  auto w = p.weight("w", type, k, n, hw.bytes);
+  const std::vector<float> av = randn(size_t(k)), xv = randn(size_t(n), 3.0f), gv = randn(size_t(n));
+  const auto dev = [](size_t bytes) { return cuda::device_alloc(bytes, "norm-out check"); };
+  auto* a = static_cast<float*>(dev(size_t(k) * 4));
+  auto* x0 = static_cast<float*>(dev(size_t(n) * 4));
+  auto* x1 = static_cast<float*>(dev(size_t(n) * 4));
+  auto* gain = static_cast<float*>(dev(size_t(n) * 4));
+  auto* part = static_cast<float*>(dev(size_t(n / 32) * 4));
+  void* aq = dev(cuda::q8_bytes(k));
+  void* zq = dev(cuda::q8_bytes(n));
+  const auto up = [](void* d, const void* h, size_t bytes) { cuda::check(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), "h2d"); };
+  up(a, av.data(), size_t(k) * 4), up(x0, xv.data(), size_t(n) * 4), up(gain, gv.data(), size_t(n) * 4);
+  cuda::check(cuda::launch_quantize_q8(a, k, aq, nullptr), "quantize_q8");
+  cuda::GemvSegs segs;
+  segs.add(w.g.data, n, x0, x0);
+  cuda::check(cuda::launch_gemv_i8(type, segs, k, aq, nullptr), "int8 gemv (x += w a)");
+  std::vector<float> plain(static_cast<size_t>(n)), got(static_cast<size_t>(n)), sums(static_cast<size_t>(n / 32));
+  std::vector<uint8_t> zb(cuda::q8_bytes(n));
+  cuda::check(cudaMemcpy(plain.data(), x0, size_t(n) * 4, cudaMemcpyDeviceToHost), "d2h");
+  const std::vector<int> shapes = type == TensorType::Q8_0 ? std::vector<int>{2, 4} : std::vector<int>{1, 2};
+  for (const int r : shapes) {
+    cuda::set_gemv_norm_out_rows(r);
+    up(x1, xv.data(), size_t(n) * 4);
+    cuda::check(cudaMemset(zq, 0xFF, cuda::q8_bytes(n)), "poison");
+    cuda::check(cudaMemset(part, 0xFF, size_t(n / 32) * 4), "poison");
+    const cuda::RowNormOut no{gain, zq, part};
+    cuda::check(cuda::launch_gemv_i8_norm_out(type, w.g.data, n, k, aq, x1, no, nullptr), "int8 gemv (norm out)");
+    cuda::check(cudaDeviceSynchronize(), "norm out");
+    cuda::check(cudaMemcpy(got.data(), x1, size_t(n) * 4, cudaMemcpyDeviceToHost), "d2h");
+    cuda::check(cudaMemcpy(zb.data(), zq, zb.size(), cudaMemcpyDeviceToHost), "d2h");
+    cuda::check(cudaMemcpy(sums.data(), part, sums.size() * 4, cudaMemcpyDeviceToHost), "d2h");
+    size_t x_differ = 0, z_bad = 0, s_bad = 0;
+    for (int64_t i = 0; i < n; ++i) x_differ += std::memcmp(&got[size_t(i)], &plain[size_t(i)], 4) != 0;
+    const double x_err = rel_err(got, plain);
+    const auto* q = reinterpret_cast<const int8_t*>(zb.data());
+    const auto* sc = reinterpret_cast<const float*>(zb.data() + (n + 15) / 16 * 16);
+    for (int64_t gi = 0; gi < n / 32; ++gi) {
+      double amax = 0, ss = 0;
+      int sum_q = 0;
+      for (int64_t i = gi * 32; i < gi * 32 + 32; ++i) {
+        amax = std::max(amax, std::fabs(double(got[size_t(i)] * gv[size_t(i)])));
+        ss += double(got[size_t(i)]) * got[size_t(i)];
+        sum_q += q[i];
+      }
+      const double d = sc[2 * gi], d_sum = sc[2 * gi + 1];
+      bool ok = std::fabs(d - amax / 127.0) <= 1e-6 * amax / 127.0 && std::fabs(d_sum - d * sum_q) <= 1e-6 * std::fabs(d * sum_q) + 1e-30;
+      for (int64_t i = gi * 32; i < gi * 32 + 32 && ok; ++i) {
+        ok = std::fabs(q[i] * d - double(got[size_t(i)] * gv[size_t(i)])) <= 0.5 * d * (1 + 1e-5) + 1e-30;
+      }
+      z_bad += !ok;
+      s_bad += !(std::fabs(sums[size_t(gi)] - ss) <= 1e-5 * ss);
+    }
+    record(fmt::format("int8 gemv norm out {} {}x{} R {}: x vs x += w·a, z copy, Σx²", tensor_type_name(type), n, k, r),
+           z_bad + s_bad == 0 ? x_err : INFINITY, 1e-6,
+           fmt::format("{} x differ in any bit, {} of {} z groups and {} sums wrong", x_differ, z_bad, n / 32, s_bad));
+  }
+  cuda::set_gemv_norm_out_rows(0);
+  for (void* d : {static_cast<void*>(a), static_cast<void*>(x0), static_cast<void*>(x1), static_cast<void*>(gain),
+                  static_cast<void*>(part), aq, zq}) {
+    cuda::device_free(d);
+  }
+}
+
+// Round 43: a last layer's tail (no next norm) on the row-norm path: x += wo·attn with the ffn
+// norm's copy, then x += down·g; h must still be the ffn norm of the middle x (backend.h), which the
+// write of x materializes from the lazy norm. Against the ops (Backend::layer_tail) on the GPU.
+void check_row_norm_last(Pair& p, TensorType type) {
   using T = TensorType;
+  const int64_t dim = 2048, ffn = 5632;
+  TailHost host;
+  auto wo = host.weight(p, "wo", type, dim, dim), gate = host.weight(p, "gate", type, ffn, dim);
+  auto up = host.weight(p, "up", type, ffn, dim), down = host.weight(p, "down", type == T::Q4_K ? T::Q6_K : type, dim, ffn);
+  auto gf = host.gain(p, "ffn_norm", dim);
+  const std::vector<float> xv = randn(size_t(dim), 3.0f), av = randn(size_t(dim));
+  backend::Backend::LayerTail lt;
+  lt.wo = &wo.g, lt.ffn_norm = &gf.g, lt.gate = &gate.g, lt.up = &up.g, lt.down = &down.g, lt.eps = 1e-5f;
+  const auto run = [&](bool ops, Pair::T2& x, Pair::T2& h, Pair::T2& g) {
+    Pair::T2 attn = p.tensor(av, 1, dim), o = p.output(1, dim), u = p.output(1, ffn);
+    if (ops) p.gpu.Backend::layer_tail(attn.g, x.g, h.g, o.g, g.g, u.g, lt);
+    else p.gpu.layer_tail(attn.g, x.g, h.g, o.g, g.g, u.g, lt);
+  };
+  Pair::T2 x0 = p.tensor(xv, 1, dim), h0 = p.output(1, dim), g0 = p.output(1, ffn);
+  Pair::T2 x1 = p.tensor(xv, 1, dim), h1 = p.output(1, dim), g1 = p.output(1, ffn);
+  run(true, x0, h0, g0);
+  const int64_t calls = p.gpu.row_norm_calls();
+  run(false, x1, h1, g1);
+  const bool took = p.gpu.row_norm_calls() == calls + 1;
+  double err = 0;
+  for (auto* t : {&x0, &h0, &g0}) {
+    const Pair::T2& other = t == &x0 ? x1 : t == &h0 ? h1 : g1;
+    err = std::max(err, rel_err(p.get_gpu(other.g), p.get_gpu(t->g)));
+  }
+  record(fmt::format("layer_tail {} {}/{}, last layer (no next norm): row norm vs ops (x, h, g)", tensor_type_name(type), dim, ffn),
+         took ? err : INFINITY, 2e-2, took ? "took the row-norm path" : "did not take the row-norm path");
+  p.cpu.release_scratch();
+}
+
+void check_layer_tails_row1(Pair& p);
+
+void check_layer_kernel(Pair& p) {
   {
     // The backend's defaults: the full run's pair forces round 15's dq_mma at every row count
     // (set_dq_mma_rows), where the register-A kernel and its adding store never run (round 36 found
@@ -1290,12 +1415,27 @@ void check_layer_kernel(Pair& p) {
     Pair d;
     check_layer_tail_rows_all(d);
   }
+  check_layer_tails_row1(p);
+}
+
+// One-row layer tails: round 19's kernel and round 43's row norm against the ops and the CPU, and
+// the row norm's parts (--row-norm-only runs these alone).
+void check_layer_tails_row1(Pair& p) {
+  using T = TensorType;
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q4_K, T::Q6_K, T::Q6_K);  // 5 632: a short last group of 2 super-blocks
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q6_K, T::Q6_K);  // llama3-8b Q4_K_M, Q6_K layers
   check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q4_K, T::Q4_K, T::Q4_K);  // and its Q4_K layers
   check_layer_tail(p, 1024, 2048, 256, 2816, T::Q6_K, T::Q4_K, T::Q4_K);   // q_dim != dim
   check_layer_tail(p, 5120, 5120, 1024, 13824, T::Q4_K, T::Q6_K, T::Q4_K);  // qwen2.5-14b's: 3 float4s a norm thread
   check_layer_tail(p, 2048, 2048, 512, 5632, T::Q8_0, T::Q6_K, T::Q6_K);  // not the kernel's: the ops
+  check_layer_tail(p, 4096, 4096, 1024, 14336, T::Q8_0, T::Q8_0, T::Q8_0);  // llama3-8b Q8_0 (the row norm's Q8_0 kernels)
+  check_row_norm_last(p, T::Q4_K);
+  check_row_norm_last(p, T::Q8_0);
+  for (const T t : {T::Q4_K, T::Q6_K, T::Q8_0}) {
+    check_gemv_norm_out(p, t, 4096, 4096);
+    check_gemv_norm_out(p, t, 2048, 5632);  // a short last group of 2 super-blocks
+    check_gemv_norm_out(p, t, 896, 4864);   // qwen2.5-0.5b's down: 28 blocks of 32 rows
+  }
 }
 
 // ---- bf16 activations at many rows (round 7) -----------------------------------------------------
@@ -3971,9 +4111,21 @@ void check_graphs(const std::string& path) {
     for (uint32_t i = 0; i < per_seq; ++i) t[i] = int32_t(s * per_seq + i);
     return t;
   };
-  const auto argmax = [&](const float* l) { return int32_t(std::max_element(l, l + vocab) - l); };
+  // A run records its greedy choices; a replaying run feeds the recorded ones instead, so that two
+  // configurations whose logits differ slightly (round 43's row norm) see the same tokens: one flipped
+  // near-tie would otherwise make every later logit of its sequence incomparable.
+  std::vector<int32_t> chosen;
+  size_t replay_at = 0;
+  bool replay = false;
+  const auto argmax = [&](const float* l) {
+    if (replay) return replay_at < chosen.size() ? chosen[replay_at++] : 0;
+    chosen.push_back(int32_t(std::max_element(l, l + vocab) - l));
+    return chosen.back();
+  };
   const auto decode = [&](bool graphs) {
     gpu.set_cuda_graphs(graphs);
+    if (!replay) chosen.clear();
+    replay_at = 0;
     gpu.init_kv(mg.kv_layout(bs, g_kv_type), (5 + kManyRows) * per_seq + kLongBlocks);  // zeroed (--kv-dtype, default F16)
     std::vector<float> all;
     std::vector<int32_t> next(prompt.begin(), prompt.begin() + 8);
@@ -4041,19 +4193,32 @@ void check_graphs(const std::string& path) {
     }
     return all;
   };
-  gpu.set_layer_kernel(true);  // round 19: where the model's weights are its types
-  const int64_t layer_calls = gpu.layer_kernel_calls();
+  // The defaults first (round 43's row norm on where the weights are its types).
+  const int64_t row_calls = gpu.row_norm_calls();
   const std::vector<float> eager = decode(false), graph = decode(true);
   const auto st = gpu.graph_stats();
-  // Round 19: the same steps with the layer kernel off (graphs on) must give the same bits.
+  const int64_t row_took = gpu.row_norm_calls() - row_calls;
+  // Round 43: the same steps with the norm kernels. Other bits (z = x ⊙ gain quantized, not y),
+  // within the int8 path's bound; a model whose weights it does not take gives the same bits.
+  gpu.set_row_norm(false);
+  replay = true;  // the graph run's tokens
+  const std::vector<float> ops = decode(true);
+  record(fmt::format("row norm vs norm kernels, {} logits (graphs)", graph.size()),
+         ops.size() == graph.size() && !graph.empty() ? rel_err(graph, ops) : INFINITY, 5e-2,
+         fmt::format("row-norm layer tails {}{}", row_took, row_took == 0 ? " (the model's weights are not its types)" : ""));
+  // Round 19: the layer kernel (graphs on) must give the ops' bits.
+  gpu.set_layer_kernel(true);
+  const int64_t layer_calls = gpu.layer_kernel_calls();
+  const std::vector<float> kernel = decode(true);
   const int64_t took = gpu.layer_kernel_calls() - layer_calls;
   gpu.set_layer_kernel(false);
-  const std::vector<float> ops = decode(true);
+  gpu.set_row_norm(true);
+  replay = false;
   {
     size_t d = 0;
-    for (size_t i = 0; i < ops.size() && i < graph.size(); ++i) d += std::memcmp(&ops[i], &graph[i], sizeof(float)) != 0;
-    record(fmt::format("layer kernel vs its ops, {} logits (graphs)", graph.size()),
-           ops.size() == graph.size() && !graph.empty() ? double(d) : 1.0, 0,
+    for (size_t i = 0; i < ops.size() && i < kernel.size(); ++i) d += std::memcmp(&ops[i], &kernel[i], sizeof(float)) != 0;
+    record(fmt::format("layer kernel vs its ops, {} logits (graphs)", kernel.size()),
+           ops.size() == kernel.size() && !kernel.empty() ? double(d) : 1.0, 0,
            fmt::format("{} differ; layer kernel calls {} (0: the model's weights are not its types)", d, took));
   }
   size_t differ = 0;
@@ -4693,6 +4858,9 @@ int run(int argc, char** argv) {
     } else if (a == "--layer-only") {  // round 19's layer kernel checks only
       Pair p;
       check_layer_kernel(p);
+    } else if (a == "--row-norm-only") {  // round 43's one-row layer tails (and round 19's kernel)
+      Pair p;
+      check_layer_tails_row1(p);
     } else if (a == "--pair-probe") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       pair_probe();

@@ -187,6 +187,20 @@ struct CudaBackend::Impl {
   cuda::DeviceBuffer layer_sync;  // the layer kernel's barrier words (zeroed once; launches leave them zero)
   cuda::DeviceBuffer layer_gq8;   // its int8 copy of g
   int64_t layer_kernel_calls = 0;  // layer_tail calls that took the kernel (layer_kernel_calls())
+  // Round 43 (default on; VELLUM_CUDA_ROW_NORM=0, set_row_norm): a one-row layer tail's norms carried
+  // by the GEMVs around them (layer_tail_row). row_norm_q8 holds z's int8 copy, row_norm_sums its
+  // partial sums of squares (gemv_kernels.h, RowNormOut / RowNormIn).
+  bool row_norm = [] {
+    const char* e = std::getenv("VELLUM_CUDA_ROW_NORM");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  cuda::DeviceBuffer row_norm_q8, row_norm_sums;
+  int64_t row_norm_calls = 0;  // layer_tail calls that took it (row_norm_calls())
+  // The int8 x and scale of a batch-1 matmul whose x is such a norm's h (gemv_batch1's rn).
+  struct RowNormX {
+    void* q8 = nullptr;
+    cuda::RowNormIn in;
+  };
   int64_t rope_row_calls = 0;      // rope_attention calls that took the one-row kernel (rope_row_calls())
   bool rope_rows = true;           // set_rope_rows; VELLUM_CUDA_ROPE_ROWS=0
   bool residual_rows = true;       // set_residual_rows; VELLUM_CUDA_RESIDUAL_ROWS=0
@@ -735,8 +749,10 @@ struct CudaBackend::Impl {
   }
   // Batch-1 matmul of x by every segment's weight (all of `type`, x.cols columns): one launch of the
   // int8 GEMV (after quantizing x, unless a norm already did) or of the f32 one.
-  void gemv_batch1(TensorType type, const cuda::GemvSegs& segs, const Tensor& x) {
-    touch({x});
+  // rn (round 43): x is a pending row norm's h (layer_tail_row); the launch reads z's int8 copy and
+  // scales by its s instead, and h is neither read nor materialized.
+  void gemv_batch1(TensorType type, const cuda::GemvSegs& segs, const Tensor& x, const RowNormX* rn = nullptr) {
+    if (rn == nullptr) touch({x});
     const int64_t K = x.cols;
     const float* xd = x.data;
     if (det16_for(type, K)) {  // the deterministic mode's tensor-core arithmetic, which its many rows share
@@ -750,9 +766,10 @@ struct CudaBackend::Impl {
     }
     const bool i8 = int8_for(type, K);
     bool quantize = false;
-    void* q8 = i8 ? q8_input(x, quantize) : nullptr;
+    void* q8 = rn != nullptr ? rn->q8 : i8 ? q8_input(x, quantize) : nullptr;
+    const cuda::RowNormIn nin = rn != nullptr ? rn->in : cuda::RowNormIn{};
     for (int i = 0; i < segs.count; ++i) wrote(Tensor{segs.out[i], 1, segs.rows[i]});
-    graphs.mix(3, type, K, xd, q8, quantize, segs.count);
+    graphs.mix(3, type, K, xd, q8, quantize, segs.count, nin.partial, nin.eps);
     for (int i = 0; i < segs.count; ++i) graphs.mix(segs.w[i], segs.rows[i], segs.out[i], segs.bias[i]);
     graphs.run([=, this] {
       if (!i8) {
@@ -760,7 +777,7 @@ struct CudaBackend::Impl {
         return;
       }
       if (quantize && !skip(8)) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
-      if (!skip(16)) launched(cuda::launch_gemv_i8(type, segs, K, q8, stream), "int8 gemv kernel");
+      if (!skip(16)) launched(cuda::launch_gemv_i8(type, segs, K, q8, stream, nin), "int8 gemv kernel");
     });
   }
   // Two int8 launches of one x row as one (round 29, gemv_kernels.h): the default mode's Q4_K and
@@ -769,25 +786,28 @@ struct CudaBackend::Impl {
     return gemv_pair && !deterministic && ablate == 0 && int8_for(ta, K) && int8_for(tb, K) &&
            cuda::gemv_i8_pair_supports(ta, a, tb, b, K);
   }
-  void gemv_batch1_pair(TensorType ta, const cuda::GemvSegs& a, TensorType tb, const cuda::GemvSegs& b, const Tensor& x) {
-    touch({x});
+  void gemv_batch1_pair(TensorType ta, const cuda::GemvSegs& a, TensorType tb, const cuda::GemvSegs& b, const Tensor& x,
+                        const RowNormX* rn = nullptr) {
+    if (rn == nullptr) touch({x});
     const int64_t K = x.cols;
     const float* xd = x.data;
     bool quantize = false;
-    void* q8 = q8_input(x, quantize);
+    void* q8 = rn != nullptr ? rn->q8 : q8_input(x, quantize);
+    const cuda::RowNormIn nin = rn != nullptr ? rn->in : cuda::RowNormIn{};
     for (const cuda::GemvSegs* s : {&a, &b}) {
       for (int i = 0; i < s->count; ++i) wrote(Tensor{s->out[i], 1, s->rows[i]});
     }
     ++gemv_pair_calls;
-    graphs.mix(56, ta, tb, K, xd, q8, quantize, a.count, b.count);
+    graphs.mix(56, ta, tb, K, xd, q8, quantize, a.count, b.count, nin.partial, nin.eps);
     for (const cuda::GemvSegs* s : {&a, &b}) {
       for (int i = 0; i < s->count; ++i) graphs.mix(s->w[i], s->rows[i], s->out[i], s->bias[i]);
     }
     graphs.run([=, this] {
       if (quantize) launched(cuda::launch_quantize_q8(xd, K, q8, stream), "quantize_q8 kernel");
-      launched(cuda::launch_gemv_i8_pair(ta, a, tb, b, K, q8, stream), "int8 gemv kernel (pair)");
+      launched(cuda::launch_gemv_i8_pair(ta, a, tb, b, K, q8, stream, nin), "int8 gemv kernel (pair)");
     });
   }
+  void gemv_multi_row(const Tensor& x, std::span<const backend::Backend::MatmulOut> outs, const RowNormX* rn);
   void wrote(const Tensor& out) {  // an op wrote `out`: a cached copy is stale if they overlap
     touch({}, {out});
     if (q8_of != nullptr && out.data < q8_of + q8_cols && q8_of < out.data + out.elements()) q8_of = nullptr;
@@ -922,6 +942,8 @@ void CudaBackend::set_deterministic(bool on) {
 void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
+void CudaBackend::set_row_norm(bool on) { impl_->row_norm = on; }
+int64_t CudaBackend::row_norm_calls() const { return impl_->row_norm_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
 int64_t CudaBackend::rope_rows_calls() const { return impl_->rope_rows_calls; }
 void CudaBackend::set_qkv_rope(bool on) { impl_->qkv_rope = on; }
@@ -2032,8 +2054,14 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
     }
     if (o.bias != nullptr && (o.bias->type != TensorType::F32 || o.bias->cols != w.rows)) throw_error("matmul {}: bad bias", w.name);
   }
-  // One launch per weight type (Q, K and V usually share one), in the order of first appearance;
-  // Q4_K_M's two (Q/K in Q4_K, V in Q6_K) as one pair launch where the int8 kernels take both.
+  m.gemv_multi_row(x, outs, nullptr);
+}
+
+// One launch per weight type (Q, K and V usually share one), in the order of first appearance;
+// Q4_K_M's two (Q/K in Q4_K, V in Q6_K) as one pair launch where the int8 kernels take both.
+// Shapes already checked; rn as gemv_batch1's.
+void CudaBackend::Impl::gemv_multi_row(const Tensor& x, std::span<const MatmulOut> outs, const RowNormX* rn) {
+  Impl& m = *this;
   std::vector<bool> done(outs.size(), false);
   std::vector<std::pair<TensorType, cuda::GemvSegs>> groups;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -2049,10 +2077,10 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
     groups.emplace_back(type, segs);
   }
   if (groups.size() == 2 && m.gemv_pair_for(groups[0].first, groups[0].second, groups[1].first, groups[1].second, x.cols)) {
-    m.gemv_batch1_pair(groups[0].first, groups[0].second, groups[1].first, groups[1].second, x);
+    m.gemv_batch1_pair(groups[0].first, groups[0].second, groups[1].first, groups[1].second, x, rn);
     return;
   }
-  for (const auto& [type, segs] : groups) m.gemv_batch1(type, segs, x);
+  for (const auto& [type, segs] : groups) m.gemv_batch1(type, segs, x, rn);
 }
 
 // Many rows (round 33): the weights whose matmul would take the register-A dequantizing kernel
@@ -2223,7 +2251,9 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
 // the int8 path and the attention left its int8 copy; otherwise the ops one by one (backend.h).
 void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t) {
   Impl& m = *impl_;
-  const auto fallback = [&] { Backend::layer_tail(attn, x, h, o, g, u, t); };
+  const auto fallback = [&] {
+    if (!layer_tail_row(attn, x, h, g, t)) Backend::layer_tail(attn, x, h, o, g, u, t);
+  };
   if (!m.layer_kernel || m.deterministic || m.ablate != 0 || x.rows != 1 || t.next_norm == nullptr || t.next_qkv.empty() ||
       t.next_qkv.size() > size_t(cuda::kLayerMaxSegs) || attn.rows != 1 || attn.cols % 32 != 0 || m.lazy.data != nullptr ||
       m.lazy_norm.out != nullptr) {
@@ -2274,6 +2304,91 @@ void CudaBackend::layer_tail(const Tensor& attn, Tensor x, Tensor h, Tensor o, T
     if (quantize) m.launched(cuda::launch_quantize_q8(ad, qd, q8, m.stream), "quantize_q8 kernel");
     m.launched(cuda::launch_layer_tail(a, sync, m.stream), "layer kernel");
   });
+}
+
+// Round 43: one token row with its two norms carried by the GEMVs around them (gemv_kernels.h,
+// RowNormOut / RowNormIn), so that neither is a kernel on the decode chain: the output projection
+// writes x += wo·attn with the int8 copy of x ⊙ ffn_norm and its partial sums of squares, gate/up
+// read that copy, the down projection writes x += down·g with the next norm's copy, and the next
+// Q/K/V read it. h's f32 rows are a lazy norm (Impl::lazy_norm): the norm kernel writes them from x
+// only if an op reads them. o is not written (scratch). False: nothing recorded (the ops run).
+bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor g, const LayerTail& t) {
+  Impl& m = *impl_;
+  const int64_t dim = x.cols, qd = attn.cols;
+  if (!m.row_norm || m.deterministic || m.ablate != 0 || m.lazy.data != nullptr || x.rows != 1 || attn.rows != 1 ||
+      h.rows != 1 || h.cols != dim || !cuda::fast_norm_supports(dim) || t.gate == nullptr || t.up == nullptr) {
+    return false;
+  }
+  const auto gain_ok = [&](const Weight* w) { return w == nullptr || (w->type == TensorType::F32 && w->cols == dim); };
+  const auto producer = [&](const Weight* w, int64_t k) {  // x += w·a with a norm's copy
+    return w != nullptr && w->cols == k && w->rows == dim && m.int8_for(w->type, k) && cuda::gemv_norm_out_supports(w->type, dim, k);
+  };
+  const auto consumer = [&](const Weight* w) {  // reads a norm's copy
+    return w != nullptr && w->cols == dim && m.int8_for(w->type, dim) && cuda::gemv_norm_in_supports(w->type, dim);
+  };
+  const int64_t ffn = t.gate->rows;
+  if (!gain_ok(t.ffn_norm) || t.ffn_norm == nullptr || !gain_ok(t.next_norm) || !producer(t.wo, qd) || !consumer(t.gate) ||
+      !consumer(t.up) || t.up->type != t.gate->type || t.up->rows != ffn || g.rows != 1 || g.cols != ffn || t.down == nullptr ||
+      t.down->cols != ffn || t.down->rows != dim || !m.int8_for(t.down->type, ffn) ||
+      (t.next_norm != nullptr && !producer(t.down, ffn))) {
+    return false;
+  }
+  for (const MatmulOut& q : t.next_qkv) {
+    if (!consumer(q.w) || q.out.rows != 1 || q.out.cols != q.w->rows ||
+        (q.bias != nullptr && (q.bias->type != TensorType::F32 || q.bias->cols != q.w->rows))) {
+      return false;
+    }
+  }
+  ++m.row_norm_calls;
+  void* zq = m.grow(m.row_norm_q8, cuda::q8_bytes(dim), "row norm activations (int8)");
+  auto* sums = static_cast<float*>(m.grow(m.row_norm_sums, size_t(dim / 32) * sizeof(float), "row norm partial sums"));
+  const Impl::RowNormX rn{zq, cuda::RowNormIn{sums, t.eps}};
+  float* xd = x.data;
+  // x += w·a (a's int8 copy: its producer's, or quantized now), then w's norm copy of the new x.
+  const auto add_into_x = [&](const Weight& w, const Tensor& a, const Weight* norm) {
+    m.touch({a, x}, {x});
+    bool quantize = false;
+    void* q8 = m.q8_input(a, quantize);
+    m.wrote(x);
+    const TensorType type = w.type;
+    const void* wd = w.data;
+    const int64_t K = a.cols;
+    const float* ad = a.data;
+    const cuda::RowNormOut no{norm != nullptr ? static_cast<const float*>(norm->data) : nullptr, zq, sums};
+    m.graphs.mix(69, type, wd, K, dim, ad, q8, quantize, xd, no.gain, zq, sums);
+    m.graphs.run([=, &m] {
+      if (quantize) m.launched(cuda::launch_quantize_q8(ad, K, q8, m.stream), "quantize_q8 kernel");
+      if (no.gain != nullptr) {
+        m.launched(cuda::launch_gemv_i8_norm_out(type, wd, dim, K, q8, xd, no, m.stream), "int8 gemv kernel (x += w a, norm copy)");
+      } else {
+        cuda::GemvSegs segs;
+        segs.add(wd, dim, xd, xd);
+        m.launched(cuda::launch_gemv_i8(type, segs, K, q8, m.stream), "int8 gemv kernel (x += w a)");
+      }
+    });
+    if (norm != nullptr) m.lazy_norm = {h.data, xd, static_cast<const float*>(norm->data), 1, dim, t.eps};
+  };
+  m.touch({}, {h});  // h is overwritten below: a pending norm of it is dead
+  add_into_x(*t.wo, attn, t.ffn_norm);
+  {  // g = silu(s·gate·z)·(s·up·z)
+    const TensorType type = t.gate->type;
+    const void *gw = t.gate->data, *uw = t.up->data;
+    float* gd = g.data;
+    m.wrote(g);
+    m.graphs.mix(70, type, gw, uw, ffn, dim, gd, zq, sums, t.eps);
+    m.graphs.run([=, &m] {
+      m.launched(cuda::launch_gemv_i8_swiglu(type, gw, uw, ffn, dim, zq, gd, m.stream, rn.in), "int8 gemv swiglu kernel (row norm)");
+    });
+  }
+  // With a next norm, h's rows of the ffn norm are dead (the next norm overwrites them); without,
+  // the write of x below materializes them first (backend.h: h is the ffn norm's then).
+  if (t.next_norm != nullptr) m.touch({}, {h});
+  add_into_x(*t.down, g, t.next_norm);
+  if (t.next_norm != nullptr && !t.next_qkv.empty()) {
+    m.rope_hint.set = false;  // expect_rope's hint is the Q/K/V matmul's only (as matmul_multi)
+    m.gemv_multi_row(h, t.next_qkv, &rn);
+  }
+  return true;
 }
 
 // Round 34: many rows with the residual stream updated inside the GEMMs. Where the register-A

@@ -129,6 +129,11 @@ class CudaBackend final : public Backend {
   // (slower so far, docs/cuda.md round 19); VELLUM_CUDA_LAYER_KERNEL=1 turns it on at construction.
   void set_layer_kernel(bool on);
   int64_t layer_kernel_calls() const;  // layer_tail calls that took the kernel (checks)
+  // Round 43 (default on; VELLUM_CUDA_ROW_NORM=0 turns it off at construction): a one-row layer
+  // tail's two norms carried by the GEMVs around them instead of two norm kernels (gemv_kernels.h,
+  // RowNormOut / RowNormIn; not the same bits as the norm kernel's path, within its bounds).
+  void set_row_norm(bool on);
+  int64_t row_norm_calls() const;  // layer_tail calls that took it (checks)
   int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
   // Round 34: many-row rope_attention whose rows all take the warpgroup prefill attention runs
   // launch_rope_kv_rows (q rotated into a 16-bit copy; q and k left as they were) and the attention
@@ -216,6 +221,7 @@ class CudaBackend final : public Backend {
   void matmul_swiglu_dq(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void matmul_swiglu_fused(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void layer_tail_rows(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t);
+  bool layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor g, const LayerTail& t);
   bool matmul_add_rows(const Weight& w, const Tensor& a, Tensor x);
   void norm_rows16(Tensor x, const Weight& gain, float eps, Tensor h);
   bool rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,

@@ -23,6 +23,7 @@
 #include "backend/cuda/gemv_kq.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
+#include "backend/cuda/row_norm.cuh"
 #include "backend/cuda/rows_mma.h"
 
 namespace vellum::cuda {
@@ -58,9 +59,9 @@ __device__ __forceinline__ void unpack_raw(const uint4& v, float* y) {
   if constexpr (HasUnpack<D>::value) D::unpack(v, y);
 }
 
-template <int R>
+template <int R, int W = kWarps>
 __device__ __forceinline__ bool combine_parts(float* acc, int split, bool active) {
-  __shared__ float parts[kWarps][R];
+  __shared__ float parts[W][R];
   const int warp = threadIdx.x / 32;
   if (split == 1) return active;
   if ((threadIdx.x & 31) == 0) {
@@ -127,20 +128,26 @@ struct RowMap {
     const int g = seg(s, o);
     return static_cast<const uint8_t*>(g == 0 ? s.w[0] : g == 1 ? s.w[1] : s.w[2]) + o * rb;
   }
-  // Lane r of the warp writes output r (acc already summed over the warp).
-  __device__ static void store(const GemvSegs& s, int64_t o0, int lane, const float* acc, int64_t n) {
+  // Lane r of the warp writes output r (acc already summed over the warp), each sum times `scale`
+  // first (a RowNormIn's s; 1 elsewhere, which leaves every bit as it is). keep (round 43's
+  // RowNormOut producers): output r also into keep[r].
+  __device__ static void store(const GemvSegs& s, int64_t o0, int lane, const float* acc, int64_t n, float scale = 1.0f,
+                               float* keep = nullptr) {
 #pragma unroll
     for (int r = 0; r < kOut; ++r) {
       if (lane != r || o0 + r >= n) continue;
       if (kSwiglu) {
-        const float g = acc[r];
-        s.out[0][o0 + r] = mul(g / (1.0f + expf(-g)), acc[r + kOut]);  // as swiglu_kernel
+        const float g = mul(acc[r], scale);
+        s.out[0][o0 + r] = mul(g / (1.0f + expf(-g)), mul(acc[r + kOut], scale));  // as swiglu_kernel
       } else {
         int64_t o = o0 + r;
         const int sg = seg(s, o);
         float* out = sg == 0 ? s.out[0] : sg == 1 ? s.out[1] : s.out[2];
         const float* b = sg == 0 ? s.bias[0] : sg == 1 ? s.bias[1] : s.bias[2];
-        out[o] = b != nullptr ? acc[r] + b[o] : acc[r];
+        const float a = mul(acc[r], scale);
+        const float v = b != nullptr ? a + b[o] : a;
+        out[o] = v;
+        if (keep != nullptr) keep[r] = v;
       }
     }
   }
@@ -334,15 +341,20 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
 }
 
 
-// int8 x: every row's kInFlight chunks are loaded before any is used.
-template <class D, int R, bool kSwiglu>
-__global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
-                                                             const float2* xs, int split) {
+// int8 x: every row's kInFlight chunks are loaded before any is used. W warps a block; kNormOut
+// (round 43, RowNormOut; split 1, W·R = 32): the block's 32 new rows of x, then z's copy and Σx².
+template <class D, int R, bool kSwiglu, int W = kWarps, bool kNormOut = false>
+__global__ void __launch_bounds__(W * 32) gemv_i8_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
+                                                        const float2* xs, int split, RowNormIn nin, RowNormOut no) {
   using Map = RowMap<R, kSwiglu>;
+  static_assert(!kNormOut || (W * R == 32 && !kSwiglu), "a producer block owns 32 rows");
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
-  const int64_t o0 = (int64_t(blockIdx.x) * (kWarps / split) + warp / split) * Map::kOut;
+  const int64_t o0 = (int64_t(blockIdx.x) * (W / split) + warp / split) * Map::kOut;
+  const int64_t row0 = int64_t(blockIdx.x) * 32;
+  __shared__ float xn[kNormOut ? 32 : 1];
+  const float gain = kNormOut && warp == 0 ? no.gain[row0 + lane] : 0.0f;  // a weight: before the wait
   const bool active = o0 < n;
   const uint8_t* rows[R];
 #pragma unroll
@@ -357,6 +369,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
     for (int r = 0; r < R; ++r) D::load(rows[r], first, pre[r]);
   }
   pdl_wait();
+  const float scale = row_norm_scale(nin, k);
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
@@ -388,7 +401,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_i8_kernel(GemvSegs s, size_t
   for (int64_t c0 = first + step * U; c0 < chunks; c0 += step * U) body(c0, std::false_type{});
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-  if (combine_parts<R>(acc, split, active)) Map::store(s, o0, lane, acc, n);
+  if (combine_parts<R, W>(acc, split, active)) Map::store(s, o0, lane, acc, n, scale, kNormOut ? xn + (o0 - row0) : nullptr);
+  if constexpr (kNormOut) {
+    __syncthreads();
+    if (warp == 0) row_norm_group(xn, gain, row0, n, no);
+  }
 }
 
 // Persistent int8 GEMV: the grid holds only as many warps as are resident at once, and each warp
@@ -470,7 +487,7 @@ __device__ __forceinline__ void load_groups(const uint8_t* const (&rows)[R], int
 // at construction (weights are read-only: before the programmatic wait, as gemv1_kernel), the rest
 // and the sums in finish (after it). s is passed to both rather than kept: a kernel parameter
 // reached through a stored reference changed the kernels' code.
-template <class F, int R, bool kSwiglu, int P>
+template <class F, int R, bool kSwiglu, int P, int W = kWarps>
 struct KqGemvBlock {
   using Map = RowMap<R, kSwiglu>;
   const int8_t* xq;
@@ -484,14 +501,14 @@ struct KqGemvBlock {
   typename F::Raw raw[P][R];
   __device__ KqGemvBlock(const GemvSegs& segs, size_t rb, int64_t k, const int8_t* xq_, const float2* xs_, int64_t block)
       : xq(xq_), xs(xs_), lane(int(threadIdx.x & 31)), n(Map::total(segs)),
-        o0((block * kWarps + threadIdx.x / 32) * Map::kOut), nb(k / 256), active(o0 < n), passes(int((nb + 3) / 4)),
+        o0((block * W + threadIdx.x / 32) * Map::kOut), nb(k / 256), active(o0 < n), passes(int((nb + 3) / 4)),
         sb(lane / 8), L(lane) {
 #pragma unroll
     for (int r = 0; r < R; ++r) rows[r] = Map::row(segs, rb, min(o0, n - 1), r, n);  // past the end: re-read, dropped
     if (active) load(0);
   }
   __device__ void load(int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); }
-  __device__ void finish(const GemvSegs& s) {
+  __device__ void finish(const GemvSegs& s, float scale = 1.0f, float* keep = nullptr) {
     if (!active) return;
     float acc[R];
 #pragma unroll
@@ -515,17 +532,36 @@ struct KqGemvBlock {
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-    Map::store(s, o0, lane, acc, n);
+    Map::store(s, o0, lane, acc, n, scale, keep);
   }
 };
 
 // 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
 template <class F, int R, bool kSwiglu, int P>
 __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
-    gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs) {
+    gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormIn nin) {
   KqGemvBlock<F, R, kSwiglu, P> b(s, rb, k, xq, xs, blockIdx.x);
   pdl_wait();
-  b.finish(s);
+  b.finish(s, row_norm_scale(nin, k));
+}
+
+// Round 43's producer (RowNormOut): x += w·a (s.bias = s.out = x) in blocks of 32 rows, 32 / R warps
+// of R rows, each row as gemv_kq_kernel computes it; then the block's z copy and Σx² (row_norm.cuh).
+// The registers of the 4-warp kernel of the same R and P.
+template <int R, int P>
+constexpr int kNormOutMinBlocks = std::max(1, (P * R > 4 ? 4 : 8) * kWarps * R / 32);
+template <class F, int R, int P>
+__global__ void __launch_bounds__(32 / R * 32, kNormOutMinBlocks<R, P>)
+    gemv_kq_norm_out_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormOut no) {
+  constexpr int W = 32 / R;
+  __shared__ float xn[32];
+  KqGemvBlock<F, R, false, P, W> b(s, rb, k, xq, xs, blockIdx.x);
+  const int64_t row0 = int64_t(blockIdx.x) * 32;
+  const float gain = threadIdx.x < 32 ? no.gain[row0 + threadIdx.x] : 0.0f;  // a weight: before the wait
+  pdl_wait();
+  b.finish(s, 1.0f, xn + (b.o0 - row0));
+  __syncthreads();
+  if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
 }
 
 // Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, one row and
@@ -535,15 +571,15 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
 template <class F1, int P1, class F2, int P2>
 __global__ void __launch_bounds__(kWarps * 32, 8)
     gemv_kq_pair_kernel(GemvSegs a, size_t rba, unsigned blocks_a, GemvSegs b, size_t rbb, int64_t k, const int8_t* xq,
-                        const float2* xs) {
+                        const float2* xs, RowNormIn nin) {
   if (blockIdx.x < blocks_a) {
     KqGemvBlock<F1, 1, false, P1> g(a, rba, k, xq, xs, blockIdx.x);
     pdl_wait();
-    g.finish(a);
+    g.finish(a, row_norm_scale(nin, k));
   } else {
     KqGemvBlock<F2, 1, false, P2> g(b, rbb, k, xq, xs, int64_t(blockIdx.x) - blocks_a);
     pdl_wait();
-    g.finish(b);
+    g.finish(b, row_norm_scale(nin, k));
   }
 }
 
@@ -699,7 +735,8 @@ int default_variant(int64_t weight_rows, int64_t k, bool swiglu) {
   return kQ4 ? 2 : weight_rows <= 2048 ? 4 : -1;
 }
 template <class F, bool kSwiglu>
-cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8, int knob, cudaStream_t stream) {
+cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8, int knob, cudaStream_t stream,
+                      const RowNormIn& nin) {
   const size_t rb = F::row_bytes(k);
   const int8_t* xq = static_cast<const int8_t*>(q8);
   const float2* xsc = reinterpret_cast<const float2*>(static_cast<const uint8_t*>(q8) + (k + 15) / 16 * 16);
@@ -711,7 +748,7 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
   const auto go = [&](auto rr, auto pp) {
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
     constexpr int kOut = RowMap<R, kSwiglu>::kOut;
-    launch_kernel(gemv_kq_kernel<F, R, kSwiglu, P>, blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream, s, rb, k, xq, xsc);
+    launch_kernel(gemv_kq_kernel<F, R, kSwiglu, P>, blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream, s, rb, k, xq, xsc, nin);
     return cudaGetLastError();
   };
   using I1 = std::integral_constant<int, 1>;
@@ -1017,7 +1054,8 @@ namespace {
 // One int8 launch: the one-shot kernel (the default, or variant -1 of the bench knob), or the
 // persistent kernel with R rows a warp (SwiGLU: R/2 outputs; variants 1 / 2 / 4, 11 / 12 / 14).
 template <class D, bool kSwiglu>
-cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const void* q8, cudaStream_t stream) {
+cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const void* q8, cudaStream_t stream,
+                      const RowNormIn& nin) {
   const size_t rb = row_stride<typename D::Dec>(k);
   const int8_t* xq = static_cast<const int8_t*>(q8);
   const float2* xs = q8_scales(q8, k);
@@ -1031,9 +1069,11 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
       constexpr int R = decltype(r)::value;
       constexpr bool S = decltype(sw)::value;
       const int sp = i8_split<D>(k);
-      launch_kernel(gemv_i8_kernel<D, R, S>, blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream, s, rb, k, xq, xs, sp);
+      launch_kernel(gemv_i8_kernel<D, R, S>, blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream, s, rb, k, xq, xs, sp,
+                    nin, RowNormOut{});
     });
   }
+  if (nin.partial != nullptr) return cudaErrorInvalidValue;  // the persistent variants take no norm (gemv_norm_in_supports)
   // Variants 11 / 12 / 14: x staged in shared memory (experiment), R = 1 / 2 / 4.
   const size_t smem = size_t(k + k / 4);
   const bool smem_x = g_i8_variant > 10 && D::kInFlight > 1 && k % 64 == 0 && smem <= 48 * 1024;
@@ -1069,11 +1109,65 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
 
 void set_gemv_i8_variant(int v) { g_i8_variant = v; }
 
-cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream) {
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
+                           const RowNormIn& nin) {
   if (!segs_ok(segs) || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
-  if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
-  if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream);
-  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream); });
+  if (nin.partial != nullptr && !gemv_norm_in_supports(type, k)) return cudaErrorInvalidValue;
+  if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream, nin);
+  if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, false>(segs, total_rows(segs), k, q8, g_i8_variant, stream, nin);
+  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), false>(segs, total_rows(segs), k, q8, stream, nin); });
+}
+
+bool gemv_norm_in_supports(TensorType type, int64_t k) {
+  if (!int8_gemv_supports(type, k) || k % 32 != 0) return false;
+  return type == TensorType::Q4_K || type == TensorType::Q6_K || (type == TensorType::Q8_0 && g_i8_variant <= 0);
+}
+
+// Round 43's producer shapes: R weight rows a warp, 32 / R warps a block. Q4_K 1 row of 2 passes
+// and Q6_K 1 row of 1 pass (the batch-1 launches' defaults at these shapes; 2 rows, 1 pass: llama3-8b
+// Q4_K_M batch 1 522 tok/s against 581), Q8_0 2 rows (4 rows: 410 tok/s against 418; H200, round
+// 43 call 1). set_gemv_norm_out_rows / VELLUM_CUDA_ROW_NORM_R pick another R (Q4_K/Q6_K 1 or 2,
+// Q8_0 2 or 4).
+static int g_norm_out_rows = [] {
+  const char* e = std::getenv("VELLUM_CUDA_ROW_NORM_R");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
+void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
+
+bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
+  if (n <= 0 || n % 32 != 0 || !int8_gemv_supports(type, k)) return false;
+  if (type == TensorType::Q8_0) return i8_split<I8Q8_0>(k) == 1;
+  return type == TensorType::Q4_K || type == TensorType::Q6_K;
+}
+
+cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
+                                    const RowNormOut& no, cudaStream_t stream) {
+  if (!gemv_norm_out_supports(type, n, k) || no.gain == nullptr || no.z_q8 == nullptr || no.partial == nullptr || x == nullptr) {
+    return cudaErrorInvalidValue;
+  }
+  GemvSegs s;
+  s.add(w, n, x, x);  // x += w·a: the bias is the output, read before it is written (the same thread)
+  const auto* xq = static_cast<const int8_t*>(q8);
+  const float2* xs = q8_scales(q8, k);
+  const unsigned blocks = unsigned(n / 32);
+  const int r = g_norm_out_rows;
+  const auto kq = [&](auto f, auto rr, auto pp) {
+    using F = decltype(f);
+    constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
+    launch_kernel(gemv_kq_norm_out_kernel<F, R, P>, blocks, 32 / R * 32, 0, stream, s, F::row_bytes(k), k, xq, xs, no);
+    return cudaGetLastError();
+  };
+  using I1 = std::integral_constant<int, 1>;
+  using I2 = std::integral_constant<int, 2>;
+  if (type == TensorType::Q4_K) return r == 2 ? kq(GemvQ4K{}, I2{}, I1{}) : kq(GemvQ4K{}, I1{}, I2{});
+  if (type == TensorType::Q6_K) return r == 2 ? kq(GemvQ6K{}, I2{}, I1{}) : kq(GemvQ6K{}, I1{}, I1{});
+  const size_t rb = row_stride<typename I8Q8_0::Dec>(k);
+  if (r == 4) {
+    launch_kernel(gemv_i8_kernel<I8Q8_0, 4, false, 8, true>, blocks, 8 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
+  } else {
+    launch_kernel(gemv_i8_kernel<I8Q8_0, 2, false, 16, true>, blocks, 16 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
+  }
+  return cudaGetLastError();
 }
 
 // The pair launch (round 29) for one Q4_K and one Q6_K launch whose defaults are one row a warp,
@@ -1092,7 +1186,7 @@ bool gemv_i8_pair_supports(TensorType ta, const GemvSegs& a, TensorType tb, cons
 }
 
 cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k, const void* q8,
-                                cudaStream_t stream) {
+                                cudaStream_t stream, const RowNormIn& nin) {
   if (!gemv_i8_pair_supports(ta, a, tb, b, k)) return cudaErrorInvalidValue;
   const GemvSegs& q4 = ta == TensorType::Q4_K ? a : b;
   const GemvSegs& q6 = ta == TensorType::Q4_K ? b : a;
@@ -1101,23 +1195,24 @@ cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb,
   const unsigned blocks_q4 = blocks_for(total_rows(q4), kWarps), blocks = blocks_q4 + blocks_for(total_rows(q6), kWarps);
   const size_t rb4 = GemvQ4K::row_bytes(k), rb6 = GemvQ6K::row_bytes(k);
   if (pair_q6_passes(q4, q6, k) == 4) {
-    launch_kernel(gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 4>, blocks, kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
+    launch_kernel(gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 4>, blocks, kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs, nin);
   } else {
-    launch_kernel(gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 1>, blocks, kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs);
+    launch_kernel(gemv_kq_pair_kernel<GemvQ4K, 2, GemvQ6K, 1>, blocks, kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs, nin);
   }
   return cudaGetLastError();
 }
 
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
-                                  const void* q8, float* out, cudaStream_t stream) {
+                                  const void* q8, float* out, cudaStream_t stream, const RowNormIn& nin) {
   if (n <= 0 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
+  if (nin.partial != nullptr && !gemv_norm_in_supports(type, k)) return cudaErrorInvalidValue;
   GemvSegs s;
   s.add(gate, n, out, nullptr);
   s.add(up, n, nullptr, nullptr);
   s.rows[1] = 0;
-  if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, true>(s, n, k, q8, g_i8_variant, stream);
-  if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, true>(s, n, k, q8, g_i8_variant, stream);
-  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), true>(s, 2 * n, k, q8, stream); });
+  if (type == TensorType::Q4_K) return launch_kq<GemvQ4K, true>(s, n, k, q8, g_i8_variant, stream, nin);
+  if (type == TensorType::Q6_K) return launch_kq<GemvQ6K, true>(s, n, k, q8, g_i8_variant, stream, nin);
+  return dispatch_i8(type, [&](auto dec) { return launch_i8<decltype(dec), true>(s, 2 * n, k, q8, stream, nin); });
 }
 
 }  // namespace vellum::cuda

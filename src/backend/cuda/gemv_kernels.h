@@ -46,14 +46,44 @@ cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t
 bool int8_gemv_supports(TensorType type, int64_t k);
 size_t q8_bytes(int64_t k);
 cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream);
-cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream);
+// Round 43: a batch-1 RMSNorm carried by the GEMVs on either side of it, so that it is no kernel of
+// its own on the decode chain. rms_norm(x)·W = s·((x ⊙ gain)·W) with s = 1/sqrt(Σx²/k + eps): the
+// projection that ends a residual branch (output projection, down) writes x += W·a and, for each
+// block of 32 rows it owns, the int8 copy of z = x ⊙ gain (q8_bytes layout, as launch_quantize_q8
+// writes) and the block's Σx² (RowNormOut). The projections that read the norm (Q/K/V, gate/up)
+// take z's copy as their int8 x and multiply each dot product by s, summed from those partials in
+// a fixed order (RowNormIn; SwiGLU: both products before silu).
+struct RowNormOut {
+  const float* gain = nullptr;
+  void* z_q8 = nullptr;       // q8_bytes(n)
+  float* partial = nullptr;   // n / 32 floats
+};
+struct RowNormIn {
+  const float* partial = nullptr;  // null: no norm (s = 1, the plain launch)
+  float eps = 0.0f;
+};
+// Whether launch_gemv_i8_norm_out takes a weight of n rows of k (n % 32 == 0, the int8 path).
+bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k);
+// x (n floats) += w·a for a's int8 copy q8 (k columns), with no's copy and partials of the new x.
+cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
+                                    const RowNormOut& no, cudaStream_t stream);
+// Knob (measurements, checks; VELLUM_CUDA_ROW_NORM_R): weight rows a warp of
+// launch_gemv_i8_norm_out's 32-row blocks. 0 = the measured default by type (Q4_K/Q6_K 1, Q8_0 2);
+// Q4_K/Q6_K take 1 or 2, Q8_0 2 or 4 (other values: the default).
+void set_gemv_norm_out_rows(int r);
+
+// `nin` (RowNormIn): the x copy is z's and every output is s·(w·z) (+ bias), s from nin's partials.
+cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
+                           const RowNormIn& nin = {});
 // Two launches of one x as one (round 29): a Q4_K and a Q6_K launch (either order) whose default
 // variants are one weight row a warp (Q4_K_M's Q/K and V), each row's bits as in its own launch.
 bool gemv_i8_pair_supports(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k);
 cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k, const void* q8,
-                                cudaStream_t stream);
+                                cudaStream_t stream, const RowNormIn& nin = {});
 cudaError_t launch_gemv_i8_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k,
-                                  const void* q8, float* out, cudaStream_t stream);
+                                  const void* q8, float* out, cudaStream_t stream, const RowNormIn& nin = {});
+// Whether a RowNormIn launch of this type takes the default kernels (not a persistent knob variant).
+bool gemv_norm_in_supports(TensorType type, int64_t k);
 // 2..kMaxI8Rows token rows (round 8): x rows quantized into q8 rows q8_bytes(k) apart, then one
 // launch that reads each weight row once for all of them; row b of out (leading dimension ldo) gets
 // exactly the bits a batch-1 launch gives that row. More rows (deterministic mode) run in groups
