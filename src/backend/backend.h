@@ -192,8 +192,9 @@ class Backend {
   // x += o, h = rms_norm(x, ffn_norm); g = silu(h·gateᵀ)·(h·upᵀ) (u may receive h·upᵀ);
   // o = g·downᵀ; x += o; then, with next_norm, h = rms_norm(x, next_norm) and next_qkv's products
   // of h (the next layer's Q/K/V). o is scratch: a backend may add the two products into x without
-  // writing it (the CUDA backend's many-row tail, round 34). The CUDA backend has an opt-in
-  // one-kernel version for one token row (layer_kernel.h).
+  // writing it (the CUDA backend's many-row tail, round 34). For one token row the CUDA backend
+  // carries the two norms in the GEMVs around them (round 43, gemv_kernels.h's RowNormOut/In) and
+  // has an opt-in one-kernel version (layer_kernel.h).
   struct LayerTail {
     const Weight* wo = nullptr;
     const Weight* ffn_norm = nullptr;
