@@ -60,6 +60,7 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 #include "backend/cuda/dq_mma.h"
 #include "backend/cuda/dq_tma.h"
 #include "backend/cuda/fused_kernels.h"
+#include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/gemv_mma.h"
 
 namespace vellum::cuda {
@@ -385,6 +386,25 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
     }
     for (const int n : mins) ASSERT_EQ(n, 1) << "k " << k;
   }
+}
+
+// Round 43's row norm: a producer owns whole blocks of 32 rows, and a consumer needs a k the
+// copy's groups of 32 divide (and, for Q8_0, the default kernel, not a persistent knob variant).
+TEST(CudaLayout, RowNormShapes) {
+  EXPECT_TRUE(gemv_norm_out_supports(TensorType::Q4_K, 4096, 14336));
+  EXPECT_TRUE(gemv_norm_out_supports(TensorType::Q6_K, 4096, 14336));
+  EXPECT_TRUE(gemv_norm_out_supports(TensorType::Q8_0, 896, 4864));
+  EXPECT_FALSE(gemv_norm_out_supports(TensorType::Q4_K, 4080, 4096));  // not whole 32-row blocks
+  EXPECT_FALSE(gemv_norm_out_supports(TensorType::Q4_K, 4096, 4000));  // not whole super-blocks
+  EXPECT_FALSE(gemv_norm_out_supports(TensorType::F16, 4096, 4096));
+  EXPECT_FALSE(gemv_norm_out_supports(TensorType::Q4_K, 0, 4096));
+  EXPECT_TRUE(gemv_norm_in_supports(TensorType::Q4_K, 4096));
+  EXPECT_TRUE(gemv_norm_in_supports(TensorType::Q8_0, 896));
+  EXPECT_FALSE(gemv_norm_in_supports(TensorType::BF16, 4096));
+  EXPECT_FALSE(gemv_norm_in_supports(TensorType::Q6_K, 896));  // 896 is not whole super-blocks
+  // The z copy is laid out as every int8 copy: k bytes rounded to 16, then a scale pair per 32.
+  EXPECT_EQ(q8_bytes(4096), 4096u + 128u * 8u);
+  EXPECT_EQ(q8_bytes(896), 896u + 28u * 8u);
 }
 
 }  // namespace
