@@ -2344,8 +2344,15 @@ bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor 
   auto* sums = static_cast<float*>(m.grow(m.row_norm_sums, size_t(dim / 32) * sizeof(float), "row norm partial sums"));
   const Impl::RowNormX rn{zq, cuda::RowNormIn{sums, t.eps}};
   float* xd = x.data;
-  // x += w·a (a's int8 copy: its producer's, or quantized now), then w's norm copy of the new x.
+  // x += w·a (a's int8 copy: its producer's, or quantized now), then w's norm copy of the new x;
+  // without a norm, the plain batch-1 launch with x as its bias.
   const auto add_into_x = [&](const Weight& w, const Tensor& a, const Weight* norm) {
+    if (norm == nullptr) {
+      cuda::GemvSegs segs;
+      segs.add(w.data, dim, xd, xd);
+      m.gemv_batch1(w.type, segs, a);  // its write of x materializes a pending norm of h first
+      return;
+    }
     m.touch({a, x}, {x});
     bool quantize = false;
     void* q8 = m.q8_input(a, quantize);
@@ -2354,19 +2361,13 @@ bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor 
     const void* wd = w.data;
     const int64_t K = a.cols;
     const float* ad = a.data;
-    const cuda::RowNormOut no{norm != nullptr ? static_cast<const float*>(norm->data) : nullptr, zq, sums};
+    const cuda::RowNormOut no{static_cast<const float*>(norm->data), zq, sums};
     m.graphs.mix(69, type, wd, K, dim, ad, q8, quantize, xd, no.gain, zq, sums);
     m.graphs.run([=, &m] {
       if (quantize) m.launched(cuda::launch_quantize_q8(ad, K, q8, m.stream), "quantize_q8 kernel");
-      if (no.gain != nullptr) {
-        m.launched(cuda::launch_gemv_i8_norm_out(type, wd, dim, K, q8, xd, no, m.stream), "int8 gemv kernel (x += w a, norm copy)");
-      } else {
-        cuda::GemvSegs segs;
-        segs.add(wd, dim, xd, xd);
-        m.launched(cuda::launch_gemv_i8(type, segs, K, q8, m.stream), "int8 gemv kernel (x += w a)");
-      }
+      m.launched(cuda::launch_gemv_i8_norm_out(type, wd, dim, K, q8, xd, no, m.stream), "int8 gemv kernel (x += w a, norm copy)");
     });
-    if (norm != nullptr) m.lazy_norm = {h.data, xd, static_cast<const float*>(norm->data), 1, dim, t.eps};
+    m.lazy_norm = {h.data, xd, no.gain, 1, dim, t.eps};
   };
   m.touch({}, {h});  // h is overwritten below: a pending norm of it is dead
   add_into_x(*t.wo, attn, t.ffn_norm);

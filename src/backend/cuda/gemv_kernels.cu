@@ -537,8 +537,10 @@ struct KqGemvBlock {
 };
 
 // 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
+template <int R, bool kSwiglu, int P>
+constexpr int kKqMinBlocks = P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6;
 template <class F, int R, bool kSwiglu, int P>
-__global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6)
+__global__ void __launch_bounds__(kWarps * 32, kKqMinBlocks<R, kSwiglu, P>)
     gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormIn nin) {
   KqGemvBlock<F, R, kSwiglu, P> b(s, rb, k, xq, xs, blockIdx.x);
   pdl_wait();
@@ -548,10 +550,8 @@ __global__ void __launch_bounds__(kWarps * 32, P * R > 4 ? 4 : (R == 1 || kSwigl
 // Round 43's producer (RowNormOut): x += w·a (s.bias = s.out = x) in blocks of 32 rows, 32 / R warps
 // of R rows, each row as gemv_kq_kernel computes it; then the block's z copy and Σx² (row_norm.cuh).
 // The registers of the 4-warp kernel of the same R and P.
-template <int R, int P>
-constexpr int kNormOutMinBlocks = std::max(1, (P * R > 4 ? 4 : 8) * kWarps * R / 32);
 template <class F, int R, int P>
-__global__ void __launch_bounds__(32 / R * 32, kNormOutMinBlocks<R, P>)
+__global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false, P> * kWarps * R / 32))
     gemv_kq_norm_out_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormOut no) {
   constexpr int W = 32 / R;
   __shared__ float xn[32];
@@ -1136,8 +1136,8 @@ void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
 
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
   if (n <= 0 || n % 32 != 0 || !int8_gemv_supports(type, k)) return false;
-  if (type == TensorType::Q8_0) return i8_split<I8Q8_0>(k) == 1;
-  return type == TensorType::Q4_K || type == TensorType::Q6_K;
+  static_assert(I8Q8_0::kInFlight > 1, "Q8_0's int8 launches never split K (i8_split): its producer passes split 1");
+  return type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
 }
 
 cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
