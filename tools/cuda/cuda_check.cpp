@@ -1408,6 +1408,7 @@ void check_row_norm_last(Pair& p, TensorType type) {
 
 void check_layer_tails_row1(Pair& p);
 void check_gemv_norm_out_all(Pair& p);
+void check_mma_stage_x(Pair& p);
 
 void check_layer_kernel(Pair& p) {
   {
@@ -1434,6 +1435,54 @@ void check_layer_tails_row1(Pair& p) {
   check_row_norm_last(p, T::Q4_K);
   check_row_norm_last(p, T::Q8_0);
   check_gemv_norm_out_all(p);
+}
+
+// Round 44: the int8 tensor-core rows kernel with each super-block's x side staged in the warps'
+// rings against loading it where it is used: the same bits at every launch shape (long rows, many
+// blocks, one block an SM, fewer; a partial 16-row tile; one super-block), 2 / 5 / 8 rows, with a
+// bias; outputs poisoned before each launch.
+void check_mma_stage_x(Pair& p) {
+  using T = TensorType;
+  int sms = 0;
+  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sms");
+  const int saved = cuda::gemv_mma_stage_x();
+  for (const T t : {T::Q4_K, T::Q8_0, T::Q6_K}) {
+    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 14336}, {14336, 4096}, {4096, 4096}, {1000, 1280}, {77, 256}}) {
+      const void* w = p.weight("w", t, k, n, make_weight(t, n, k).bytes).g.data;
+      const std::vector<float> bias_h = randn(size_t(n));
+      auto* bias = static_cast<float*>(cuda::device_alloc(size_t(n) * 4, "mma x check"));
+      auto* x = static_cast<float*>(cuda::device_alloc(size_t(8 * k) * 4, "mma x check"));
+      auto* out = static_cast<float*>(cuda::device_alloc(size_t(8 * n) * 4, "mma x check"));
+      void* xf = cuda::device_alloc(cuda::mma_x_bytes(k), "mma x check");
+      const std::vector<float> xv = randn(size_t(8 * k));
+      cuda::check(cudaMemcpy(bias, bias_h.data(), size_t(n) * 4, cudaMemcpyHostToDevice), "h2d");
+      cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "h2d");
+      cuda::check(cudaDeviceSynchronize(), "weight upload");  // uploads run on the backend's stream
+      for (const int rows : {2, 5, 8}) {
+        cuda::check(cuda::launch_quantize_mma_x(x, k, rows, k, xf, nullptr), "quantize mma x");
+        std::vector<std::vector<float>> got;
+        for (const int mode : {0, 1, -1}) {  // never, always, the default
+          cuda::set_gemv_mma_stage_x(mode);
+          cuda::check(cudaMemset(out, 0xFF, size_t(8 * n) * 4), "poison");
+          cuda::check(cuda::launch_gemv_mma(t, w, n, k, xf, rows, out, n, rows == 5 ? bias : nullptr, sms, nullptr), "mma rows");
+          cuda::check(cudaDeviceSynchronize(), "mma rows");
+          got.emplace_back(size_t(rows * n));
+          cuda::check(cudaMemcpy(got.back().data(), out, got.back().size() * 4, cudaMemcpyDeviceToHost), "d2h");
+        }
+        size_t differ = 0, nonfinite = 0;
+        for (size_t i = 0; i < got[0].size(); ++i) {
+          nonfinite += !std::isfinite(got[0][i]) || !std::isfinite(got[1][i]);
+          differ += std::memcmp(&got[0][i], &got[1][i], 4) != 0 || std::memcmp(&got[0][i], &got[2][i], 4) != 0;
+        }
+        record(fmt::format("int8 mma rows {} {}x{} at {} rows{}: x staged vs loaded", tensor_type_name(t), n, k, rows,
+                           rows == 5 ? " + bias" : ""),
+               nonfinite == 0 ? double(differ) : INFINITY, 0,
+               fmt::format("{} of {} outputs differ in any bit (staged, loaded, default), {} not finite", differ, got[0].size(), nonfinite));
+      }
+      for (void* d : {static_cast<void*>(bias), static_cast<void*>(x), static_cast<void*>(out), xf}) cuda::device_free(d);
+    }
+  }
+  cuda::set_gemv_mma_stage_x(saved);
 }
 
 void check_gemv_norm_out_all(Pair& p) {
@@ -3108,6 +3157,8 @@ void bench_gemv_mma(double bw) {
         void* mq = cuda::device_alloc(cuda::mmq_scratch_bytes(m, k), "bench mmq x");
         cuda::check(cuda::launch_quantize_mma_x(x.data, k, m, k, xf, nullptr), "quantize mma x");
         cuda::check(cuda::launch_quantize_q8_rows(x.data, k, m, k, q8, nullptr), "quantize q8 rows");
+        const int staged = cuda::gemv_mma_stage_x();
+        cuda::set_gemv_mma_stage_x(0);  // round 44: unstaged x first (t_mma, a), then staged (t_x, c)
         const double t_mma = graph_ms([&](cudaStream_t st, int i) {
           return cuda::launch_gemv_mma(t, ws[size_t(i) % ws.size()].data, n, k, xf, m, out.data, n, nullptr, sms, st);
         }, 100);
@@ -3116,6 +3167,18 @@ void bench_gemv_mma(double bw) {
         cuda::check(cudaMemset(out.data, 0xFF, a.size() * 4), "poison");
         cuda::check(cuda::launch_gemv_mma(t, ws[0].data, n, k, xf, m, out.data, n, nullptr, sms, nullptr), "mma");
         cuda::check(cudaMemcpy(a.data(), out.data, a.size() * 4, cudaMemcpyDeviceToHost), "read");
+        cuda::set_gemv_mma_stage_x(1);
+        const double t_x = graph_ms([&](cudaStream_t st, int i) {
+          return cuda::launch_gemv_mma(t, ws[size_t(i) % ws.size()].data, n, k, xf, m, out.data, n, nullptr, sms, st);
+        }, 100);
+        cuda::check(cudaDeviceSynchronize(), "sync");
+        std::vector<float> c(a.size());
+        cuda::check(cudaMemset(out.data, 0xFF, c.size() * 4), "poison");
+        cuda::check(cuda::launch_gemv_mma(t, ws[0].data, n, k, xf, m, out.data, n, nullptr, sms, nullptr), "mma");
+        cuda::check(cudaMemcpy(c.data(), out.data, c.size() * 4, cudaMemcpyDeviceToHost), "read");
+        cuda::set_gemv_mma_stage_x(staged);
+        size_t x_differ = 0;
+        for (size_t i = 0; i < c.size(); ++i) x_differ += std::memcmp(&a[i], &c[i], 4) != 0;
         const double t_rows = graph_ms([&](cudaStream_t st, int i) {
           return cuda::launch_gemv_i8_rows(t, ws[size_t(i) % ws.size()].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, st);
         }, 100);
@@ -3133,10 +3196,12 @@ void bench_gemv_mma(double bw) {
           diff = std::max(diff, double(std::fabs(a[i] - b[i])));
         }
         const auto pct = [&](double ms) { return 100.0 * double(bytes) / (ms * 1e-3) / 1e9 / bw; };
-        bench_line(fmt::format("gemv mma {} {}x{} at {} rows: {:.1f} us ({:.0f}% of copy bw) | rows GEMV {:.1f} us ({:.0f}%) | mmq "
-                               "{:.1f} us ({:.0f}%) | max |mma - rows| / max |rows| {:.1e}{}",
-                               tensor_type_name(t), n, k, m, t_mma * 1e3, pct(t_mma), t_rows * 1e3, pct(t_rows), t_mmq * 1e3,
-                               pct(t_mmq), big > 0 ? diff / big : diff, finite ? "" : " NOT FINITE"));
+        bench_line(fmt::format("gemv mma {} {}x{} at {} rows: {:.1f} us ({:.0f}% of copy bw) | x staged {:.1f} us ({:.0f}%, {} "
+                               "outputs differ) | rows GEMV {:.1f} us ({:.0f}%) | mmq {:.1f} us ({:.0f}%) | max |mma - rows| / "
+                               "max |rows| {:.1e}{}",
+                               tensor_type_name(t), n, k, m, t_mma * 1e3, pct(t_mma), t_x * 1e3, pct(t_x),
+                               x_differ, t_rows * 1e3, pct(t_rows), t_mmq * 1e3, pct(t_mmq), big > 0 ? diff / big : diff,
+                               finite ? "" : " NOT FINITE"));
         cudaFree(xf);
         cudaFree(q8);
         cudaFree(mq);
@@ -3920,8 +3985,20 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_swiglu_rows(g_swiglu_rows);
   be.set_lazy_swiglu(true);
   be.set_gemm_pairs(true);
+  // VELLUM_BENCH_SEQS="N,N,...": only these sequence counts (a short device call).
+  const char* seqs_only = std::getenv("VELLUM_BENCH_SEQS");
+  const auto seqs_taken = [&](uint32_t B) {
+    if (seqs_only == nullptr) return true;
+    for (const char* p = seqs_only; *p != '\0';) {
+      if (std::atoi(p) == int(B)) return true;
+      while (*p != '\0' && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+    return false;
+  };
   for (uint32_t B : {1u, 2u, 4u, 8u, 32u, 64u, 128u, 256u}) {
     if (g_long_only) break;
+    if (!seqs_taken(B)) continue;
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
       continue;
@@ -4870,6 +4947,9 @@ int run(int argc, char** argv) {
     } else if (a == "--norm-out-only") {  // round 43's producer alone
       Pair p;
       check_gemv_norm_out_all(p);
+    } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel
+      Pair p;
+      check_mma_stage_x(p);
     } else if (a == "--pair-probe") {
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       pair_probe();
@@ -4877,7 +4957,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--mma-x-only] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -4963,6 +5043,7 @@ int run(int argc, char** argv) {
     p.gpu.release_scratch();
     check_fused(p);
     check_layer_kernel(p);
+    check_mma_stage_x(p);
     check_bf16_rows(p);
     check_dense_copies(p);
     check_attention_all(p);

@@ -18,6 +18,7 @@
 
 #include "backend/cuda/gemv_mma.h"
 
+#include <cstdlib>
 #include <type_traits>
 
 #include "backend/cuda/cp_async.cuh"
@@ -102,6 +103,7 @@ struct XSide {
 // rows and of long ones (launch_type).
 struct MmaQ4K {  // header, then the 128 quant bytes (DecQ4_KR)
   static constexpr int kPieces = 9, kStride = 144, kAdvance = DecQ4_KR::kGroupBytes, kWide = 42, kLong = 161;
+  static constexpr bool kMins = true;  // reads XSide::mins
   static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) {
     const int64_t g = (j / 4) * DecQ4_KR::kGroupBytes;
@@ -150,6 +152,7 @@ struct MmaQ4K {  // header, then the 128 quant bytes (DecQ4_KR)
 
 struct MmaQ8_0 {  // the 8 f16 scales, then 8 × 32 int8 (DecQ8_0R)
   static constexpr int kPieces = 17, kStride = 272, kAdvance = 4 * DecQ8_0R::kGroupBytes, kWide = 43, kLong = 82;
+  static constexpr bool kMins = false;
   static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) { return j * DecQ8_0R::kGroupBytes + 16 * c; }
   __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[4]) {
@@ -171,6 +174,7 @@ struct MmaQ8_0 {  // the 8 f16 scales, then 8 × 32 int8 (DecQ8_0R)
 
 struct MmaQ6K {  // 128 low-bit bytes, 64 high-bit bytes, 16 int8 sub-scales, the group's 4 f16 d (DecQ6_KR)
   static constexpr int kPieces = 14, kStride = 240, kAdvance = DecQ6_KR::kGroupBytes, kWide = 82, kLong = 161;
+  static constexpr bool kMins = false;
   static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) {
     const int64_t g = (j / 4) * DecQ6_KR::kGroupBytes;
@@ -240,21 +244,52 @@ struct StageCopy {
   }
 };
 
-template <int KW, int S, class T>
+// Round 44 (kX, set_gemv_mma_stage_x): a super-block's x side staged beside its weights, as the
+// global layout holds it: the B fragments (kMmaRowsMax·256 bytes), the scale pairs (512 bytes) and,
+// for the K-quant minimums, their tf32 pairs (512 bytes). x is written by the previous kernel, so the
+// first stages' x is copied after the programmatic wait; through L1 (.ca), since the SM's other
+// warps read the same super-blocks.
+template <class T>
+constexpr int x_stage_bytes() {
+  return kMmaRowsMax * kSuper + 512 + (T::kMins ? 512 : 0);
+}
+template <class T, bool kX>
+constexpr int stage_bytes() {
+  return 16 * T::kStride + (kX ? x_stage_bytes<T>() : 0);
+}
+template <class T, int KW>
+struct XStageCopy {
+  static constexpr int kU = x_stage_bytes<T>() / 16 / 32;  // 16-byte pieces a lane
+  static_assert(x_stage_bytes<T>() % (16 * 32) == 0, "whole pieces a lane");
+  const uint8_t *xb, *xs, *xm;  // this lane's piece of each part, super-block 0
+  const unsigned lane16;
+  __device__ XStageCopy(const uint8_t* xf, int64_t k, int lane)
+      : xb(xf + 16 * lane), xs(xf + kMmaRowsMax * k + 16 * lane), xm(xf + min_offset(k) + 16 * lane), lane16(16u * lane) {}
+  // Super-block j's x side into the stage's x part at shared address st: piece lane + 32u each.
+  __device__ void fill(unsigned st, int64_t j) const {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const uint8_t* src = u < 4 ? xb + j * (kMmaRowsMax * kSuper) + 512 * u : u == 4 ? xs + j * 512 : xm + j * 512;
+      cp_async16_ca_s(st + lane16 + 512u * u, src);
+    }
+  }
+};
+
+template <int KW, int S, class T, bool kX>
 constexpr int smem_bytes() {
-  return KW * S * 16 * T::kStride + KW * 4 * 32 * int(sizeof(float));
+  return KW * S * stage_bytes<T, kX>() + KW * 4 * 32 * int(sizeof(float));
 }
 
 // Each warp keeps up to S of its super-blocks in flight through a ring of S stages of its own (a
 // warp barrier, no block barrier, between a stage's use and its refill).
-template <class T, int KW, int S>
+template <class T, int KW, int S, bool kX>
 __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __restrict__ w, size_t rb, int64_t n, int nsb,
                                                            const uint8_t* __restrict__ xf, int rows,
                                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int lane = int(threadIdx.x & 31), wk = int(threadIdx.x / 32), g = lane / 4, t = lane % 4;
   const int64_t n0 = int64_t(blockIdx.x) * 16;
-  constexpr int kStage = 16 * T::kStride;
+  constexpr int kStage = stage_bytes<T, kX>(), kW = 16 * T::kStride;  // a stage: weights, then x (kX)
   uint8_t* ring = smem + wk * S * kStage;
   float* red = reinterpret_cast<float*>(smem + KW * S * kStage);
   const int mine = nsb > wk ? (nsb - wk + KW - 1) / KW : 0;  // super-blocks wk, wk + KW, ...
@@ -264,11 +299,19 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
 #pragma unroll
   for (int q = 0; q < S; ++q) {  // weights are read-only: staged before the programmatic wait
     if (q < mine) copy.fill(ring_s + q * kStage, q);
-    cp_async_commit();
+    if (!kX) cp_async_commit();
   }
   pdl_wait();
-  const uint4* xb = reinterpret_cast<const uint4*>(xf) + lane;
   const int64_t k = int64_t(nsb) * kSuper;
+  const XStageCopy<T, KW> xcopy(xf, k, lane);
+  if constexpr (kX) {  // group q: stage q's x (group 0 also every stage's weights)
+#pragma unroll
+    for (int q = 0; q < S; ++q) {
+      if (q < mine) xcopy.fill(ring_s + q * kStage + kW, wk + int64_t(q) * KW);
+      cp_async_commit();
+    }
+  }
+  const uint4* xb = reinterpret_cast<const uint4*>(xf) + lane;
   const float4* xsp = reinterpret_cast<const float4*>(xf + kMmaRowsMax * k) + t;
   const float4* xmp = reinterpret_cast<const float4*>(xf + min_offset(k)) + lane;
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -276,9 +319,21 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
     const int64_t j = wk + int64_t(q) * KW;
     cp_async_wait<S - 1>();
     __syncwarp();  // every lane's pieces of stage q % S have landed
-    T::step(ring + (q % S) * kStage, g, j, t, XSide{xb + j * 128, xsp + j * 32, xmp + j * 32}, acc);
+    const uint8_t* st = ring + (q % S) * kStage;
+    if constexpr (kX) {
+      const uint8_t* xst = st + kW;
+      T::step(st, g, j, t,
+              XSide{reinterpret_cast<const uint4*>(xst) + lane, reinterpret_cast<const float4*>(xst + kMmaRowsMax * kSuper) + t,
+                    reinterpret_cast<const float4*>(xst + kMmaRowsMax * kSuper + 512) + lane},
+              acc);
+    } else {
+      T::step(st, g, j, t, XSide{xb + j * 128, xsp + j * 32, xmp + j * 32}, acc);
+    }
     __syncwarp();  // and every lane has read them: the stage takes super-block q + S
-    if (q + S < mine) copy.fill(ring_s + (q % S) * kStage, q + S);
+    if (q + S < mine) {
+      copy.fill(ring_s + (q % S) * kStage, q + S);
+      if constexpr (kX) xcopy.fill(ring_s + (q % S) * kStage + kW, j + int64_t(S) * KW);
+    }
     cp_async_commit();
   }
 #pragma unroll
@@ -296,16 +351,40 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
   }
 }
 
-template <class T, int KW, int S>
-cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
-                         const float* bias, cudaStream_t stream) {
-  const auto kernel = gemv_mma_kernel<T, KW, S>;
-  constexpr int kSmem = smem_bytes<KW, S, T>();
+// set_gemv_mma_stage_x: -1 the measured default (stage_x_default), 0 never, 1 always;
+// VELLUM_CUDA_MMA_STAGE_X sets the initial value.
+int g_stage_x = [] {
+  const char* e = std::getenv("VELLUM_CUDA_MMA_STAGE_X");
+  return e != nullptr ? std::atoi(e) : -1;
+}();
+// Where staging x won (H200, round 44 call 5, the kernel alone at 2-8 rows, µs): Q4_K every shape
+// (14 336 x 4 096 15.2 -> 13.3, 4 096 x 14 336 16.0 -> 15.0, 4 096 x 4 096 6.6 -> 6.3); Q8_0 long rows
+// (4 096 x 14 336 23.5 -> 20.9) and the wide shape (14 336 x 4 096 24.2 -> 23.0), not 4 096 x 4 096 on 8
+// warps x 2 stages (8.4 -> 8.7: 2 blocks an SM instead of 3); never Q6_K (14 336 x 4 096 28.9 -> 32.1,
+// 4 096 x 14 336 23.1 -> 25.1: its larger stages leave 2 blocks an SM instead of 3).
+template <class T>
+bool stage_x_default(bool long_rows, bool wide) {
+  if constexpr (std::is_same_v<T, MmaQ4K>) return true;
+  if constexpr (std::is_same_v<T, MmaQ8_0>) return long_rows || wide;
+  return false;
+}
+
+template <class T, int KW, int S, bool kX>
+cudaError_t launch_shape_x(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
+                           const float* bias, cudaStream_t stream) {
+  const auto kernel = gemv_mma_kernel<T, KW, S, kX>;
+  constexpr int kSmem = smem_bytes<KW, S, T, kX>();
   static const cudaError_t raised = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (raised != cudaSuccess) return raised;
   launch_kernel(kernel, unsigned((n + 15) / 16), KW * 32, kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n,
                 int(k / kSuper), static_cast<const uint8_t*>(xf), rows, out, ldo, bias);
   return cudaGetLastError();
+}
+template <class T, int KW, int S>
+cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
+                         const float* bias, cudaStream_t stream, bool stage_x) {
+  return stage_x ? launch_shape_x<T, KW, S, true>(w, n, k, xf, rows, out, ldo, bias, stream)
+                 : launch_shape_x<T, KW, S, false>(w, n, k, xf, rows, out, ldo, bias, stream);
 }
 
 // Warps a block (KW) and super-blocks in flight a warp (S) by shape (H200, round 42, the kernel
@@ -320,13 +399,18 @@ template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                         const float* bias, int sms, cudaStream_t stream) {
   const int64_t blocks = (n + 15) / 16, nsb = k / kSuper;
-  if (nsb > 16) return launch_shape<T, T::kLong / 10, T::kLong % 10>(w, n, k, xf, rows, out, ldo, bias, stream);
-  if (blocks >= 4 * int64_t(sms)) return launch_shape<T, T::kWide / 10, T::kWide % 10>(w, n, k, xf, rows, out, ldo, bias, stream);
-  if (blocks >= sms) return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream);
-  return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream);
+  const bool long_rows = nsb > 16, wide = !long_rows && blocks >= 4 * int64_t(sms);
+  const bool x = g_stage_x < 0 ? stage_x_default<T>(long_rows, wide) : g_stage_x > 0;
+  if (long_rows) return launch_shape<T, T::kLong / 10, T::kLong % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  if (wide) return launch_shape<T, T::kWide / 10, T::kWide % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  if (blocks >= sms) return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
 }
 
 }  // namespace
+
+void set_gemv_mma_stage_x(int mode) { g_stage_x = mode; }
+int gemv_mma_stage_x() { return g_stage_x; }
 
 bool gemv_mma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % kSuper == 0;

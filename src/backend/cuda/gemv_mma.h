@@ -45,6 +45,12 @@ __host__ __device__ constexpr int64_t mma_x_min_index(int64_t j, int token, int 
   return ((j * 32 + 4 * token + s % 4) * 4) + s / 4 + (lo ? 2 : 0);
 }
 int64_t mma_x_min_offset(int64_t k);
+// Round 44: each super-block's x side copied into the warp's ring beside its weights (cp.async, after
+// the programmatic wait) instead of loaded from global memory where it is used: the same arithmetic,
+// the same bits. -1 (the default): where it measured faster (Q4_K, Q8_0's long rows and many-block
+// launches; gemv_mma.cu), 0 never, 1 always. VELLUM_CUDA_MMA_STAGE_X sets the initial value.
+void set_gemv_mma_stage_x(int mode);
+int gemv_mma_stage_x();
 // rows (1..kMmaRowsMax) rows of x (ldx floats apart) into xf (mma_x_bytes(k)); columns past rows
 // are zeros.
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream);
