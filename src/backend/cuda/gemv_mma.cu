@@ -14,7 +14,8 @@
 // 6-bit minimums by d_x·Σq_x (in two tf32 parts). Round 42 cut a super-block's instructions from
 // ~600 to ~330 (Q4_K), but the kernel waits, mostly for x's global loads at the start of each
 // super-block (ncu, docs/cuda.md round 42): that alone changed its time by 0-4%; the launch shapes
-// by weight shape (launch_type) gave 5-20%.
+// by weight shape (launch_type) gave 5-20%. Round 44 stages each super-block's x side in the warp's
+// ring beside its weights (XStageCopy); with it, one stage a warp is the faster shape (launch_type).
 
 #include "backend/cuda/gemv_mma.h"
 
@@ -99,8 +100,8 @@ struct XSide {
 // super-block j lies in the device row; kAdvance: how far piece c of super-block j + 4 lies after
 // it) at kStride bytes a row (strides ≡ 4·odd words mod 32: the lanes' word loads hit 32 banks);
 // step adds the super-block's terms of rows g, g + 8 (st: the stage) to acc, each sub-block's
-// fragments read where they are used; kWide / kLong: the launch shapes (KW·10 + S) of many short
-// rows and of long ones (launch_type).
+// fragments read where they are used; kWide / kLong: round 42's launch shapes (KW·10 + S) of many
+// short rows and of long ones (launch_type, VELLUM_CUDA_MMA_SHAPE=-1).
 struct MmaQ4K {  // header, then the 128 quant bytes (DecQ4_KR)
   static constexpr int kPieces = 9, kStride = 144, kAdvance = DecQ4_KR::kGroupBytes, kWide = 42, kLong = 161;
   static constexpr bool kMins = true;  // reads XSide::mins
@@ -351,19 +352,18 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
   }
 }
 
-// set_gemv_mma_stage_x: -1 the measured default (stage_x_default), 0 never, 1 always;
-// VELLUM_CUDA_MMA_STAGE_X sets the initial value.
+// set_gemv_mma_stage_x: -1 the default (staged; under round 42's shapes, where it won there:
+// stage_x_r42), 0 never, 1 always; VELLUM_CUDA_MMA_STAGE_X sets the initial value.
 int g_stage_x = [] {
   const char* e = std::getenv("VELLUM_CUDA_MMA_STAGE_X");
   return e != nullptr ? std::atoi(e) : -1;
 }();
-// Where staging x won (H200, round 44 call 5, the kernel alone at 2-8 rows, µs): Q4_K every shape
-// (14 336 x 4 096 15.2 -> 13.3, 4 096 x 14 336 16.0 -> 15.0, 4 096 x 4 096 6.6 -> 6.3); Q8_0 long rows
-// (4 096 x 14 336 23.5 -> 20.9) and the wide shape (14 336 x 4 096 24.2 -> 23.0), not 4 096 x 4 096 on 8
-// warps x 2 stages (8.4 -> 8.7: 2 blocks an SM instead of 3); never Q6_K (14 336 x 4 096 28.9 -> 32.1,
-// 4 096 x 14 336 23.1 -> 25.1: its larger stages leave 2 blocks an SM instead of 3).
+// Under round 42's shapes, where staging x won (H200, round 44 call 5, the kernel alone, µs): Q4_K
+// every shape (14 336 x 4 096 15.2 -> 13.3, 4 096 x 14 336 16.0 -> 15.0); Q8_0 long rows (23.5 ->
+// 20.9) and the wide shape (24.2 -> 23.0), not its 8 warps x 2 stages (4 096 x 4 096 8.4 -> 8.7); never
+// Q6_K (14 336 x 4 096 28.9 -> 32.1): larger stages, fewer blocks an SM.
 template <class T>
-bool stage_x_default(bool long_rows, bool wide) {
+bool stage_x_r42(bool long_rows, bool wide) {
   if constexpr (std::is_same_v<T, MmaQ4K>) return true;
   if constexpr (std::is_same_v<T, MmaQ8_0>) return long_rows || wide;
   return false;
@@ -387,24 +387,45 @@ cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, in
                  : launch_shape_x<T, KW, S, false>(w, n, k, xf, rows, out, ldo, bias, stream);
 }
 
-// Warps a block (KW) and super-blocks in flight a warp (S) by shape (H200, round 42, the kernel
-// alone at 8 rows, µs; KW·10 + S in brackets; tools/cuda/results/r42.txt, call 3):
-//  - rows of at most 16 super-blocks on at least 4 blocks an SM: Q4_K 14 336 x 4 096 15.3 [42]
-//    against 16.2 [82] and 17.7 [161]; Q8_0 24.5 [43] against 25.5 [82]; Q6_K (kWide = 82) 28.4;
-//  - on at least one block an SM: 82 (Q8_0 4 096 x 4 096 8.0 against 10.1 [161]; Q4_K and Q6_K even);
-//  - fewer blocks: 16 warps, one super-block each at 4 096;
-//  - longer rows (4 096 x 14 336, the down projection): Q4_K 15.9 [161] against 17.4 [82] and 20.0
-//    [162], Q6_K 23.0 [161] against 27.3 [82]; Q8_0 (kLong = 82) 23.7 against 25.8 [161].
+// Warps a block (KW) and super-blocks in flight a warp (S), with x staged (round 44, H200, call 7:
+// the kernel alone at 8 rows at every shape, µs; KW·10 + S in brackets; tools/cuda/results/r44.txt):
+//  - many short rows (at least 4 blocks of 16 rows an SM, at most 16 super-blocks): Q4_K and Q6_K
+//    [41] (14 336 x 4 096: Q4_K 13.3, Q6_K 21.8 against round 42's 15.3 [42] and 28.4 [82]), Q8_0 [81]
+//    (19.8 against 24.2 [43]);
+//  - everything else [81]: 4 096 x 14 336 Q4_K 13.6, Q6_K 22.1, Q8_0 19.5 (round 42: 15.9 [161], 23.2
+//    [161], 23.7 [82]); 4 096 x 4 096 5.8, 8.7, 7.4 (6.6, 10.5, 8.3 [82]); 1 024 x 4 096 even.
+// A shape is a K split over the block's warps, whose partial sums are added in warp order: other
+// shapes, other bits (each deterministic). VELLUM_CUDA_MMA_SHAPE=KW·10+S (41, 42, 43, 81, 82, 161):
+// every launch at that shape; -1: round 42's rule (with stage_x_r42); both measurement knobs, read
+// once.
+int g_shape = [] {
+  const char* e = std::getenv("VELLUM_CUDA_MMA_SHAPE");
+  return e != nullptr ? std::atoi(e) : 0;
+}();
 template <class T>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                         const float* bias, int sms, cudaStream_t stream) {
   const int64_t blocks = (n + 15) / 16, nsb = k / kSuper;
   const bool long_rows = nsb > 16, wide = !long_rows && blocks >= 4 * int64_t(sms);
-  const bool x = g_stage_x < 0 ? stage_x_default<T>(long_rows, wide) : g_stage_x > 0;
-  if (long_rows) return launch_shape<T, T::kLong / 10, T::kLong % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-  if (wide) return launch_shape<T, T::kWide / 10, T::kWide % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-  if (blocks >= sms) return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-  return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  const bool r42 = g_shape == -1;
+  const bool x = g_stage_x < 0 ? (!r42 || stage_x_r42<T>(long_rows, wide)) : g_stage_x > 0;
+  switch (g_shape) {
+    case 41: return launch_shape<T, 4, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 42: return launch_shape<T, 4, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 43: return launch_shape<T, 4, 3>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 81: return launch_shape<T, 8, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 82: return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 161: return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    default: break;
+  }
+  if (r42) {  // round 42's rule: kLong / kWide by type, then 8 warps x 2 stages, then 16 x 1
+    if (long_rows) return launch_shape<T, T::kLong / 10, T::kLong % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    if (wide) return launch_shape<T, T::kWide / 10, T::kWide % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    if (blocks >= sms) return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  }
+  if (wide && !std::is_same_v<T, MmaQ8_0>) return launch_shape<T, 4, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  return launch_shape<T, 8, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
 }
 
 }  // namespace
