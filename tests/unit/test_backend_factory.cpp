@@ -388,6 +388,35 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
   }
 }
 
+// Round 44: the rows kernel stages a super-block's x side as three contiguous runs (gemv_mma.cu,
+// XStageCopy): its B fragments in bytes [2 048·j, 2 048·(j + 1)), its scale pairs in the 512 bytes
+// at k·kMmaRowsMax + 512·j and the minimums' pairs in the 512 bytes at mma_x_min_offset(k) + 512·j,
+// each at the same offset inside its run as the kernel reads it from global memory.
+TEST(CudaLayout, GemvMmaXSidePerSuperBlock) {
+  for (const int64_t k : {256, 1280, 4096}) {
+    const int64_t frag_bytes = k * kMmaRowsMax, fb = kMmaRowsMax * 256;
+    for (int64_t j = 0; j < k / 256; ++j) {
+      for (int token = 0; token < kMmaRowsMax; ++token) {
+        for (int e = 0; e < 256; ++e) {
+          const int64_t b = mma_x_frag_byte(j, token, e);
+          ASSERT_GE(b, j * fb);
+          ASSERT_LT(b, (j + 1) * fb);
+        }
+        for (int s = 0; s < 8; ++s) {
+          const int64_t pair_byte = frag_bytes + mma_x_scale_index(j, token, s) * 8;
+          ASSERT_GE(pair_byte, frag_bytes + 512 * j);
+          ASSERT_LT(pair_byte, frag_bytes + 512 * (j + 1));
+          for (const bool lo : {false, true}) {
+            const int64_t min_byte = mma_x_min_offset(k) + mma_x_min_index(j, token, s, lo) * 4;
+            ASSERT_GE(min_byte, mma_x_min_offset(k) + 512 * j);
+            ASSERT_LT(min_byte, mma_x_min_offset(k) + 512 * (j + 1));
+          }
+        }
+      }
+    }
+  }
+}
+
 // Round 43's row norm: a producer owns whole blocks of 32 rows, and a consumer needs a k the
 // copy's groups of 32 divide (and, for Q8_0, the default kernel, not a persistent knob variant).
 TEST(CudaLayout, RowNormShapes) {
