@@ -358,7 +358,7 @@ int g_stage_x = [] {
   const char* e = std::getenv("VELLUM_CUDA_MMA_STAGE_X");
   return e != nullptr ? std::atoi(e) : -1;
 }();
-// Under round 42's shapes, where staging x won (H200, round 44 call 5, the kernel alone, µs): Q4_K
+// Under round 42's shapes, where staging x won (H200, round 44 call 4, the kernel alone, µs): Q4_K
 // every shape (14 336 x 4 096 15.2 -> 13.3, 4 096 x 14 336 16.0 -> 15.0); Q8_0 long rows (23.5 ->
 // 20.9) and the wide shape (24.2 -> 23.0), not its 8 warps x 2 stages (4 096 x 4 096 8.4 -> 8.7); never
 // Q6_K (14 336 x 4 096 28.9 -> 32.1): larger stages, fewer blocks an SM.
@@ -387,11 +387,11 @@ cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, in
                  : launch_shape_x<T, KW, S, false>(w, n, k, xf, rows, out, ldo, bias, stream);
 }
 
-// Warps a block (KW) and super-blocks in flight a warp (S), with x staged (round 44, H200, call 7:
+// Warps a block (KW) and super-blocks in flight a warp (S), with x staged (round 44, H200, call 6:
 // the kernel alone at 8 rows at every shape, µs; KW·10 + S in brackets; tools/cuda/results/r44.txt):
 //  - many short rows (at least 4 blocks of 16 rows an SM, at most 16 super-blocks): Q4_K and Q6_K
-//    [41] (14 336 x 4 096: Q4_K 13.3, Q6_K 21.8 against round 42's 15.3 [42] and 28.4 [82]), Q8_0 [81]
-//    (19.8 against 24.2 [43]);
+//    [41] (14 336 x 4 096: Q4_K 13.3, Q6_K 21.8 against round 42's 15.4 [42] and 28.4 [82], x loaded),
+//    Q8_0 [81] (19.8 against 24.4 [43]);
 //  - everything else [81]: 4 096 x 14 336 Q4_K 13.6, Q6_K 22.1, Q8_0 19.5 (round 42: 15.9 [161], 23.2
 //    [161], 23.7 [82]); 4 096 x 4 096 5.8, 8.7, 7.4 (6.6, 10.5, 8.3 [82]); 1 024 x 4 096 even.
 // A shape is a K split over the block's warps, whose partial sums are added in warp order: other

@@ -47,8 +47,8 @@ __host__ __device__ constexpr int64_t mma_x_min_index(int64_t j, int token, int 
 int64_t mma_x_min_offset(int64_t k);
 // Round 44: each super-block's x side copied into the warp's ring beside its weights (cp.async, after
 // the programmatic wait) instead of loaded from global memory where it is used: the same arithmetic,
-// the same bits. -1 (the default): where it measured faster (Q4_K, Q8_0's long rows and many-block
-// launches; gemv_mma.cu), 0 never, 1 always. VELLUM_CUDA_MMA_STAGE_X sets the initial value.
+// the same bits. -1 (the default): always under round 44's launch shapes (gemv_mma.cu, launch_type),
+// 0 never, 1 always. VELLUM_CUDA_MMA_STAGE_X sets the initial value (measurements).
 void set_gemv_mma_stage_x(int mode);
 int gemv_mma_stage_x();
 // rows (1..kMmaRowsMax) rows of x (ldx floats apart) into xf (mma_x_bytes(k)); columns past rows
