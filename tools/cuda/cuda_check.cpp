@@ -3938,15 +3938,19 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   // Prefill: round 6's path (f32 producers, conversions) and round 7's (bf16 producers, paired
   // GEMMs) in the same process, each timed twice (the spread says what is noise).
   // VELLUM_BENCH_PREFILL="N,N,...": other prefill lengths (round 28: 1 024).
-  std::vector<uint32_t> prefill_lengths{512u, 2048u};
-  if (const char* e = std::getenv("VELLUM_BENCH_PREFILL"); e != nullptr) {
-    prefill_lengths.clear();
+  // "N,N,..." from the environment: its positive numbers, or `fallback` when the variable is unset.
+  const auto env_counts = [](const char* name, std::vector<uint32_t> fallback) {
+    const char* e = std::getenv(name);
+    if (e == nullptr) return fallback;
+    std::vector<uint32_t> v;
     for (const char* p = e; *p != '\0';) {
-      if (const int v = std::atoi(p); v > 0) prefill_lengths.push_back(uint32_t(v));
+      if (const int n = std::atoi(p); n > 0) v.push_back(uint32_t(n));
       while (*p != '\0' && *p != ',') ++p;
       if (*p == ',') ++p;
     }
-  }
+    return v;
+  };
+  const std::vector<uint32_t> prefill_lengths = env_counts("VELLUM_BENCH_PREFILL", {512u, 2048u});
   for (uint32_t T : prefill_lengths) {
     if ((T + bs - 1) / bs > blocks || g_long_only) continue;
     const auto once = [&] {
@@ -3986,19 +3990,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   be.set_lazy_swiglu(true);
   be.set_gemm_pairs(true);
   // VELLUM_BENCH_SEQS="N,N,...": only these sequence counts (a short device call).
-  const char* seqs_only = std::getenv("VELLUM_BENCH_SEQS");
-  const auto seqs_taken = [&](uint32_t B) {
-    if (seqs_only == nullptr) return true;
-    for (const char* p = seqs_only; *p != '\0';) {
-      if (std::atoi(p) == int(B)) return true;
-      while (*p != '\0' && *p != ',') ++p;
-      if (*p == ',') ++p;
-    }
-    return false;
-  };
-  for (uint32_t B : {1u, 2u, 4u, 8u, 32u, 64u, 128u, 256u}) {
+  for (uint32_t B : env_counts("VELLUM_BENCH_SEQS", {1u, 2u, 4u, 8u, 32u, 64u, 128u, 256u})) {
     if (g_long_only) break;
-    if (!seqs_taken(B)) continue;
     if (uint64_t(B) * per_seq > blocks) {
       bench_line(fmt::format("decode {} seqs x 1k context: does not fit ({} blocks)", B, blocks));
       continue;

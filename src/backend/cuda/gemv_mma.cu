@@ -258,9 +258,10 @@ template <class T, bool kX>
 constexpr int stage_bytes() {
   return 16 * T::kStride + (kX ? x_stage_bytes<T>() : 0);
 }
-template <class T, int KW>
+template <class T>
 struct XStageCopy {
   static constexpr int kU = x_stage_bytes<T>() / 16 / 32;  // 16-byte pieces a lane
+  static constexpr int kFragU = kMmaRowsMax * kSuper / 512;  // of them, the B fragments' (then scales, minimums)
   static_assert(x_stage_bytes<T>() % (16 * 32) == 0, "whole pieces a lane");
   const uint8_t *xb, *xs, *xm;  // this lane's piece of each part, super-block 0
   const unsigned lane16;
@@ -270,7 +271,7 @@ struct XStageCopy {
   __device__ void fill(unsigned st, int64_t j) const {
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const uint8_t* src = u < 4 ? xb + j * (kMmaRowsMax * kSuper) + 512 * u : u == 4 ? xs + j * 512 : xm + j * 512;
+      const uint8_t* src = u < kFragU ? xb + j * (kMmaRowsMax * kSuper) + 512 * u : u == kFragU ? xs + j * 512 : xm + j * 512;
       cp_async16_ca_s(st + lane16 + 512u * u, src);
     }
   }
@@ -304,7 +305,7 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
   }
   pdl_wait();
   const int64_t k = int64_t(nsb) * kSuper;
-  const XStageCopy<T, KW> xcopy(xf, k, lane);
+  const XStageCopy<T> xcopy(xf, k, lane);
   if constexpr (kX) {  // group q: stage q's x (group 0 also every stage's weights)
 #pragma unroll
     for (int q = 0; q < S; ++q) {
