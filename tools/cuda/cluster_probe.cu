@@ -69,19 +69,25 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) std::printf("cluster probe: %s: %s\n", what, cudaGetErrorString(e));
 }
 
-template <class Kernel, class... Args>
-cudaError_t launch_cluster(Kernel kernel, unsigned blocks, unsigned threads, unsigned cluster, cudaStream_t st, Args... args) {
+// A launch of `blocks` blocks in clusters of `cluster` (1: no cluster attribute); `at` holds the attribute.
+cudaLaunchConfig_t cluster_config(unsigned blocks, unsigned threads, unsigned cluster, cudaStream_t st, cudaLaunchAttribute& at) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(blocks);
   cfg.blockDim = dim3(threads);
   cfg.stream = st;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = cluster;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  cfg.attrs = at;
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = cluster;
+  at.val.clusterDim.y = 1;
+  at.val.clusterDim.z = 1;
+  cfg.attrs = &at;
   cfg.numAttrs = cluster > 1 ? 1 : 0;
+  return cfg;
+}
+
+template <class Kernel, class... Args>
+cudaError_t launch_cluster(Kernel kernel, unsigned blocks, unsigned threads, unsigned cluster, cudaStream_t st, Args... args) {
+  cudaLaunchAttribute at;
+  const cudaLaunchConfig_t cfg = cluster_config(blocks, threads, cluster, st, at);
   return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
@@ -118,16 +124,8 @@ void cluster_probe() {
   for (const unsigned threads : {768u, 1024u}) {
     for (const unsigned cl : {8u, 12u, 16u}) {
       check(cudaFuncSetAttribute(handoff_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "non-portable");
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3(cl * 8);
-      cfg.blockDim = dim3(threads);
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = cl;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      cfg.attrs = at;
-      cfg.numAttrs = 1;
+      cudaLaunchAttribute at;
+      const cudaLaunchConfig_t cfg = cluster_config(cl * 8, threads, cl, nullptr, at);
       int n = -1;
       check(cudaOccupancyMaxActiveClusters(&n, handoff_kernel, &cfg), "max active clusters");
       std::printf("cluster probe: %u blocks of %u threads a cluster: at most %d clusters resident\n", cl, threads, n);
