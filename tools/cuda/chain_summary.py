@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""A decode step's chain trace (`vellum_cuda_check --chain-trace`, round 30) summed up by layer (round 45).
+
+The trace is a markdown table, one launch a row in order of release, with the time until the next
+launch's release (what the launch holds the chain for). A batch-1 layer (round 43's row norm) is six
+launches: Q/K/V, the one-row attention, the output projection, gate/up + SwiGLU, g's quantization and
+the down projection. Layers are found by the attention's grid (`--attention-grid`; 64 = 2 slices x 32
+query heads, llama3-8b at up to 256 positions), grouped by their Q/K/V and down grids (Q4_K_M's Q6_K
+and Q4_K layers differ), and each group's medians printed as a markdown table. The last layer, whose
+down projection is not a producer, comes out as a group of one; traces from before round 43 (eight
+launches a layer, with two norm kernels) do not fit.
+
+Usage: chain_summary.py trace-TYPE.md [--attention-grid N]
+"""
+import argparse
+import collections
+import statistics
+import sys
+
+NAMES = ["Q/K/V", "attention", "output projection", "gate/up + SwiGLU", "quantize g", "down projection"]
+
+
+def read_trace(lines):
+    """(grid, µs until the next release) a launch, in order."""
+    rows = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0].isdigit():
+            rows.append((int(cells[1]), float(cells[6])))
+    return rows
+
+
+def layers_of(rows, attention_grid):
+    """Each layer's six launches: the attention's predecessor and the attention, then four more."""
+    at = [i for i, (g, _) in enumerate(rows) if g == attention_grid]
+    return [rows[i - 1:i + 5] for i in at if i >= 1 and i + 5 <= len(rows)]
+
+
+def summary(rows, attention_grid):
+    groups = collections.defaultdict(list)
+    for layer in layers_of(rows, attention_grid):
+        groups[(layer[0][0], layer[5][0])].append(layer)
+    out = ["| layers (Q/K/V grid, down grid) | " + " | ".join(NAMES) + " | layer |",
+           "| --- |" + " --- |" * (len(NAMES) + 1)]
+    for (qkv, down), layers in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        med = [statistics.median(layer[i][1] for layer in layers) for i in range(len(NAMES))]
+        total = statistics.median(sum(t for _, t in layer) for layer in layers)
+        out.append(f"| {len(layers)} ({qkv}, {down}) | " + " | ".join(f"{m:.2f}" for m in med) + f" | {total:.1f} |")
+    out.append(f"\nthe step: {sum(t for _, t in rows):.1f} us over {len(rows)} launches")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--attention-grid", type=int, default=64)
+    args = ap.parse_args()
+    with open(args.trace) as f:
+        rows = read_trace(f)
+    if not rows:
+        sys.exit(f"{args.trace}: no trace rows")
+    if not layers_of(rows, args.attention_grid):
+        sys.exit(f"{args.trace}: no launch of grid {args.attention_grid} with a layer around it; pass --attention-grid")
+    print(summary(rows, args.attention_grid))
+
+
+if __name__ == "__main__":
+    main()
