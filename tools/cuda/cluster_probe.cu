@@ -8,7 +8,8 @@
 //   cluster.sync(), averaged over 200 rounds;
 // - how fast 14.2 MB (a llama3-8b Q4_K_M layer's Q/K/V) streams through 128 blocks of 1 024 threads
 //   in clusters of 16, against 1 536 blocks of 128 threads (today's Q/K/V launch shape), each timed
-//   as 100 launches replayed from one CUDA graph.
+//   as 100 launches replayed from one CUDA graph: from L2 (one buffer, re-read), then from DRAM
+//   (launch i reads buffer i % 8, 114 MB in all, more than the L2 holds).
 // It prints as it goes; nothing here is product code.
 
 #include <cooperative_groups.h>
@@ -91,7 +92,7 @@ cudaError_t launch_cluster(Kernel kernel, unsigned blocks, unsigned threads, uns
   return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
-// Microseconds a launch: `reps` launches captured into one graph, replayed 3 times.
+// Microseconds a launch: `reps` launches (launch(stream, i)) captured into one graph, replayed 3 times.
 template <class Launch>
 double graph_us(Launch&& launch, int reps) {
   cudaStream_t st;
@@ -99,7 +100,7 @@ double graph_us(Launch&& launch, int reps) {
   cudaGraph_t g;
   cudaGraphExec_t exec;
   check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), "capture");
-  for (int i = 0; i < reps; ++i) check(launch(st), "launch");
+  for (int i = 0; i < reps; ++i) check(launch(st, i), "launch");
   check(cudaStreamEndCapture(st, &g), "end capture");
   check(cudaGraphInstantiate(&exec, g, 0), "instantiate");
   check(cudaGraphLaunch(exec, st), "warm-up");
@@ -144,11 +145,12 @@ void cluster_probe() {
   }
   cudaFree(ns);
   // 14.2 MB: 6 144 Q4_K rows of 4 096 (2 304 bytes each); per block a whole number of 16-byte words.
-  const int64_t words = int64_t(6144) * 2304 / 16;
+  const int64_t words = int64_t(6144) * 2304 / 16, stride = words + 4096;
+  constexpr int kBuffers = 8;
   uint4* src = nullptr;
   unsigned* out = nullptr;
-  check(cudaMalloc(&src, size_t(words + 4096) * 16), "alloc");
-  check(cudaMemset(src, 1, size_t(words + 4096) * 16), "fill");
+  check(cudaMalloc(&src, size_t(stride * kBuffers) * 16), "alloc");
+  check(cudaMemset(src, 1, size_t(stride * kBuffers) * 16), "fill");
   check(cudaMalloc(&out, 4096 * sizeof(unsigned)), "alloc");
   check(cudaFuncSetAttribute(stream_kernel<4>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "non-portable");
   check(cudaFuncSetAttribute(stream_kernel<8>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "non-portable");
@@ -156,17 +158,21 @@ void cluster_probe() {
     unsigned blocks, threads, cluster;
     int depth;
   };
-  for (const Shape s : {Shape{1536, 128, 1, 4}, Shape{1536, 128, 1, 8}, Shape{128, 1024, 1, 4}, Shape{128, 1024, 16, 4},
-                        Shape{128, 1024, 16, 8}, Shape{128, 768, 16, 8}, Shape{64, 1024, 8, 8}}) {
-    const int64_t per = (words + s.blocks - 1) / s.blocks;
-    const double us = graph_us(
-        [&](cudaStream_t st) {
-          return s.depth == 4 ? launch_cluster(stream_kernel<4>, s.blocks, s.threads, s.cluster, st, src, per, out)
-                              : launch_cluster(stream_kernel<8>, s.blocks, s.threads, s.cluster, st, src, per, out);
-        },
-        100);
-    std::printf("cluster probe: 14.2 MB through %u blocks of %u threads, clusters of %u, %d loads in flight a thread: %.2f us (%.0f GB/s)\n",
-                s.blocks, s.threads, s.cluster, s.depth, us, double(per * s.blocks * 16) / (us * 1e3));
+  for (const int buffers : {1, kBuffers}) {
+    for (const Shape s : {Shape{1536, 128, 1, 4}, Shape{1536, 128, 1, 8}, Shape{128, 1024, 1, 4}, Shape{128, 1024, 16, 4},
+                          Shape{128, 1024, 16, 8}, Shape{128, 768, 16, 8}, Shape{64, 1024, 1, 8}, Shape{64, 1024, 8, 8}}) {
+      const int64_t per = (words + s.blocks - 1) / s.blocks;
+      const double us = graph_us(
+          [&](cudaStream_t st, int i) {
+            const uint4* from = src + (i % buffers) * stride;
+            return s.depth == 4 ? launch_cluster(stream_kernel<4>, s.blocks, s.threads, s.cluster, st, from, per, out)
+                                : launch_cluster(stream_kernel<8>, s.blocks, s.threads, s.cluster, st, from, per, out);
+          },
+          96);
+      std::printf("cluster probe: 14.2 MB from %s through %u blocks of %u threads, clusters of %u, %d loads in flight a thread: "
+                  "%.2f us (%.0f GB/s)\n",
+                  buffers == 1 ? "L2" : "DRAM", s.blocks, s.threads, s.cluster, s.depth, us, double(per * s.blocks * 16) / (us * 1e3));
+    }
   }
   cudaFree(src);
   cudaFree(out);
