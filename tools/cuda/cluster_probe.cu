@@ -113,6 +113,8 @@ double graph_us(Launch&& launch, int reps) {
   check(cudaEventSynchronize(b), "sync");
   float ms = 0;
   cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(g);
   cudaStreamDestroy(st);
