@@ -564,10 +564,10 @@ __global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false
   if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
 }
 
-// Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, one row and
-// P1 passes a warp), the others one of b (F2, P2), each block as in its own launch (the same bits).
-// A Q4_K_M layer's Q and K (Q4_K) and V (Q6_K) were two launches, each a kernel on the batch-1
-// step's chain.
+// Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, R1 rows and
+// P1 passes a warp), the others one of b (F2, one row and P2 passes), each block as in its own
+// launch (the same bits). A Q4_K_M layer's Q and K (Q4_K) and V (Q6_K) were two launches, each a
+// kernel on the batch-1 step's chain.
 template <class F1, int R1, int P1, class F2, int P2>
 __global__ void __launch_bounds__(kWarps * 32, 8)
     gemv_kq_pair_kernel(GemvSegs a, size_t rba, unsigned blocks_a, GemvSegs b, size_t rbb, int64_t k, const int8_t* xq,
@@ -1132,12 +1132,6 @@ static int g_norm_out_rows = [] {
   const char* e = std::getenv("VELLUM_CUDA_ROW_NORM_R");
   return e != nullptr ? std::atoi(e) : 0;
 }();
-// Round 46 (measurement): passes in flight a warp of the one-row Q4_K / Q6_K producers
-// (VELLUM_CUDA_ROW_NORM_P: 1, 2 or 4 for both types; 0: Q4_K 2, Q6_K 1).
-static const int g_norm_out_passes = [] {
-  const char* e = std::getenv("VELLUM_CUDA_ROW_NORM_P");
-  return e != nullptr ? std::atoi(e) : 0;
-}();
 void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
 
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
@@ -1165,13 +1159,6 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   };
   using I1 = std::integral_constant<int, 1>;
   using I2 = std::integral_constant<int, 2>;
-  using I4 = std::integral_constant<int, 4>;
-  const int pp = g_norm_out_passes;
-  if (r != 2 && (pp == 1 || pp == 2 || pp == 4)) {  // one row a warp, pp passes
-    const auto one_row = [&](auto f) { return pp == 1 ? kq(f, I1{}, I1{}) : pp == 2 ? kq(f, I1{}, I2{}) : kq(f, I1{}, I4{}); };
-    if (type == TensorType::Q4_K) return one_row(GemvQ4K{});
-    if (type == TensorType::Q6_K) return one_row(GemvQ6K{});
-  }
   if (type == TensorType::Q4_K) return r == 2 ? kq(GemvQ4K{}, I2{}, I1{}) : kq(GemvQ4K{}, I1{}, I2{});
   if (type == TensorType::Q6_K) return r == 2 ? kq(GemvQ6K{}, I2{}, I1{}) : kq(GemvQ6K{}, I1{}, I1{});
   const size_t rb = row_stride<typename I8Q8_0::Dec>(k);
@@ -1205,9 +1192,12 @@ cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb,
   const GemvSegs& q6 = ta == TensorType::Q4_K ? b : a;
   const auto* xq = static_cast<const int8_t*>(q8);
   const float2* xs = q8_scales(q8, k);
-  static const int q4_rows = [] {  // round 46 (measurement): the Q4_K part's rows a warp, 1 (2 passes) or 2 (1 pass)
+  // The Q4_K part: 2 rows of 1 pass a warp, the all-Q4_K Q/K/V launch's shape (round 46: 896 blocks
+  // instead of 1 536, +1-2% llama3-8b Q4_K_M batch 1 on an H200); VELLUM_CUDA_PAIR_Q4_R=1 (measurements):
+  // round 29's 1 row of 2 passes.
+  static const int q4_rows = [] {
     const char* e = std::getenv("VELLUM_CUDA_PAIR_Q4_R");
-    return e != nullptr && std::atoi(e) == 2 ? 2 : 1;
+    return e != nullptr && std::atoi(e) == 1 ? 1 : 2;
   }();
   const unsigned blocks_q4 = blocks_for(total_rows(q4), kWarps * q4_rows), blocks = blocks_q4 + blocks_for(total_rows(q6), kWarps);
   const size_t rb4 = GemvQ4K::row_bytes(k), rb6 = GemvQ6K::row_bytes(k);

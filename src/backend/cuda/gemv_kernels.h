@@ -76,7 +76,8 @@ void set_gemv_norm_out_rows(int r);
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
                            const RowNormIn& nin = {});
 // Two launches of one x as one (round 29): a Q4_K and a Q6_K launch (either order) whose default
-// variants are one weight row a warp (Q4_K_M's Q/K and V), each row's bits as in its own launch.
+// variants are one weight row a warp (Q4_K_M's Q/K and V), each row's bits as in its own launch
+// (since round 46 the Q4_K part runs 2 rows of 1 pass a warp).
 bool gemv_i8_pair_supports(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k);
 cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb, const GemvSegs& b, int64_t k, const void* q8,
                                 cudaStream_t stream, const RowNormIn& nin = {});
