@@ -1193,7 +1193,7 @@ cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb,
   const auto* xq = static_cast<const int8_t*>(q8);
   const float2* xs = q8_scales(q8, k);
   // The Q4_K part: 2 rows of 1 pass a warp, the all-Q4_K Q/K/V launch's shape (round 46: 896 blocks
-  // instead of 1 536, +1-2% llama3-8b Q4_K_M batch 1 on an H200); VELLUM_CUDA_PAIR_Q4_R=1 (measurements):
+  // instead of 1 536, +1.3% llama3-8b Q4_K_M batch 1 on an H200); VELLUM_CUDA_PAIR_Q4_R=1 (measurements):
   // round 29's 1 row of 2 passes.
   static const int q4_rows = [] {
     const char* e = std::getenv("VELLUM_CUDA_PAIR_Q4_R");
