@@ -727,16 +727,18 @@ __global__ void quantize_q8_rows_kernel(const float* x, int64_t ldx, int64_t k, 
 // (14 336 x 4 096, Q/K/V): 2 rows, 1 pass (Q4_K 68% / 52% of copy bandwidth, Q6_K 75% / 60%);
 // otherwise Q4_K 1 row, 2 passes (4 096 x 14 336 72%, 4 096 x 4 096 48%), Q6_K 1 row, 1 pass (75%,
 // 53%) or 4 at <= 2 048 rows; SwiGLU Q4_K 2 passes (86%), Q6_K 1 (92%). Same bits for every choice.
-static int env_int(const char* name) {  // round 46's shape knobs (measurements); 0 when unset
-  const char* e = std::getenv(name);
-  return e != nullptr ? std::atoi(e) : 0;
-}
+// Since round 46 the Q4_K SwiGLU takes 1 pass too: in the decode chain (graphs + PDL, llama3-8b
+// Q4_K_M batch 1 on an H200) +0.6%, ahead in 6 of 6 alternating rounds; VELLUM_CUDA_KQ_SWIGLU_P=2 or
+// 4 (measurements) picks other passes.
 template <class F>
 int default_variant(int64_t weight_rows, int64_t k, bool swiglu) {
   constexpr bool kQ4 = std::is_same_v<F, GemvQ4K>;
-  static const int swiglu_p = env_int("VELLUM_CUDA_KQ_SWIGLU_P");  // Q4_K SwiGLU passes: 1, 2 or 4
-  if (swiglu && kQ4 && (swiglu_p == 1 || swiglu_p == 4)) return swiglu_p;
-  if (swiglu) return kQ4 ? 2 : -1;
+  static const int swiglu_p = [] {
+    const char* e = std::getenv("VELLUM_CUDA_KQ_SWIGLU_P");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  if (swiglu && kQ4 && (swiglu_p == 2 || swiglu_p == 4)) return swiglu_p;
+  if (swiglu) return -1;
   if (weight_rows >= 6144 && k < 8192) return 21;
   return kQ4 ? 2 : weight_rows <= 2048 ? 4 : -1;
 }
@@ -805,16 +807,7 @@ int g_i8_variant = [] {
 template <bool kSwiglu, class Launch>
 cudaError_t by_rows(int64_t weight_rows, Launch&& launch) {
   using S = std::integral_constant<bool, kSwiglu>;
-  static const int rows = env_int(kSwiglu ? "VELLUM_CUDA_I8_SWIGLU_R" : "VELLUM_CUDA_I8_R");  // 1 / 2 / 4 (SwiGLU 2 / 4)
-  if constexpr (!kSwiglu) {
-    if (weight_rows >= 4096 && rows == 1) {
-      launch(std::integral_constant<int, 1>{}, S{});
-      return cudaGetLastError();
-    }
-  }
-  if (weight_rows >= 4096 && rows == 2) {
-    launch(std::integral_constant<int, 2>{}, S{});
-  } else if (weight_rows >= 4096) {
+  if (weight_rows >= 4096) {
     launch(std::integral_constant<int, 4>{}, S{});
   } else if constexpr (kSwiglu) {
     launch(std::integral_constant<int, 2>{}, S{});
