@@ -28,7 +28,7 @@ fi
 
 # Python packages for the tests and tools (the gguf package is the independent GGUF reference).
 python_bin=$(command -v python3)
-has_cuobjdump='import nvidia, pathlib; assert [p for b in nvidia.__path__ for p in pathlib.Path(b).glob("cu*/bin/cuobjdump")]'
+has_cuobjdump='import nvidia, pathlib; assert [p for b in nvidia.__path__ for p in pathlib.Path(b).glob("cu*/bin/cuobjdump")]; assert [p for b in nvidia.__path__ for p in pathlib.Path(b).glob("cu*/bin/nvdisasm")]'
 if ! "$python_bin" -c "import gguf, numpy, pytest, openai, prometheus_client" 2>/dev/null ||
    ! "$python_bin" -c "$has_cuobjdump" 2>/dev/null; then
   echo "setup: installing Python packages from tests/requirements.txt"
