@@ -1520,12 +1520,12 @@ void check_kq_async(Pair& p) {
     auto* out = static_cast<float*>(dev(size_t(n_out) * 4));
     cuda::check(cudaMemcpy(a, av.data(), size_t(k) * 4, cudaMemcpyHostToDevice), "h2d");
     cuda::check(cuda::launch_quantize_q8(a, k, aq, nullptr), "quantize_q8");
-    std::vector<float> ref(size_t(n_out)), got(size_t(n_out));
+    std::vector<float> ref(static_cast<size_t>(n_out)), got(static_cast<size_t>(n_out));
     for (const int stages : {0, 2, 4}) {
       cuda::set_gemv_kq_async(stages, 0);
       cuda::check(cudaMemset(out, 0xFF, size_t(n_out) * 4), "poison");
       launch(out, aq);
-      cuda::check(cudaDeviceSynchronize(), what);
+      cuda::check(cudaDeviceSynchronize(), what.c_str());
       cuda::check(cudaMemcpy((stages == 0 ? ref : got).data(), out, size_t(n_out) * 4, cudaMemcpyDeviceToHost), "d2h");
       if (stages == 0) continue;
       size_t differ = 0, unwritten = 0;
