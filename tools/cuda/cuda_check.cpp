@@ -1345,12 +1345,9 @@ void check_gemv_norm_out(Pair& p, TensorType type, int64_t n, int64_t k) {
   std::vector<float> plain(static_cast<size_t>(n)), got(static_cast<size_t>(n)), sums(static_cast<size_t>(n / 32));
   std::vector<uint8_t> zb(cuda::q8_bytes(n));
   cuda::check(cudaMemcpy(plain.data(), x0, size_t(n) * 4, cudaMemcpyDeviceToHost), "d2h");
-  // Q4_K / Q6_K: R 1 and 2, then round 47's ring producers of 2 and 4 stages (shape 10·stages).
-  const std::vector<int> shapes = type == TensorType::Q8_0 ? std::vector<int>{2, 4} : std::vector<int>{1, 2, 20, 40};
-  for (const int shape : shapes) {
-    const int r = shape >= 10 ? 1 : shape, stages = shape / 10;
+  const std::vector<int> shapes = type == TensorType::Q8_0 ? std::vector<int>{2, 4} : std::vector<int>{1, 2};
+  for (const int r : shapes) {
     cuda::set_gemv_norm_out_rows(r);
-    cuda::set_gemv_kq_async(0, stages);
     up(x1, xv.data(), size_t(n) * 4);
     cuda::check(cudaMemset(zq, 0xFF, cuda::q8_bytes(n)), "poison");
     cuda::check(cudaMemset(part, 0xFF, size_t(n / 32) * 4), "poison");
@@ -1380,13 +1377,11 @@ void check_gemv_norm_out(Pair& p, TensorType type, int64_t n, int64_t k) {
       z_bad += !ok;
       s_bad += !(std::fabs(sums[size_t(gi)] - ss) <= 1e-5 * ss);
     }
-    record(fmt::format("int8 gemv norm out {} {}x{} R {}{}: x vs x += w·a, z copy, Σx²", tensor_type_name(type), n, k, r,
-                       stages != 0 ? fmt::format(", ring of {} stages", stages) : ""),
+    record(fmt::format("int8 gemv norm out {} {}x{} R {}: x vs x += w·a, z copy, Σx²", tensor_type_name(type), n, k, r),
            z_bad + s_bad == 0 ? double(x_differ) : INFINITY, 0,
            fmt::format("{} x differ in any bit, {} of {} z groups and {} sums wrong", x_differ, z_bad, n / 32, s_bad));
   }
   cuda::set_gemv_norm_out_rows(0);
-  cuda::set_gemv_kq_async(0, 0);
   for (void* d : {static_cast<void*>(a), static_cast<void*>(x0), static_cast<void*>(x1), static_cast<void*>(gain),
                   static_cast<void*>(part), aq, zq}) {
     cuda::device_free(d);
@@ -1504,85 +1499,6 @@ void check_mma_stage_x(Pair& p) {
     }
   }
   cuda::set_gemv_mma_stage_x(saved);
-}
-
-// Round 47's ring launches (KqAsyncBlock) against the register kernels: plain Q4_K / Q6_K launches
-// of the default shapes (1 or 2 rows a warp), SwiGLU pairs and the Q4_K + Q6_K pair launch, each
-// output bit for bit at 2 and 4 stages (long rows, a short last group, rows past the last block);
-// outputs poisoned before each launch. The producers' rings: check_gemv_norm_out.
-void check_kq_async(Pair& p) {
-  using T = TensorType;
-  const auto dev = [](size_t bytes) { return cuda::device_alloc(bytes, "ring check"); };
-  const auto run = [&](const std::string& what, int64_t n_out, int64_t k, const std::function<void(float*, const void*)>& launch) {
-    const std::vector<float> av = randn(size_t(k));
-    auto* a = static_cast<float*>(dev(size_t(k) * 4));
-    void* aq = dev(cuda::q8_bytes(k));
-    auto* out = static_cast<float*>(dev(size_t(n_out) * 4));
-    cuda::check(cudaMemcpy(a, av.data(), size_t(k) * 4, cudaMemcpyHostToDevice), "h2d");
-    cuda::check(cuda::launch_quantize_q8(a, k, aq, nullptr), "quantize_q8");
-    std::vector<float> ref(static_cast<size_t>(n_out)), got(static_cast<size_t>(n_out));
-    for (const int stages : {0, 2, 4}) {
-      cuda::set_gemv_kq_async(stages, 0);
-      cuda::check(cudaMemset(out, 0xFF, size_t(n_out) * 4), "poison");
-      launch(out, aq);
-      cuda::check(cudaDeviceSynchronize(), what.c_str());
-      cuda::check(cudaMemcpy((stages == 0 ? ref : got).data(), out, size_t(n_out) * 4, cudaMemcpyDeviceToHost), "d2h");
-      if (stages == 0) continue;
-      size_t differ = 0, unwritten = 0;
-      for (size_t i = 0; i < got.size(); ++i) {
-        differ += std::memcmp(&got[i], &ref[i], 4) != 0;
-        unwritten += !std::isfinite(got[i]);
-      }
-      unwritten = std::max(unwritten, size_t(std::count_if(ref.begin(), ref.end(), [](float v) { return !std::isfinite(v); })));
-      record(fmt::format("{}: ring of {} stages vs registers", what, stages), unwritten == 0 ? double(differ) : INFINITY, 0,
-             fmt::format("{} of {} outputs differ in any bit, {} not finite", differ, n_out, unwritten));
-    }
-    cuda::set_gemv_kq_async(0, 0);
-    for (void* d : {static_cast<void*>(a), aq, static_cast<void*>(out)}) cuda::device_free(d);
-  };
-  std::deque<Pair::W2> keep;
-  const auto weight = [&](T t, int64_t n, int64_t k) -> const void* {
-    keep.push_back(p.weight("w", t, k, n, make_weight(t, n, k).bytes));
-    cuda::check(cudaDeviceSynchronize(), "weight upload");  // on the backend's own stream
-    return keep.back().g.data;
-  };
-  for (const T t : {T::Q4_K, T::Q6_K}) {
-    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {1024, 4096}, {4096, 14336}, {14336, 4096},
-                                                                          {1000, 2048}, {896, 1280}}) {
-      const void* w = weight(t, n, k);
-      run(fmt::format("int8 gemv {} {}x{}", tensor_type_name(t), n, k), n, k, [&](float* out, const void* aq) {
-        cuda::GemvSegs segs;
-        segs.add(w, n, out, nullptr);
-        cuda::check(cuda::launch_gemv_i8(t, segs, k, aq, nullptr), "int8 gemv");
-      });
-    }
-    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{14336, 4096}, {1000, 2048}}) {
-      const void* g = weight(t, n, k);
-      const void* u = weight(t, n, k);
-      run(fmt::format("int8 SwiGLU {} {}x{}", tensor_type_name(t), n, k), n, k, [&](float* out, const void* aq) {
-        cuda::check(cuda::launch_gemv_i8_swiglu(t, g, u, n, k, aq, out, nullptr), "int8 swiglu");
-      });
-    }
-  }
-  for (const auto& [nq, nkv, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{4096, 1024, 4096}, {896, 128, 1280}}) {
-    const void* wq = weight(T::Q4_K, nq, k);
-    const void* wk = weight(T::Q4_K, nkv, k);
-    const void* wv = weight(T::Q6_K, nkv, k);
-    cuda::GemvSegs probe_a, probe_b;
-    probe_a.add(wq, nq, nullptr, nullptr), probe_a.add(wk, nkv, nullptr, nullptr), probe_b.add(wv, nkv, nullptr, nullptr);
-    const std::string name = fmt::format("int8 pair Q4_K {}+{} Q6_K {} x{}", nq, nkv, nkv, k);
-    if (!cuda::gemv_i8_pair_supports(T::Q4_K, probe_a, T::Q6_K, probe_b, k)) {  // both are pair shapes (check_fused)
-      record(name + ": a pair launch", 1, 0, "not taken");
-      continue;
-    }
-    run(name, nq + 2 * nkv, k, [&](float* out, const void* aq) {
-      cuda::GemvSegs a, b;
-      a.add(wq, nq, out, nullptr), a.add(wk, nkv, out + nq, nullptr), b.add(wv, nkv, out + nq + nkv, nullptr);
-      cuda::check(cuda::launch_gemv_i8_pair(T::Q4_K, a, T::Q6_K, b, k, aq, nullptr), "int8 pair");
-    });
-  }
-  p.cpu.release_scratch();
-  p.gpu.release_scratch();
 }
 
 void check_gemv_norm_out_all(Pair& p) {
@@ -3095,12 +3011,10 @@ void bench_gemv(double bw) {
   // Q4_K / Q6_K (round 7's kernel on their group layouts): the knob sets the passes in flight (-1 =
   // 1) and, from 21, two rows a warp (gemv_kernels.cu: launch_kq).
   const auto variants = [](TensorType t) {
-    // From 1000 (round 47): the ring launches, 1000·stages + 1 (one row a warp) or + 21 (two).
-    return t == TensorType::Q4_K || t == TensorType::Q6_K ? std::vector<int>{-1, 2, 4, 8, 21, 22, 24, 2001, 2021, 4001, 4021}
+    return t == TensorType::Q4_K || t == TensorType::Q6_K ? std::vector<int>{-1, 2, 4, 8, 21, 22, 24}
                                                           : std::vector<int>{-1, 1, 2, 4, 11, 12, 14};
   };
   const auto vname = [](TensorType t, int v) {
-    if (v >= 1000) return fmt::format("ring R={} S={}", v % 1000 > 20 ? 2 : 1, v / 1000);
     if (t == TensorType::Q4_K || t == TensorType::Q6_K) return fmt::format("r7 R={} P={}", v > 20 ? 2 : 1, v < 0 ? 1 : v % 10);
     return v < 0 ? std::string("one-shot") : v > 10 ? fmt::format("persistent R={} smem x", v - 10) : fmt::format("persistent R={}", v);
   };
@@ -3111,8 +3025,7 @@ void bench_gemv(double bw) {
                                  const std::function<cudaError_t(cudaStream_t, int)>& launch) {
     std::vector<std::vector<float>> ref;
     for (const int var : variants(t)) {
-      cuda::set_gemv_i8_variant(var >= 1000 ? var % 1000 : var);
-      cuda::set_gemv_kq_async(var >= 1000 ? var / 1000 : 0, 0);
+      cuda::set_gemv_i8_variant(var);
       const double kms = graph_ms(launch, 100);
       for (const auto& [d, n] : outs) cuda::check(cudaMemset(const_cast<float*>(d), 0xFF, size_t(n) * 4), "poison");
       cuda::check(launch(nullptr, 0), "launch");
@@ -3133,7 +3046,6 @@ void bench_gemv(double bw) {
            bytes, kms);
     }
     cuda::set_gemv_i8_variant(0);
-    cuda::set_gemv_kq_async(0, 0);
   };
   // x quantized once (as add_rms_norm's int8 copy would give it) for the kernel-alone timings.
   const auto quantized = [&](const Tensor& x) {
@@ -5047,10 +4959,6 @@ int run(int argc, char** argv) {
     } else if (a == "--norm-out-only") {  // round 43's producer alone
       Pair p;
       check_gemv_norm_out_all(p);
-    } else if (a == "--async-only") {  // round 47's ring launches (and producers) against the register kernels
-      Pair p;
-      check_kq_async(p);
-      check_gemv_norm_out_all(p);
     } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel
       Pair p;
       check_mma_stage_x(p);
@@ -5064,7 +4972,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--async-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -5149,7 +5057,6 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);
-    check_kq_async(p);
     check_layer_kernel(p);
     check_mma_stage_x(p);
     check_bf16_rows(p);

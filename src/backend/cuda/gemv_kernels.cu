@@ -7,7 +7,6 @@
 // Q4_K and Q6_K have their own kernel on their own device layout, gemv_kq_kernel (round 7).
 
 #include "backend/cuda/gemv_kernels.h"
-#include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/warp_reduce.cuh"
 
@@ -537,81 +536,6 @@ struct KqGemvBlock {
   }
 };
 
-// KqGemvBlock with its weights in flight in shared memory instead of registers (round 47): each warp
-// owns a ring of S stages of its R rows' passes, 1 KB a row and stage, that its lanes fill with
-// cp.async, each lane copying its own fields into its own two 16-byte slots and reading back only
-// those (no barrier, no mbarrier: a lane's cp.async.wait_group orders its own copies). The first S
-// passes are issued at construction (before the programmatic wait), and a stage is refilled with
-// the pass S ahead as soon as it has been read, so S passes stay in flight without registers. A lane
-// adds its passes in order as KqGemvBlock does: the same bits at every S.
-template <class F, int R, bool kSwiglu, int S, int W = kWarps>
-struct KqAsyncBlock {
-  using Map = RowMap<R, kSwiglu>;
-  static constexpr int kStageBytes = 1024;  // a row's pass: 32 lanes x (16 + 16) bytes
-  static constexpr size_t smem_bytes() { return size_t(W) * S * R * kStageBytes; }
-  const int8_t* xq;
-  const float2* xs;
-  const int lane;
-  const int64_t n, o0, nb;
-  const bool active;  // whole warps
-  const int passes, sb;
-  const typename F::Lane L;
-  const uint8_t* rows[R];
-  unsigned ring;  // this warp's stages: stage t, row r at ring + (t·R + r)·1 KB; a lane's slots at +16·lane, +512 + 16·lane
-  __device__ KqAsyncBlock(const GemvSegs& segs, size_t rb, int64_t k, const int8_t* xq_, const float2* xs_, int64_t block, void* smem)
-      : xq(xq_), xs(xs_), lane(int(threadIdx.x & 31)), n(Map::total(segs)),
-        o0((block * W + threadIdx.x / 32) * Map::kOut), nb(k / 256), active(o0 < n), passes(int((nb + 3) / 4)),
-        sb(lane / 8), L(lane) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) rows[r] = Map::row(segs, rb, min(o0, n - 1), r, n);  // past the end: re-read, dropped
-    ring = unsigned(__cvta_generic_to_shared(smem)) + unsigned(threadIdx.x / 32) * (S * R * kStageBytes);
-#pragma unroll
-    for (int t = 0; t < S; ++t) issue(t, t);
-  }
-  __device__ unsigned slot(int t, int r) const { return ring + unsigned((t * R + r) * kStageBytes + 16 * lane); }
-  // Pass p into stage t (nothing past the row's last pass), as one commit group either way.
-  __device__ void issue(int p, int t) {
-    if (active && p < passes) {
-#pragma unroll
-      for (int r = 0; r < R; ++r) F::copy_async(rows[r] + size_t(p) * F::kGroupBytes, lane, L, slot(t, r), slot(t, r) + 512);
-    }
-    cp_async_commit();
-  }
-  __device__ void finish(const GemvSegs& s, float scale = 1.0f, float* keep = nullptr) {
-    if (!active) {
-      cp_async_wait<0>();
-      return;
-    }
-    float acc[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-#pragma unroll 1
-    for (int p = 0; p < passes; ++p) {
-      const int t = p % S;
-      cp_async_wait<S - 1>();  // pass p's group (S + p committed so far)
-      typename F::Raw raw[R];
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        uint4 a, b;
-        asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(a.x), "=r"(a.y), "=r"(a.z), "=r"(a.w) : "r"(slot(t, r)) : "memory");
-        asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w) : "r"(slot(t, r) + 512) : "memory");
-        F::from_slots(a, b, lane, L, raw[r]);
-      }
-      issue(p + S, t);  // after the stage's reads, in program order (the copies land a round trip later)
-      if (int64_t(p) * 4 + sb >= nb) continue;  // a short last group: this super-block does not exist
-      const int64_t e = int64_t(p) * 1024 + 32 * lane;  // the sub-block's first element
-      const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
-      const uint4 x0 = xp[0], x1 = xp[1];
-      const float2 xsv = xs[e / 32];
-#pragma unroll
-      for (int r = 0; r < R; ++r) acc[r] += F::dot(raw[r], x0, x1, xsv, L);
-    }
-#pragma unroll
-    for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-    Map::store(s, o0, lane, acc, n, scale, keep);
-  }
-};
-
 // 32 warps an SM where the registers allow it (2 rows of 2 passes storing 2 outputs would spill).
 template <int R, bool kSwiglu, int P>
 constexpr int kKqMinBlocks = P * R > 4 ? 4 : (R == 1 || kSwiglu || P == 1) ? 8 : 6;
@@ -638,73 +562,6 @@ __global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false
   b.finish(s, 1.0f, xn + (b.o0 - row0));
   __syncthreads();
   if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
-}
-
-// The ring versions of the three launches above (KqAsyncBlock; VELLUM_CUDA_KQ_ASYNC and
-// VELLUM_CUDA_KQ_ASYNC_OUT, set_gemv_kq_async): the same rows, sums and stores.
-template <class F, int R, bool kSwiglu, int S>
-__global__ void __launch_bounds__(kWarps * 32)
-    gemv_kq_async_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormIn nin) {
-  extern __shared__ __align__(16) uint8_t kq_ring[];
-  KqAsyncBlock<F, R, kSwiglu, S> b(s, rb, k, xq, xs, blockIdx.x, kq_ring);
-  pdl_wait();
-  b.finish(s, row_norm_scale(nin, k));
-}
-template <class F, int S>
-__global__ void __launch_bounds__(1024, 1)
-    gemv_kq_norm_out_async_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormOut no) {
-  extern __shared__ __align__(16) uint8_t kq_ring[];
-  __shared__ float xn[32];
-  KqAsyncBlock<F, 1, false, S, 32> b(s, rb, k, xq, xs, blockIdx.x, kq_ring);
-  const int64_t row0 = int64_t(blockIdx.x) * 32;
-  const float gain = threadIdx.x < 32 ? no.gain[row0 + threadIdx.x] : 0.0f;  // a weight: before the wait
-  pdl_wait();
-  b.finish(s, 1.0f, xn + (b.o0 - row0));
-  __syncthreads();
-  if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
-}
-template <class F1, int R1, class F2, int S>
-__global__ void __launch_bounds__(kWarps * 32)
-    gemv_kq_pair_async_kernel(GemvSegs a, size_t rba, unsigned blocks_a, GemvSegs b, size_t rbb, int64_t k, const int8_t* xq,
-                              const float2* xs, RowNormIn nin) {
-  extern __shared__ __align__(16) uint8_t kq_ring[];
-  if (blockIdx.x < blocks_a) {
-    KqAsyncBlock<F1, R1, false, S> g(a, rba, k, xq, xs, blockIdx.x, kq_ring);
-    pdl_wait();
-    g.finish(a, row_norm_scale(nin, k));
-  } else {
-    KqAsyncBlock<F2, 1, false, S> g(b, rbb, k, xq, xs, int64_t(blockIdx.x) - blocks_a, kq_ring);
-    pdl_wait();
-    g.finish(b, row_norm_scale(nin, k));
-  }
-}
-
-// The ring launches' stages (0: the register kernels): plain and pair launches, producers.
-static int kq_async_env(const char* name) {
-  const char* e = std::getenv(name);
-  const int v = e != nullptr ? std::atoi(e) : 0;
-  return v == 2 || v == 4 ? v : 0;
-}
-static int g_kq_async = kq_async_env("VELLUM_CUDA_KQ_ASYNC");
-static int g_kq_async_out = kq_async_env("VELLUM_CUDA_KQ_ASYNC_OUT");
-// Launches a ring kernel with `smem` bytes of dynamic shared memory, raising the kernel's limit the
-// first time.
-template <typename... Params, typename... Args>
-static cudaError_t launch_ring(void (*kernel)(Params...), unsigned blocks, unsigned threads, size_t smem, cudaStream_t stream,
-                               Args&&... args) {
-  static std::mutex mu;
-  static std::unordered_map<const void*, size_t> raised;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    size_t& have = raised[reinterpret_cast<const void*>(kernel)];
-    if (have < smem) {
-      const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-      if (rc != cudaSuccess) return rc;
-      have = smem;
-    }
-  }
-  launch_kernel(kernel, blocks, threads, smem, stream, std::forward<Args>(args)...);
-  return cudaGetLastError();
 }
 
 // Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, R1 rows and
@@ -899,13 +756,7 @@ cudaError_t launch_kq(const GemvSegs& s, int64_t outs, int64_t k, const void* q8
   const auto go = [&](auto rr, auto pp) {
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
     constexpr int kOut = RowMap<R, kSwiglu>::kOut;
-    const unsigned blocks = blocks_for(outs, kWarps * kOut);
-    if (g_kq_async != 0) {
-      const size_t smem = size_t(kWarps) * R * g_kq_async * 1024;
-      return g_kq_async == 2 ? launch_ring(gemv_kq_async_kernel<F, R, kSwiglu, 2>, blocks, kWarps * 32, smem, stream, s, rb, k, xq, xsc, nin)
-                             : launch_ring(gemv_kq_async_kernel<F, R, kSwiglu, 4>, blocks, kWarps * 32, smem, stream, s, rb, k, xq, xsc, nin);
-    }
-    launch_kernel(gemv_kq_kernel<F, R, kSwiglu, P>, blocks, kWarps * 32, 0, stream, s, rb, k, xq, xsc, nin);
+    launch_kernel(gemv_kq_kernel<F, R, kSwiglu, P>, blocks_for(outs, kWarps * kOut), kWarps * 32, 0, stream, s, rb, k, xq, xsc, nin);
     return cudaGetLastError();
   };
   using I1 = std::integral_constant<int, 1>;
@@ -1290,10 +1141,6 @@ static int g_norm_out_rows = [] {
   return e != nullptr ? std::atoi(e) : 0;
 }();
 void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
-void set_gemv_kq_async(int plain, int producers) {
-  g_kq_async = plain == 2 || plain == 4 ? plain : 0;
-  g_kq_async_out = producers == 2 || producers == 4 ? producers : 0;
-}
 
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
   if (n <= 0 || n % 32 != 0 || !int8_gemv_supports(type, k)) return false;
@@ -1315,12 +1162,6 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   const auto kq = [&](auto f, auto rr, auto pp) {
     using F = decltype(f);
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
-    if (g_kq_async_out != 0) {  // one row a warp
-      const size_t smem = size_t(32) * g_kq_async_out * 1024;
-      return g_kq_async_out == 2
-                 ? launch_ring(gemv_kq_norm_out_async_kernel<F, 2>, blocks, 1024, smem, stream, s, F::row_bytes(k), k, xq, xs, no)
-                 : launch_ring(gemv_kq_norm_out_async_kernel<F, 4>, blocks, 1024, smem, stream, s, F::row_bytes(k), k, xq, xs, no);
-    }
     launch_kernel(gemv_kq_norm_out_kernel<F, R, P>, blocks, 32 / R * 32, 0, stream, s, F::row_bytes(k), k, xq, xs, no);
     return cudaGetLastError();
   };
@@ -1369,14 +1210,6 @@ cudaError_t launch_gemv_i8_pair(TensorType ta, const GemvSegs& a, TensorType tb,
   const unsigned blocks_q4 = blocks_for(total_rows(q4), kWarps * q4_rows), blocks = blocks_q4 + blocks_for(total_rows(q6), kWarps);
   const size_t rb4 = GemvQ4K::row_bytes(k), rb6 = GemvQ6K::row_bytes(k);
   const bool p4 = pair_q6_passes(q4, q6, k) == 4;
-  if (g_kq_async != 0) {  // both parts in rings of q4_rows rows a stage
-    const size_t smem = size_t(kWarps) * q4_rows * g_kq_async * 1024;
-    const auto go = [&](auto kernel) { return launch_ring(kernel, blocks, kWarps * 32, smem, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs, nin); };
-    if (q4_rows == 2) {
-      return g_kq_async == 2 ? go(gemv_kq_pair_async_kernel<GemvQ4K, 2, GemvQ6K, 2>) : go(gemv_kq_pair_async_kernel<GemvQ4K, 2, GemvQ6K, 4>);
-    }
-    return g_kq_async == 2 ? go(gemv_kq_pair_async_kernel<GemvQ4K, 1, GemvQ6K, 2>) : go(gemv_kq_pair_async_kernel<GemvQ4K, 1, GemvQ6K, 4>);
-  }
   if (q4_rows == 2) {
     launch_kernel(p4 ? gemv_kq_pair_kernel<GemvQ4K, 2, 1, GemvQ6K, 4> : gemv_kq_pair_kernel<GemvQ4K, 2, 1, GemvQ6K, 1>, blocks,
                   kWarps * 32, 0, stream, q4, rb4, blocks_q4, q6, rb6, k, xq, xs, nin);

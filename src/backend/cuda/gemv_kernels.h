@@ -71,11 +71,6 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
 // launch_gemv_i8_norm_out's 32-row blocks. 0 = the measured default by type (Q4_K/Q6_K 1, Q8_0 2);
 // Q4_K/Q6_K take 1 or 2, Q8_0 2 or 4 (other values: the default).
 void set_gemv_norm_out_rows(int r);
-// Round 47's experiment: the Q4_K / Q6_K one-row launches with their weights in flight in a
-// shared-memory ring of `plain` (Q/K/V, SwiGLU, other plain and pair launches) and `producers`
-// (the norm-out producers) stages of cp.async instead of registers; 2 or 4, 0 for the register
-// kernels (the default; VELLUM_CUDA_KQ_ASYNC, VELLUM_CUDA_KQ_ASYNC_OUT). The same bits at every setting.
-void set_gemv_kq_async(int plain, int producers);
 
 // `nin` (RowNormIn): the x copy is z's and every output is s·(w·z) (+ bias), s from nin's partials.
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,

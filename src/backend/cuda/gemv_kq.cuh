@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/warp_reduce.cuh"
 
@@ -70,13 +69,6 @@ struct GemvQ4K {
     r.q = *reinterpret_cast<const uint4*>(g + DecQ4_KR::kQuantOff + 16 * lane);
     r.h = *reinterpret_cast<const uint4*>(g + 16 * L.sb);
   }
-  // The same fields copied by cp.async into a lane's two 16-byte slots of a ring (gemv_kq_async.cuh):
-  // a its quant bytes, b its super-block's header (8 lanes copy the same one, each into its own slot).
-  __device__ static void copy_async(const uint8_t* g, int lane, const Lane& L, unsigned a, unsigned b) {
-    cp_async16_s(a, g + DecQ4_KR::kQuantOff + 16 * lane);
-    cp_async16_s(b, g + 16 * L.sb);
-  }
-  __device__ static void from_slots(const uint4& a, const uint4& b, int, const Lane&, Raw& r) { r.q = a, r.h = b; }
   // x elements 0..15 (x0) and 16..31 (x1) of the sub-block, its x scale pair xs = (d, d·Σq).
   __device__ static float dot(const Raw& r, const uint4& x0, const uint4& x1, const float2& xs, const Lane& L) {
     constexpr uint32_t kLo = 0x0F0F0F0Fu, kHi = 0xF0F0F0F0u;
@@ -137,21 +129,6 @@ struct GemvQ6K {
     r.qh = *reinterpret_cast<const uint2*>(g + DecQ6_KR::kQhOff + 8 * lane);
     const uint32_t sc = *reinterpret_cast<const uint16_t*>(g + DecQ6_KR::kScOff + 2 * lane);
     const uint32_t d = *reinterpret_cast<const uint16_t*>(g + DecQ6_KR::kDOff + 2 * L.sb);
-    r.sd = sc | (d << 16);
-  }
-  // The same fields copied by cp.async into a lane's two 16-byte slots (gemv_kq_async.cuh): a the
-  // low bits; b the high bits, then the aligned words that hold the lane's scale pair and its
-  // super-block's d (2-byte fields; cp.async copies 4, 8 or 16 bytes).
-  __device__ static void copy_async(const uint8_t* g, int lane, const Lane& L, unsigned a, unsigned b) {
-    cp_async16_s(a, g + 16 * lane);
-    cp_async8_s(b, g + DecQ6_KR::kQhOff + 8 * lane);
-    cp_async4_s(b + 8, g + DecQ6_KR::kScOff + 4 * (lane / 2));
-    cp_async4_s(b + 12, g + DecQ6_KR::kDOff + 4 * (L.sb / 2));
-  }
-  __device__ static void from_slots(const uint4& a, const uint4& b, int lane, const Lane& L, Raw& r) {
-    r.ql = a;
-    r.qh = make_uint2(b.x, b.y);
-    const uint32_t sc = (b.z >> (16 * (lane & 1))) & 0xFFFFu, d = (b.w >> (16 * (L.sb & 1))) & 0xFFFFu;
     r.sd = sc | (d << 16);
   }
   // Σ (q − 32)·x over 16 elements = Σ q·x − 32·Σ x, q = 0..63 (unsigned bytes).
