@@ -62,6 +62,7 @@
 long wgmma_probe(int blocks);  // wgmma_probe.cu (round 23 experiment)
 namespace vellum::cuda_probe {
 void cluster_probe();  // cluster_probe.cu (round 45 probe)
+void barrier_probe();  // barrier_probe.cu (round 47 probe)
 }
 long frag_probe(int type, int trials, long& zero_signs);  // frag_probe.cu (round 37)
 
@@ -5099,6 +5100,8 @@ int run(int argc, char** argv) {
     } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel
       Pair p;
       check_mma_stage_x(p);
+    } else if (a == "--barrier-probe") {  // round 47: a grid barrier against a kernel edge
+      vellum::cuda_probe::barrier_probe();
     } else if (a == "--cluster-probe") {  // round 45: clusters a KV group (docs/cuda.md, round 45)
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       vellum::cuda_probe::cluster_probe();
@@ -5109,7 +5112,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--down-qkv-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--down-qkv-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

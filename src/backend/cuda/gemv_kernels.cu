@@ -579,10 +579,11 @@ __global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false
 // (Q4_K, 1 pass a warp, the pair launch's Q4_K part), the next one row of b (Q6_K, 1 pass: 4, as
 // the pair launch has, spilled at 64 registers). Every row is computed as in the separate
 // launches (a row's order depends on k only): the same bits.
-template <class Fd, int Pd, bool kB>
+// counted: grid_barrier_counted on bar's first 8 bytes instead of grid_barrier (measurements).
+template <class Fd, int Pd, bool kB, int Pb>
 __global__ void __launch_bounds__(1024, 1)
     gemv_down_qkv_kernel(GemvSegs ds, size_t rbd, int64_t kd, const int8_t* gq, const float2* gs, RowNormOut no, GemvSegs a,
-                         size_t rba, unsigned items_a, GemvSegs b, size_t rbb, int64_t k, RowNormIn nin, unsigned* bar) {
+                         size_t rba, unsigned items_a, GemvSegs b, size_t rbb, int64_t k, RowNormIn nin, unsigned* bar, bool counted) {
   __shared__ float xn[32];
   const int64_t row0 = int64_t(blockIdx.x) * 32;
   {
@@ -597,17 +598,24 @@ __global__ void __launch_bounds__(1024, 1)
   const float2* zs = reinterpret_cast<const float2*>(static_cast<const uint8_t*>(no.z_q8) + (k + 15) / 16 * 16);
   const int64_t item = int64_t(threadIdx.x / 32) * gridDim.x + blockIdx.x;
   using BlockA = KqGemvBlock<GemvQ4K, 2, false, 1, 1>;
-  using BlockB = KqGemvBlock<GemvQ6K, 1, false, 1, 1>;
+  using BlockB = KqGemvBlock<GemvQ6K, 1, false, Pb, 1>;
+  const auto barrier = [&] {
+    if (counted) {
+      grid_barrier_counted(reinterpret_cast<unsigned long long*>(bar));
+    } else {
+      grid_barrier(bar);
+    }
+  };
   if (item < items_a) {  // warp-uniform branches, each with its own (aligned) block barriers
     BlockA qa(a, rba, k, zq, zs, typename BlockA::WarpItem{item});
-    grid_barrier(bar);
+    barrier();
     qa.finish(a, row_norm_scale(nin, k));
   } else if (kB) {
     BlockB qb(b, rbb, k, zq, zs, typename BlockB::WarpItem{item - items_a});
-    grid_barrier(bar);
+    barrier();
     qb.finish(b, row_norm_scale(nin, k));
   } else {
-    grid_barrier(bar);
+    barrier();
   }
 }
 
@@ -1247,14 +1255,23 @@ cudaError_t launch_gemv_down_qkv(TensorType down, const void* w, int64_t dim, in
   const unsigned blocks = unsigned(dim / 32), items_a = unsigned((total_rows(a) + 1) / 2);
   const size_t rbd = down == TensorType::Q4_K ? GemvQ4K::row_bytes(ffn) : GemvQ6K::row_bytes(ffn);
   const size_t rba = GemvQ4K::row_bytes(k), rbb = GemvQ6K::row_bytes(k);
+  // VELLUM_CUDA_DOWN_QKV_VARIANT (measurements; the same bits): 1 the counted barrier, 2 also V at 2 passes.
+  static const int variant = [] {
+    const char* e = std::getenv("VELLUM_CUDA_DOWN_QKV_VARIANT");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  const bool counted = variant >= 1;
   const auto go = [&](auto kernel) {
-    launch_kernel(kernel, blocks, 1024, 0, stream, ds, rbd, ffn, gq, gs, no, a, rba, items_a, b, rbb, k, nin, bar);
+    launch_kernel(kernel, blocks, 1024, 0, stream, ds, rbd, ffn, gq, gs, no, a, rba, items_a, b, rbb, k, nin, bar, counted);
     return cudaGetLastError();
   };
-  if (down == TensorType::Q4_K) {
-    return b.count != 0 ? go(gemv_down_qkv_kernel<GemvQ4K, 2, true>) : go(gemv_down_qkv_kernel<GemvQ4K, 2, false>);
+  if (b.count == 0) {
+    return down == TensorType::Q4_K ? go(gemv_down_qkv_kernel<GemvQ4K, 2, false, 1>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, false, 1>);
   }
-  return b.count != 0 ? go(gemv_down_qkv_kernel<GemvQ6K, 1, true>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, false>);
+  if (variant >= 2) {
+    return down == TensorType::Q4_K ? go(gemv_down_qkv_kernel<GemvQ4K, 2, true, 2>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, true, 2>);
+  }
+  return down == TensorType::Q4_K ? go(gemv_down_qkv_kernel<GemvQ4K, 2, true, 1>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, true, 1>);
 }
 
 // The pair launch (round 29) for one Q4_K and one Q6_K launch whose defaults are one row a warp,

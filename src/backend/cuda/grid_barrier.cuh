@@ -31,4 +31,26 @@ __device__ __forceinline__ void grid_barrier(unsigned* bar) {
   __syncthreads();
 }
 
+// The same with one 64-bit counter that only grows: each block's thread 0 reads it before arriving
+// (it cannot pass a multiple of the grid until this block has arrived, so the episode's base is the
+// multiple below it), adds its arrival without waiting for an answer (red.release), and polls until
+// the count reaches the episode's end. No reset, no second word, no round trip to arrive. Zeroed
+// once; one barrier a launch at most between two launches that finish in order.
+__device__ __forceinline__ unsigned long long load_acquire_gpu(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void grid_barrier_counted(unsigned long long* count) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned long long grid = gridDim.x, seen = load_acquire_gpu(count);
+    const unsigned long long end = seen - seen % grid + grid;
+    asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(count) : "memory");
+    while (load_acquire_gpu(count) < end) {
+    }
+  }
+  __syncthreads();
+}
+
 }  // namespace vellum::cuda
