@@ -120,6 +120,7 @@ void barrier_probe() {
   cudaEventDestroy(e0), cudaEventDestroy(e1);
   cudaStreamDestroy(st);
   cudaFree(words), cudaFree(ns);
+  std::fflush(stdout);
 }
 
 }  // namespace vellum::cuda_probe
