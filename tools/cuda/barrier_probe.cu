@@ -1,9 +1,9 @@
 // Round 47's probe: what a grid barrier over one 1 024-thread block an SM costs on the machine it
 // runs on, against what a kernel edge costs, so that a fused launch's barrier can be weighed
 // against the edge it replaces (docs/cuda.md, round 47):
-// - grid_barrier and grid_barrier_counted (src/backend/cuda/grid_barrier.cuh), 128 blocks (one a
-//   llama3-8b down row group) and one block an SM, 500 barriers in a loop, timed by block 0's
-//   global timer: µs a barrier;
+// - two grid barriers (below; round 47's fused down + Q/K/V launch used them, branch r47-down-qkv),
+//   128 blocks (one a llama3-8b down row group) and one block an SM, 500 barriers in a loop, timed
+//   by block 0's global timer: µs a barrier;
 // - 500 launches of an empty kernel of the same blocks (each waits on the previous one: pdl_wait)
 //   back to back on a stream, programmatic (as the product's eager steps) and plain, and replayed
 //   from a captured graph: µs a launch.
@@ -13,13 +13,54 @@
 
 #include <cstdio>
 
-#include "backend/cuda/grid_barrier.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace vellum::cuda_probe {
 namespace {
 
 using vellum::cuda::pdl_wait;
+
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long load_acquire_gpu(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+// Every block of a grid whose blocks are all resident: bar[0] counts arrivals, the last block
+// resets it and advances the generation bar[1], on which the others wait.
+__device__ __forceinline__ void grid_barrier(unsigned* bar) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned gen = load_acquire_gpu(bar + 1);  // before arriving: it cannot move until this block has
+    __threadfence();
+    if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+      atomicExch(bar, 0u);
+      __threadfence();
+      atomicAdd(bar + 1, 1u);
+    } else {
+      while (load_acquire_gpu(bar + 1) == gen) {
+      }
+    }
+  }
+  __syncthreads();
+}
+// The same on one 64-bit count that only grows: read before arriving (the episode's base is the
+// multiple of the grid below it), arrive without an answer (red.release), poll to the episode's end.
+__device__ __forceinline__ void grid_barrier_counted(unsigned long long* count) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned long long grid = gridDim.x, seen = load_acquire_gpu(count);
+    const unsigned long long end = seen - seen % grid + grid;
+    asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(count) : "memory");
+    while (load_acquire_gpu(count) < end) {
+    }
+  }
+  __syncthreads();
+}
 
 template <bool kCounted>
 __global__ void __launch_bounds__(1024, 1) barrier_loop_kernel(unsigned* words, int rounds, unsigned long long* ns) {
@@ -28,9 +69,9 @@ __global__ void __launch_bounds__(1024, 1) barrier_loop_kernel(unsigned* words, 
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   for (int r = 0; r < rounds; ++r) {
     if (kCounted) {
-      cuda::grid_barrier_counted(reinterpret_cast<unsigned long long*>(words));
+      grid_barrier_counted(reinterpret_cast<unsigned long long*>(words));
     } else {
-      cuda::grid_barrier(words);
+      grid_barrier(words);
     }
   }
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));

@@ -1502,125 +1502,6 @@ void check_mma_stage_x(Pair& p) {
   cuda::set_gemv_mma_stage_x(saved);
 }
 
-// Round 47's down + Q/K/V launch (launch_gemv_down_qkv) against its two launches (the producer,
-// then the Q/K/V launch from the norm copy): x, z's copy, the partial sums and q, k, v bit for bit,
-// outputs poisoned before each run; the launch twice in a row (the barrier's words reused).
-void check_down_qkv(Pair& p, int64_t dim, int64_t ffn, TensorType down_t, int64_t nq, int64_t nkv, TensorType v_t, bool bias) {
-  using T = TensorType;
-  const std::string what = fmt::format("down {} {}x{} + Q/K/V Q4_K {}+{} {} {}{}", tensor_type_name(down_t), dim, ffn, nq, nkv,
-                                       tensor_type_name(v_t), nkv, bias ? " +bias" : "");
-  int sms = 0;
-  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
-  std::deque<Pair::W2> keep;
-  const auto weight = [&](T t, int64_t n, int64_t k) -> const void* {
-    keep.push_back(p.weight("w", t, k, n, make_weight(t, n, k).bytes));
-    return keep.back().g.data;
-  };
-  const void* wd = weight(down_t, dim, ffn);
-  const void* wq = weight(T::Q4_K, nq, dim);
-  const void* wk = weight(T::Q4_K, nkv, dim);
-  const void* wv = weight(v_t, nkv, dim);
-  cuda::check(cudaDeviceSynchronize(), "weight upload");  // on the backend's own stream
-  const auto dev = [](size_t bytes) { return cuda::device_alloc(bytes, "down + Q/K/V check"); };
-  const std::vector<float> gv = randn(size_t(ffn)), xv = randn(size_t(dim), 3.0f), nv = randn(size_t(dim));
-  const std::vector<float> bv = randn(size_t(nq + 2 * nkv));
-  auto* g = static_cast<float*>(dev(size_t(ffn) * 4));
-  auto* gain = static_cast<float*>(dev(size_t(dim) * 4));
-  auto* bd = static_cast<float*>(dev(bv.size() * 4));
-  void* gq = dev(cuda::q8_bytes(ffn));
-  const auto up = [](void* d, const void* h, size_t bytes) { cuda::check(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), "h2d"); };
-  up(g, gv.data(), gv.size() * 4), up(gain, nv.data(), nv.size() * 4), up(bd, bv.data(), bv.size() * 4);
-  cuda::check(cuda::launch_quantize_q8(g, ffn, gq, nullptr), "quantize_q8");
-  auto* bar = static_cast<unsigned*>(dev(2 * sizeof(unsigned)));
-  cuda::check(cudaMemset(bar, 0, 2 * sizeof(unsigned)), "barrier words");
-  struct Out {
-    float* x;
-    void* zq;
-    float* part;
-    float* qkv;
-  };
-  const size_t nout = size_t(nq + 2 * nkv);
-  const auto make = [&] { return Out{static_cast<float*>(dev(size_t(dim) * 4)), dev(cuda::q8_bytes(dim)), static_cast<float*>(dev(size_t(dim / 32) * 4)),
-                                     static_cast<float*>(dev(nout * 4))}; };
-  const auto poison = [&](const Out& o) {
-    up(o.x, xv.data(), size_t(dim) * 4);
-    cuda::check(cudaMemset(o.zq, 0xFF, cuda::q8_bytes(dim)), "poison");
-    cuda::check(cudaMemset(o.part, 0xFF, size_t(dim / 32) * 4), "poison");
-    cuda::check(cudaMemset(o.qkv, 0xFF, nout * 4), "poison");
-  };
-  const auto segs = [&](const Out& o, cuda::GemvSegs& a, cuda::GemvSegs& b) {
-    const float* bq = bias ? bd : nullptr;
-    const float* bk = bias ? bd + nq : nullptr;
-    const float* bvv = bias ? bd + nq + nkv : nullptr;
-    a.add(wq, nq, o.qkv, bq), a.add(wk, nkv, o.qkv + nq, bk);
-    (v_t == T::Q4_K ? a : b).add(wv, nkv, o.qkv + nq + nkv, bvv);
-  };
-  const float eps = 1e-5f;
-  Out ref = make(), got = make();
-  poison(ref);
-  {
-    const cuda::RowNormOut no{gain, ref.zq, ref.part};
-    cuda::check(cuda::launch_gemv_i8_norm_out(down_t, wd, dim, ffn, gq, ref.x, no, nullptr), "producer");
-    cuda::GemvSegs a, b;
-    segs(ref, a, b);
-    const cuda::RowNormIn nin{ref.part, eps};
-    if (b.count != 0) {
-      cuda::check(cuda::launch_gemv_i8_pair(T::Q4_K, a, T::Q6_K, b, dim, ref.zq, nullptr, nin), "Q/K/V pair");
-    } else {
-      cuda::check(cuda::launch_gemv_i8(T::Q4_K, a, dim, ref.zq, nullptr, nin), "Q/K/V");
-    }
-    cuda::check(cudaDeviceSynchronize(), "unfused");
-  }
-  const auto host = [&](const Out& o) {
-    std::vector<uint8_t> h(size_t(dim) * 4 + cuda::q8_bytes(dim) + size_t(dim / 32) * 4 + nout * 4);
-    uint8_t* c = h.data();
-    cuda::check(cudaMemcpy(c, o.x, size_t(dim) * 4, cudaMemcpyDeviceToHost), "d2h");
-    cuda::check(cudaMemcpy(c += size_t(dim) * 4, o.zq, cuda::q8_bytes(dim), cudaMemcpyDeviceToHost), "d2h");
-    cuda::check(cudaMemcpy(c += cuda::q8_bytes(dim), o.part, size_t(dim / 32) * 4, cudaMemcpyDeviceToHost), "d2h");
-    cuda::check(cudaMemcpy(c += size_t(dim / 32) * 4, o.qkv, nout * 4, cudaMemcpyDeviceToHost), "d2h");
-    return h;
-  };
-  const std::vector<uint8_t> want = host(ref);
-  size_t finite = 0;  // the reference's q/k/v outputs must all be written
-  for (size_t i = 0; i < nout; ++i) {
-    float v;
-    std::memcpy(&v, want.data() + want.size() - nout * 4 + i * 4, 4);
-    finite += std::isfinite(v);
-  }
-  cuda::GemvSegs a, b;
-  segs(got, a, b);
-  if (!cuda::gemv_down_qkv_supports(down_t, dim, ffn, a, b, dim, sms)) {
-    record(what + ": taken", 1, 0, "gemv_down_qkv_supports refused it");
-  } else {
-    for (int run = 0; run < 2; ++run) {
-      poison(got);
-      const cuda::RowNormOut no{gain, got.zq, got.part};
-      cuda::check(cuda::launch_gemv_down_qkv(down_t, wd, dim, ffn, gq, got.x, no, a, b, dim, cuda::RowNormIn{got.part, eps}, bar, sms, nullptr),
-                  "down + Q/K/V");
-      cuda::check(cudaDeviceSynchronize(), "down + Q/K/V");
-      const std::vector<uint8_t> have = host(got);
-      size_t differ = 0;
-      for (size_t i = 0; i < have.size(); ++i) differ += have[i] != want[i];
-      record(fmt::format("{} in one launch vs two (launch {})", what, run + 1), finite == nout ? double(differ) : INFINITY, 0,
-             fmt::format("{} of {} bytes (x, z copy, sums, q/k/v) differ; reference {} of {} outputs finite", differ, have.size(), finite, nout));
-    }
-  }
-  for (const Out& o : {ref, got}) {
-    for (void* d : {static_cast<void*>(o.x), o.zq, static_cast<void*>(o.part), static_cast<void*>(o.qkv)}) cuda::device_free(d);
-  }
-  for (void* d : {static_cast<void*>(g), static_cast<void*>(gain), static_cast<void*>(bd), gq, static_cast<void*>(bar)}) cuda::device_free(d);
-}
-
-void check_down_qkv_all(Pair& p) {
-  using T = TensorType;
-  check_down_qkv(p, 4096, 14336, T::Q6_K, 4096, 1024, T::Q6_K, false);  // llama3-8b Q4_K_M, Q6_K layers
-  check_down_qkv(p, 4096, 14336, T::Q4_K, 4096, 1024, T::Q4_K, false);  // and its Q4_K layers
-  check_down_qkv(p, 2048, 5632, T::Q6_K, 2048, 512, T::Q6_K, false);    // 64 blocks, a short last group
-  check_down_qkv(p, 1536, 8960, T::Q4_K, 1536, 256, T::Q6_K, true);     // qwen2.5-1.5b's shape with biases
-  p.cpu.release_scratch();
-  p.gpu.release_scratch();
-}
-
 void check_gemv_norm_out_all(Pair& p) {
   for (const TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
     check_gemv_norm_out(p, t, 4096, 4096);
@@ -4433,21 +4314,6 @@ void check_graphs(const std::string& path) {
            ops.size() == kernel.size() && !kernel.empty() ? double(d) : 1.0, 0,
            fmt::format("{} differ; layer kernel calls {} (0: the model's weights are not its types)", d, took));
   }
-  // Round 47: the down + Q/K/V launch (graphs on, the graph run's tokens) must give the row norm's bits.
-  {
-    gpu.set_down_qkv(true);
-    replay = true;
-    const int64_t before = gpu.down_qkv_calls();
-    const std::vector<float> fused = decode(true);
-    const int64_t took_dq = gpu.down_qkv_calls() - before;
-    gpu.set_down_qkv(false);
-    replay = false;
-    size_t d = 0;
-    for (size_t i = 0; i < graph.size() && i < fused.size(); ++i) d += std::memcmp(&graph[i], &fused[i], sizeof(float)) != 0;
-    record(fmt::format("down + Q/K/V in one launch vs two, {} logits (graphs)", fused.size()),
-           graph.size() == fused.size() && !fused.empty() ? double(d) : 1.0, 0,
-           fmt::format("{} differ; down + Q/K/V launches {} (0: the model's weights are not its types)", d, took_dq));
-  }
   size_t differ = 0;
   double max_diff = 0;
   for (size_t i = 0; i < eager.size(); ++i) {
@@ -5094,9 +4960,6 @@ int run(int argc, char** argv) {
     } else if (a == "--norm-out-only") {  // round 43's producer alone
       Pair p;
       check_gemv_norm_out_all(p);
-    } else if (a == "--down-qkv-only") {  // round 47's down + Q/K/V launch against its two launches
-      Pair p;
-      check_down_qkv_all(p);
     } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel
       Pair p;
       check_mma_stage_x(p);
@@ -5113,7 +4976,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--down-qkv-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -5198,7 +5061,6 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);
-    check_down_qkv_all(p);
     check_layer_kernel(p);
     check_mma_stage_x(p);
     check_bf16_rows(p);

@@ -185,14 +185,6 @@ struct CudaBackend::Impl {
     return e != nullptr && std::atoi(e) != 0;
   }();
   cuda::DeviceBuffer layer_sync;  // the layer kernel's barrier words (zeroed once; launches leave them zero)
-  cuda::DeviceBuffer down_qkv_bar;  // round 47's down + Q/K/V launch's grid barrier (zeroed once)
-  // Round 47 (experiment): a one-row layer tail's down projection and the next Q/K/V as one launch
-  // (gemv_down_qkv, VELLUM_CUDA_DOWN_QKV=1; off by default).
-  bool down_qkv = [] {
-    const char* e = std::getenv("VELLUM_CUDA_DOWN_QKV");
-    return e != nullptr && std::string(e) == "1";
-  }();
-  int64_t down_qkv_calls = 0;
   cuda::DeviceBuffer layer_gq8;   // its int8 copy of g
   int64_t layer_kernel_calls = 0;  // layer_tail calls that took the kernel (layer_kernel_calls())
   // Round 43 (default on; VELLUM_CUDA_ROW_NORM=0, set_row_norm): a one-row layer tail's norms carried
@@ -951,8 +943,6 @@ void CudaBackend::set_mmq(bool on) { impl_->mmq = on; }
 void CudaBackend::set_layer_kernel(bool on) { impl_->layer_kernel = on; }
 int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_calls; }
 void CudaBackend::set_row_norm(bool on) { impl_->row_norm = on; }
-void CudaBackend::set_down_qkv(bool on) { impl_->down_qkv = on; }
-int64_t CudaBackend::down_qkv_calls() const { return impl_->down_qkv_calls; }
 int64_t CudaBackend::row_norm_calls() const { return impl_->row_norm_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
 int64_t CudaBackend::rope_rows_calls() const { return impl_->rope_rows_calls; }
@@ -2394,46 +2384,6 @@ bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor 
   // With a next norm, h's rows of the ffn norm are dead (the next norm overwrites them); without,
   // the write of x below materializes them first (backend.h: h is the ffn norm's then).
   if (t.next_norm != nullptr) m.touch({}, {h});
-  // Round 47: x += down·g with the next norm's copy and the next Q/K/V from it as one launch.
-  const auto down_qkv = [&]() -> bool {
-    if (!m.down_qkv || t.next_norm == nullptr || t.next_qkv.empty()) return false;
-    cuda::GemvSegs a, b;
-    for (const MatmulOut& q : t.next_qkv) {
-      const bool q4 = q.w->type == TensorType::Q4_K;
-      cuda::GemvSegs& s = q4 ? a : b;
-      if ((!q4 && q.w->type != TensorType::Q6_K) || s.count == cuda::kMaxGemvSegs) return false;
-      s.add(q.w->data, q.w->rows, q.out.data, q.bias != nullptr ? static_cast<const float*>(q.bias->data) : nullptr);
-    }
-    if (a.count == 0 || !cuda::gemv_down_qkv_supports(t.down->type, dim, ffn, a, b, dim, m.sms)) return false;
-    const void* old = m.down_qkv_bar.get();
-    auto* bar = static_cast<unsigned*>(m.grow(m.down_qkv_bar, 2 * sizeof(unsigned), "down + Q/K/V barrier"));
-    if (bar != old) check(cudaMemsetAsync(bar, 0, 2 * sizeof(unsigned), m.stream), "down + Q/K/V barrier");
-    m.touch({g, x}, {x});
-    bool quantize = false;
-    void* q8 = m.q8_input(g, quantize);
-    m.wrote(x);
-    for (const MatmulOut& q : t.next_qkv) m.wrote(q.out);
-    const TensorType type = t.down->type;
-    const void* wd = t.down->data;
-    const float* gd = g.data;
-    const int sms = m.sms;
-    const cuda::RowNormOut no{static_cast<const float*>(t.next_norm->data), zq, sums};
-    const cuda::RowNormIn nin = rn.in;
-    m.graphs.mix(71, type, wd, ffn, dim, gd, q8, quantize, xd, no.gain, zq, sums, bar, a.count, b.count, t.eps);
-    for (const cuda::GemvSegs* s : {&a, &b}) {
-      for (int i = 0; i < s->count; ++i) m.graphs.mix(s->w[i], s->rows[i], s->out[i], s->bias[i]);
-    }
-    ++m.down_qkv_calls;
-    m.graphs.run([=, &m] {
-      if (quantize) m.launched(cuda::launch_quantize_q8(gd, ffn, q8, m.stream), "quantize_q8 kernel");
-      m.launched(cuda::launch_gemv_down_qkv(type, wd, dim, ffn, q8, xd, no, a, b, dim, nin, bar, sms, m.stream),
-                 "int8 gemv kernel (x += down g, norm copy, next Q/K/V)");
-    });
-    m.lazy_norm = {h.data, xd, no.gain, 1, dim, t.eps};
-    m.rope_hint.set = false;
-    return true;
-  };
-  if (down_qkv()) return true;
   add_into_x(*t.down, g, t.next_norm);
   if (t.next_norm != nullptr && !t.next_qkv.empty()) {
     m.rope_hint.set = false;  // expect_rope's hint is the Q/K/V matmul's only (as matmul_multi)

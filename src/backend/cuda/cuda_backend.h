@@ -134,10 +134,6 @@ class CudaBackend final : public Backend {
   // RowNormOut / RowNormIn; not the same bits as the norm kernel's path, within its bounds).
   void set_row_norm(bool on);
   int64_t row_norm_calls() const;  // layer_tail calls that took it (checks)
-  // Round 47 (experiment, default off; VELLUM_CUDA_DOWN_QKV=1 at construction): with the row norm, a
-  // tail's down projection and the next layer's Q/K/V as one launch (gemv_kernels.h, gemv_down_qkv).
-  void set_down_qkv(bool on);
-  int64_t down_qkv_calls() const;  // layer_tail calls that took it (checks)
   int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
   // Round 34: many-row rope_attention whose rows all take the warpgroup prefill attention runs
   // launch_rope_kv_rows (q rotated into a 16-bit copy; q and k left as they were) and the attention

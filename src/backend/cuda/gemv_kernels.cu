@@ -7,7 +7,6 @@
 // Q4_K and Q6_K have their own kernel on their own device layout, gemv_kq_kernel (round 7).
 
 #include "backend/cuda/gemv_kernels.h"
-#include "backend/cuda/grid_barrier.cuh"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/warp_reduce.cuh"
 
@@ -501,14 +500,9 @@ struct KqGemvBlock {
   const uint8_t* rows[R];
   typename F::Raw raw[P][R];
   __device__ KqGemvBlock(const GemvSegs& segs, size_t rb, int64_t k, const int8_t* xq_, const float2* xs_, int64_t block)
-      : KqGemvBlock(segs, rb, k, xq_, xs_, WarpItem{block * W + threadIdx.x / 32}) {}
-  // The warp's rows given as its item (output rows item·kOut ..), whatever its block.
-  struct WarpItem {
-    int64_t i;
-  };
-  __device__ KqGemvBlock(const GemvSegs& segs, size_t rb, int64_t k, const int8_t* xq_, const float2* xs_, WarpItem item)
-      : xq(xq_), xs(xs_), lane(int(threadIdx.x & 31)), n(Map::total(segs)), o0(item.i * Map::kOut), nb(k / 256),
-        active(o0 < n), passes(int((nb + 3) / 4)), sb(lane / 8), L(lane) {
+      : xq(xq_), xs(xs_), lane(int(threadIdx.x & 31)), n(Map::total(segs)),
+        o0((block * W + threadIdx.x / 32) * Map::kOut), nb(k / 256), active(o0 < n), passes(int((nb + 3) / 4)),
+        sb(lane / 8), L(lane) {
 #pragma unroll
     for (int r = 0; r < R; ++r) rows[r] = Map::row(segs, rb, min(o0, n - 1), r, n);  // past the end: re-read, dropped
     if (active) load(0);
@@ -568,55 +562,6 @@ __global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false
   b.finish(s, 1.0f, xn + (b.o0 - row0));
   __syncthreads();
   if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
-}
-
-// Round 47: a one-row layer's down projection (round 43's producer, block b its rows 32b..32b+31)
-// and the next layer's Q/K/V in one launch of at most one 1 024-thread block an SM. After its
-// producer rows a warp loads the first pass of its Q/K/V rows (weights: their registers are free
-// now), all blocks meet at a grid barrier (the norm copy and its partial sums are then complete),
-// and each warp finishes its Q/K/V rows from z's copy as the pair launch does. Q/K/V items are dealt
-// round robin over the blocks (item = warp·blocks + block): items [0, items_a) are 2 rows of a
-// (Q4_K, 1 pass a warp, the pair launch's Q4_K part), the next one row of b (Q6_K, 1 pass: 4, as
-// the pair launch has, spilled at 64 registers). Every row is computed as in the separate
-// launches (a row's order depends on k only): the same bits.
-// counted: grid_barrier_counted on bar's first 8 bytes instead of grid_barrier (measurements).
-template <class Fd, int Pd, bool kB, int Pb>
-__global__ void __launch_bounds__(1024, 1)
-    gemv_down_qkv_kernel(GemvSegs ds, size_t rbd, int64_t kd, const int8_t* gq, const float2* gs, RowNormOut no, GemvSegs a,
-                         size_t rba, unsigned items_a, GemvSegs b, size_t rbb, int64_t k, RowNormIn nin, unsigned* bar, bool counted) {
-  __shared__ float xn[32];
-  const int64_t row0 = int64_t(blockIdx.x) * 32;
-  {
-    KqGemvBlock<Fd, 1, false, Pd, 32> d(ds, rbd, kd, gq, gs, blockIdx.x);
-    const float gain = threadIdx.x < 32 ? no.gain[row0 + threadIdx.x] : 0.0f;  // a weight: before the wait
-    pdl_wait();
-    d.finish(ds, 1.0f, xn + (d.o0 - row0));
-    __syncthreads();
-    if (threadIdx.x < 32) row_norm_group(xn, gain, row0, d.n, no);
-  }
-  const int8_t* zq = static_cast<const int8_t*>(no.z_q8);
-  const float2* zs = reinterpret_cast<const float2*>(static_cast<const uint8_t*>(no.z_q8) + (k + 15) / 16 * 16);
-  const int64_t item = int64_t(threadIdx.x / 32) * gridDim.x + blockIdx.x;
-  using BlockA = KqGemvBlock<GemvQ4K, 2, false, 1, 1>;
-  using BlockB = KqGemvBlock<GemvQ6K, 1, false, Pb, 1>;
-  const auto barrier = [&] {
-    if (counted) {
-      grid_barrier_counted(reinterpret_cast<unsigned long long*>(bar));
-    } else {
-      grid_barrier(bar);
-    }
-  };
-  if (item < items_a) {  // warp-uniform branches, each with its own (aligned) block barriers
-    BlockA qa(a, rba, k, zq, zs, typename BlockA::WarpItem{item});
-    barrier();
-    qa.finish(a, row_norm_scale(nin, k));
-  } else if (kB) {
-    BlockB qb(b, rbb, k, zq, zs, typename BlockB::WarpItem{item - items_a});
-    barrier();
-    qb.finish(b, row_norm_scale(nin, k));
-  } else {
-    barrier();
-  }
 }
 
 // Two launches of one x in one (round 29): blocks [0, blocks_a) are a launch of a (F1, R1 rows and
@@ -1231,47 +1176,6 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
     launch_kernel(gemv_i8_kernel<I8Q8_0, 2, false, 16, true>, blocks, 16 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
   }
   return cudaGetLastError();
-}
-
-bool gemv_down_qkv_supports(TensorType down, int64_t dim, int64_t ffn, const GemvSegs& a, const GemvSegs& b, int64_t k, int sms) {
-  if (down != TensorType::Q4_K && down != TensorType::Q6_K) return false;
-  if (!gemv_norm_out_supports(down, dim, ffn) || k != dim || !segs_ok(a) || (b.count != 0 && !segs_ok(b))) return false;
-  if (!int8_gemv_supports(TensorType::Q4_K, k) || (b.count != 0 && !int8_gemv_supports(TensorType::Q6_K, k))) return false;
-  const int64_t blocks = dim / 32, items = (total_rows(a) + 1) / 2 + (b.count != 0 ? total_rows(b) : 0);
-  return blocks <= sms && items <= blocks * 32;
-}
-
-cudaError_t launch_gemv_down_qkv(TensorType down, const void* w, int64_t dim, int64_t ffn, const void* g_q8, float* x,
-                                 const RowNormOut& no, const GemvSegs& a, const GemvSegs& b, int64_t k, const RowNormIn& nin,
-                                 unsigned* bar, int sms, cudaStream_t stream) {
-  if (!gemv_down_qkv_supports(down, dim, ffn, a, b, k, sms) || no.gain == nullptr || no.z_q8 == nullptr || no.partial == nullptr ||
-      x == nullptr || bar == nullptr || nin.partial != no.partial) {
-    return cudaErrorInvalidValue;
-  }
-  GemvSegs ds;
-  ds.add(w, dim, x, x);  // x += w·g, as the producer
-  const auto* gq = static_cast<const int8_t*>(g_q8);
-  const float2* gs = q8_scales(g_q8, ffn);
-  const unsigned blocks = unsigned(dim / 32), items_a = unsigned((total_rows(a) + 1) / 2);
-  const size_t rbd = down == TensorType::Q4_K ? GemvQ4K::row_bytes(ffn) : GemvQ6K::row_bytes(ffn);
-  const size_t rba = GemvQ4K::row_bytes(k), rbb = GemvQ6K::row_bytes(k);
-  // VELLUM_CUDA_DOWN_QKV_VARIANT (measurements; the same bits): 1 the counted barrier, 2 also V at 2 passes.
-  static const int variant = [] {
-    const char* e = std::getenv("VELLUM_CUDA_DOWN_QKV_VARIANT");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  const bool counted = variant >= 1;
-  const auto go = [&](auto kernel) {
-    launch_kernel(kernel, blocks, 1024, 0, stream, ds, rbd, ffn, gq, gs, no, a, rba, items_a, b, rbb, k, nin, bar, counted);
-    return cudaGetLastError();
-  };
-  if (b.count == 0) {
-    return down == TensorType::Q4_K ? go(gemv_down_qkv_kernel<GemvQ4K, 2, false, 1>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, false, 1>);
-  }
-  if (variant >= 2) {
-    return down == TensorType::Q4_K ? go(gemv_down_qkv_kernel<GemvQ4K, 2, true, 2>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, true, 2>);
-  }
-  return down == TensorType::Q4_K ? go(gemv_down_qkv_kernel<GemvQ4K, 2, true, 1>) : go(gemv_down_qkv_kernel<GemvQ6K, 1, true, 1>);
 }
 
 // The pair launch (round 29) for one Q4_K and one Q6_K launch whose defaults are one row a warp,

@@ -72,17 +72,6 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
 // Q4_K/Q6_K take 1 or 2, Q8_0 2 or 4 (other values: the default).
 void set_gemv_norm_out_rows(int r);
 
-// Round 47 (experiment, VELLUM_CUDA_DOWN_QKV=1): the down projection's producer (x += w·g with the
-// next norm's copy, launch_gemv_i8_norm_out) and the next layer's Q/K/V from that copy in one
-// launch: a = the Q4_K weights (two rows a warp), b = a Q6_K V (one row, or b.count = 0), k = dim;
-// nin's partials must be no's. Blocks of 32 down rows meet at a grid barrier on `bar` (two device
-// words, zeroed once before the first launch; one stream's launches only), so dim / 32 must not
-// exceed the SMs. The same bits as the two launches.
-bool gemv_down_qkv_supports(TensorType down, int64_t dim, int64_t ffn, const GemvSegs& a, const GemvSegs& b, int64_t k, int sms);
-cudaError_t launch_gemv_down_qkv(TensorType down, const void* w, int64_t dim, int64_t ffn, const void* g_q8, float* x,
-                                 const RowNormOut& no, const GemvSegs& a, const GemvSegs& b, int64_t k, const RowNormIn& nin,
-                                 unsigned* bar, int sms, cudaStream_t stream);
-
 // `nin` (RowNormIn): the x copy is z's and every output is s·(w·z) (+ bias), s from nin's partials.
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,
                            const RowNormIn& nin = {});
