@@ -1346,7 +1346,7 @@ void check_gemv_norm_out(Pair& p, TensorType type, int64_t n, int64_t k) {
   std::vector<float> plain(static_cast<size_t>(n)), got(static_cast<size_t>(n)), sums(static_cast<size_t>(n / 32));
   std::vector<uint8_t> zb(cuda::q8_bytes(n));
   cuda::check(cudaMemcpy(plain.data(), x0, size_t(n) * 4, cudaMemcpyDeviceToHost), "d2h");
-  const std::vector<int> shapes = type == TensorType::Q8_0 ? std::vector<int>{2, 4} : std::vector<int>{1, 2};
+  const std::vector<int> shapes = type == TensorType::Q8_0 ? std::vector<int>{2, 4, 1} : std::vector<int>{1, 2};
   for (const int r : shapes) {
     cuda::set_gemv_norm_out_rows(r);
     up(x1, xv.data(), size_t(n) * 4);

@@ -1135,7 +1135,7 @@ bool gemv_norm_in_supports(TensorType type, int64_t k) {
 // and Q6_K 1 row of 1 pass (the batch-1 launches' defaults at these shapes; 2 rows, 1 pass: llama3-8b
 // Q4_K_M batch 1 522 tok/s against 581), Q8_0 2 rows (4 rows: 410 tok/s against 418; H200, round
 // 43 call 1). set_gemv_norm_out_rows / VELLUM_CUDA_ROW_NORM_R pick another R (Q4_K/Q6_K 1 or 2,
-// Q8_0 2 or 4).
+// Q8_0 1, 2 or 4).
 static int g_norm_out_rows = [] {
   const char* e = std::getenv("VELLUM_CUDA_ROW_NORM_R");
   return e != nullptr ? std::atoi(e) : 0;
@@ -1172,6 +1172,8 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   const size_t rb = row_stride<typename I8Q8_0::Dec>(k);
   if (r == 4) {
     launch_kernel(gemv_i8_kernel<I8Q8_0, 4, false, 8, true>, blocks, 8 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
+  } else if (r == 1) {  // round 47: 32 warps of one row, the Q4_K / Q6_K producers' shape
+    launch_kernel(gemv_i8_kernel<I8Q8_0, 1, false, 32, true>, blocks, 32 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
   } else {
     launch_kernel(gemv_i8_kernel<I8Q8_0, 2, false, 16, true>, blocks, 16 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
   }

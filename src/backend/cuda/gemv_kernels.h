@@ -69,7 +69,7 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
                                     const RowNormOut& no, cudaStream_t stream);
 // Knob (measurements, checks; VELLUM_CUDA_ROW_NORM_R): weight rows a warp of
 // launch_gemv_i8_norm_out's 32-row blocks. 0 = the measured default by type (Q4_K/Q6_K 1, Q8_0 2);
-// Q4_K/Q6_K take 1 or 2, Q8_0 2 or 4 (other values: the default).
+// Q4_K/Q6_K take 1 or 2, Q8_0 1, 2 or 4 (other values: the default).
 void set_gemv_norm_out_rows(int r);
 
 // `nin` (RowNormIn): the x copy is z's and every output is s·(w·z) (+ bias), s from nin's partials.
