@@ -1172,7 +1172,7 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   const size_t rb = row_stride<typename I8Q8_0::Dec>(k);
   if (r == 4) {
     launch_kernel(gemv_i8_kernel<I8Q8_0, 4, false, 8, true>, blocks, 8 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
-  } else if (r == 1) {  // round 47: 32 warps of one row, the Q4_K / Q6_K producers' shape
+  } else if (r == 1) {  // round 47: 32 warps of one row, the Q4_K / Q6_K producers' shape (410.0 tok/s against 413.3)
     launch_kernel(gemv_i8_kernel<I8Q8_0, 1, false, 32, true>, blocks, 32 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
   } else {
     launch_kernel(gemv_i8_kernel<I8Q8_0, 2, false, 16, true>, blocks, 16 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
