@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 47, call 7: the Q6_K producer held to 56 registers (VELLUM_CUDA_NORM_OUT_CAP=1), so that one
+# Round 47, call 7 (commit b6d9f15; the kernel was removed after it): the Q6_K producer held to 56 registers (VELLUM_CUDA_NORM_OUT_CAP=1), so that one
 # block of the next layer's Q/K/V fits beside it and loads its first pass early: --norm-out-only with
 # it (every shape bit for bit with the plain launch), --graphs on llama3.2-1b Q4_K_M with it, and
 # llama3-8b Q4_K_M batch 1, three alternating rounds.

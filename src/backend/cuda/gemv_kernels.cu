@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <mutex>
 #include <type_traits>
 #include <unordered_map>
@@ -557,23 +556,6 @@ __global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false
   constexpr int W = 32 / R;
   __shared__ float xn[32];
   KqGemvBlock<F, R, false, P, W> b(s, rb, k, xq, xs, blockIdx.x);
-  const int64_t row0 = int64_t(blockIdx.x) * 32;
-  const float gain = threadIdx.x < 32 ? no.gain[row0 + threadIdx.x] : 0.0f;  // a weight: before the wait
-  pdl_wait();
-  b.finish(s, 1.0f, xn + (b.o0 - row0));
-  __syncthreads();
-  if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
-}
-
-// Round 47 (measurement, VELLUM_CUDA_NORM_OUT_CAP=1): the Q6_K producer (1 row of 1 pass, 62
-// registers) held to 56, so that one 128-thread block of 64 registers of the next launch (the
-// next layer's Q/K/V) fits beside it on every SM and can load its first pass before its wait, as
-// beside the 54-register Q4_K producer. The same rows and bits as gemv_kq_norm_out_kernel.
-template <class F>
-__global__ void __maxnreg__(56) gemv_kq_norm_out56_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs,
-                                                          RowNormOut no) {
-  __shared__ float xn[32];
-  KqGemvBlock<F, 1, false, 1, 32> b(s, rb, k, xq, xs, blockIdx.x);
   const int64_t row0 = int64_t(blockIdx.x) * 32;
   const float gain = threadIdx.x < 32 ? no.gain[row0 + threadIdx.x] : 0.0f;  // a weight: before the wait
   pdl_wait();
@@ -1186,14 +1168,6 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   using I1 = std::integral_constant<int, 1>;
   using I2 = std::integral_constant<int, 2>;
   if (type == TensorType::Q4_K) return r == 2 ? kq(GemvQ4K{}, I2{}, I1{}) : kq(GemvQ4K{}, I1{}, I2{});
-  static const bool cap = [] {
-    const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_CAP");
-    return e != nullptr && std::string(e) == "1";
-  }();
-  if (type == TensorType::Q6_K && r != 2 && cap) {
-    launch_kernel(gemv_kq_norm_out56_kernel<GemvQ6K>, blocks, 1024, 0, stream, s, GemvQ6K::row_bytes(k), k, xq, xs, no);
-    return cudaGetLastError();
-  }
   if (type == TensorType::Q6_K) return r == 2 ? kq(GemvQ6K{}, I2{}, I1{}) : kq(GemvQ6K{}, I1{}, I1{});
   const size_t rb = row_stride<typename I8Q8_0::Dec>(k);
   if (r == 4) {
