@@ -1,7 +1,8 @@
 // Round 47's probe: what a grid barrier over one 1 024-thread block an SM costs on the machine it
 // runs on, against what a kernel edge costs, so that a fused launch's barrier can be weighed
 // against the edge it replaces (docs/cuda.md, round 47):
-// - two grid barriers (below; round 47's fused down + Q/K/V launch used them, branch r47-down-qkv),
+// - two grid barriers (below; round 47's fused down + Q/K/V launch used them:
+//   tools/cuda/results/r47-down-qkv.patch),
 //   128 blocks (one a llama3-8b down row group) and one block an SM, 500 barriers in a loop, timed
 //   by block 0's global timer: µs a barrier;
 // - 500 launches of an empty kernel of the same blocks (each waits on the previous one: pdl_wait)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 47, call 1 (branch r47-kq-async): the Q4_K / Q6_K one-row launches with their weights in flight in a cp.async ring
+# Round 47, call 1 (branch r47-kq-async, kept as tools/cuda/results/r47-kq-async.patch): the Q4_K / Q6_K one-row launches with their weights in flight in a cp.async ring
 # in shared memory (KqAsyncBlock): --async-only (bit for bit against the register kernels, and the
 # ring producers' x, z copy and sums), the kernels alone (--gemv-only, Q4_K and Q6_K, every variant),
 # --graphs on llama3.2-1b Q4_K_M with every ring on, and llama3-8b Q4_K_M batch 1 alternating:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 47, call 2 (branch r47-kq-async): call 1 ran a vellum_cuda_check whose cuda_check.cpp object was stale (no
+# Round 47, call 2 (branch r47-kq-async, kept as tools/cuda/results/r47-kq-async.patch): call 1 ran a vellum_cuda_check whose cuda_check.cpp object was stale (no
 # --async-only, no ring lines in --gemv-only). The same two with the rebuilt binary: the ring
 # launches bit for bit against the register kernels, and every Q4_K / Q6_K variant alone.
 D=$(cd "$(dirname "$0")" && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 47, call 3 (branch r47-down-qkv): the down projection and the next layer's Q/K/V in one launch with a grid barrier
+# Round 47, call 3 (branch r47-down-qkv, kept as tools/cuda/results/r47-down-qkv.patch): the down projection and the next layer's Q/K/V in one launch with a grid barrier
 # (launch_gemv_down_qkv, VELLUM_CUDA_DOWN_QKV=1): --down-qkv-only (bit for bit against the two
 # launches), --graphs on llama3.2-1b Q4_K_M (the model with it against without, graphs vs eager),
 # and llama3-8b Q4_K_M batch 1, three alternating rounds.

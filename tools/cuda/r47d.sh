@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 47, call 4 (branch r47-down-qkv): what a grid barrier costs against a kernel edge (--barrier-probe), and the down +
+# Round 47, call 4 (branch r47-down-qkv, kept as tools/cuda/results/r47-down-qkv.patch): what a grid barrier costs against a kernel edge (--barrier-probe), and the down +
 # Q/K/V launch with the counted barrier (VELLUM_CUDA_DOWN_QKV_VARIANT=1) and also V at 2 passes (=2):
 # --down-qkv-only with each (bit for bit), llama3-8b Q4_K_M batch 1 in two alternating rounds.
 D=$(cd "$(dirname "$0")" && pwd)
