@@ -39,6 +39,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
+#include "backend/cuda/gemv_norm_out_staged.h"
 #include "backend/cuda/gemv_mma.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
@@ -1346,9 +1347,13 @@ void check_gemv_norm_out(Pair& p, TensorType type, int64_t n, int64_t k) {
   std::vector<float> plain(static_cast<size_t>(n)), got(static_cast<size_t>(n)), sums(static_cast<size_t>(n / 32));
   std::vector<uint8_t> zb(cuda::q8_bytes(n));
   cuda::check(cudaMemcpy(plain.data(), x0, size_t(n) * 4, cudaMemcpyDeviceToHost), "d2h");
-  const std::vector<int> shapes = type == TensorType::Q8_0 ? std::vector<int>{2, 4, 1} : std::vector<int>{1, 2};
-  for (const int r : shapes) {
+  // (rows a warp, staged): the register producers' shapes, then round 48's staged producer's.
+  std::vector<std::pair<int, int>> shapes;
+  for (const int r : type == TensorType::Q8_0 ? std::vector<int>{2, 4, 1} : std::vector<int>{1, 2}) shapes.emplace_back(r, 0);
+  if (cuda::gemv_norm_out_staged_takes(type, n, k)) shapes.insert(shapes.end(), {{1, 1}, {2, 2}, {4, 4}, {8, 8}});
+  for (const auto& [r, staged] : shapes) {
     cuda::set_gemv_norm_out_rows(r);
+    cuda::set_gemv_norm_out_staged(staged);
     up(x1, xv.data(), size_t(n) * 4);
     cuda::check(cudaMemset(zq, 0xFF, cuda::q8_bytes(n)), "poison");
     cuda::check(cudaMemset(part, 0xFF, size_t(n / 32) * 4), "poison");
@@ -1378,11 +1383,13 @@ void check_gemv_norm_out(Pair& p, TensorType type, int64_t n, int64_t k) {
       z_bad += !ok;
       s_bad += !(std::fabs(sums[size_t(gi)] - ss) <= 1e-5 * ss);
     }
-    record(fmt::format("int8 gemv norm out {} {}x{} R {}: x vs x += w·a, z copy, Σx²", tensor_type_name(type), n, k, r),
+    record(fmt::format("int8 gemv norm out {} {}x{} R {}{}: x vs x += w·a, z copy, Σx²", tensor_type_name(type), n, k, r,
+                       staged != 0 ? " staged" : ""),
            z_bad + s_bad == 0 ? double(x_differ) : INFINITY, 0,
            fmt::format("{} x differ in any bit, {} of {} z groups and {} sums wrong", x_differ, z_bad, n / 32, s_bad));
   }
   cuda::set_gemv_norm_out_rows(0);
+  cuda::set_gemv_norm_out_staged(-1);
   for (void* d : {static_cast<void*>(a), static_cast<void*>(x0), static_cast<void*>(x1), static_cast<void*>(gain),
                   static_cast<void*>(part), aq, zq}) {
     cuda::device_free(d);

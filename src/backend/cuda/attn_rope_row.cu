@@ -14,6 +14,7 @@
 
 #include "backend/cuda/block_slot.cuh"
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/launch.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
@@ -271,6 +272,7 @@ cudaError_t launch(const AttnParams& p, const RopeRowInputs& in, cudaStream_t st
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
+  prefer_carveout(reinterpret_cast<const void*>(attn_rope_row_kernel<T, HD>));
   return cudaLaunchKernelEx(&cfg, attn_rope_row_kernel<T, HD>, p, in);
 }
 

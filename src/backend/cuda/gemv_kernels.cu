@@ -21,6 +21,7 @@
 
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/gemv_kq.cuh"
+#include "backend/cuda/gemv_norm_out_staged.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
 #include "backend/cuda/row_norm.cuh"
@@ -1141,6 +1142,14 @@ static int g_norm_out_rows = [] {
   return e != nullptr ? std::atoi(e) : 0;
 }();
 void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
+// Round 48's staged producer (gemv_norm_out_staged.h) where it takes the shape: its rows a warp
+// (1 or 2), 0 = the register producers. VELLUM_CUDA_NORM_OUT_STAGED / set_gemv_norm_out_staged.
+static int norm_out_staged_env() {
+  const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_STAGED");
+  return e != nullptr ? std::atoi(e) : 0;
+}
+static int g_norm_out_staged = norm_out_staged_env();
+void set_gemv_norm_out_staged(int rows) { g_norm_out_staged = rows < 0 ? norm_out_staged_env() : rows; }
 
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
   if (n <= 0 || n % 32 != 0 || !int8_gemv_supports(type, k)) return false;
@@ -1152,6 +1161,10 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
                                     const RowNormOut& no, cudaStream_t stream) {
   if (!gemv_norm_out_supports(type, n, k) || no.gain == nullptr || no.z_q8 == nullptr || no.partial == nullptr || x == nullptr) {
     return cudaErrorInvalidValue;
+  }
+  if ((g_norm_out_staged == 1 || g_norm_out_staged == 2 || g_norm_out_staged == 4 || g_norm_out_staged == 8) &&
+      gemv_norm_out_staged_takes(type, n, k)) {
+    return launch_gemv_norm_out_staged(type, w, n, k, q8, x, no, g_norm_out_staged, stream);
   }
   GemvSegs s;
   s.add(w, n, x, x);  // x += w·a: the bias is the output, read before it is written (the same thread)

@@ -71,6 +71,10 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
 // launch_gemv_i8_norm_out's 32-row blocks. 0 = the measured default by type (Q4_K/Q6_K 1, Q8_0 2);
 // Q4_K/Q6_K take 1 or 2, Q8_0 1, 2 or 4 (other values: the default).
 void set_gemv_norm_out_rows(int r);
+// Knob (round 48, VELLUM_CUDA_NORM_OUT_STAGED): 1, 2, 4 or 8 sends launch_gemv_i8_norm_out to the staged
+// producer (gemv_norm_out_staged.h) with that many rows a warp where it takes the shape; 0 = off;
+// −1 = the environment's value again.
+void set_gemv_norm_out_staged(int rows);
 
 // `nin` (RowNormIn): the x copy is z's and every output is s·(w·z) (+ bias), s from nin's partials.
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,

@@ -23,9 +23,16 @@ namespace vellum::cuda {
 // read once, at the first launch: on for sm_90 unless VELLUM_CUDA_EAGER_PDL=0 or VELLUM_CUDA_PDL=0).
 bool launch_programmatically(const void* kernel, cudaStream_t stream);
 
+// Measurement knob (round 48, VELLUM_CUDA_CARVEOUT = 0..100): every kernel's preferred shared
+// memory carveout, set once a kernel. An SM changes its L1 / shared-memory split only when idle, so
+// a block that needs more shared memory than the split of the blocks already there waits for them
+// to leave; one split for all keeps early blocks resident. Unset: the driver's choice, no cost.
+void prefer_carveout(const void* kernel);
+
 template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                           Args&&... args) {
+  prefer_carveout(reinterpret_cast<const void*>(kernel));
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
