@@ -128,6 +128,9 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
     sf = static_cast<float>(s * rp.magnitude);
   }
   pdl_wait();
+  if (in.done_flag != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && t == 0) {
+    *reinterpret_cast<volatile uint32_t*>(in.done_flag) = uint32_t(*in.position);
+  }
   if ((in.dbg & 1) != 0) return;
   if ((in.dbg & 2) != 0) {  // spin 2 µs, then leave (calibrates what a step charges for time spent here)
     uint64_t t0, t1;
