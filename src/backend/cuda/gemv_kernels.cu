@@ -1143,10 +1143,16 @@ static int g_norm_out_rows = [] {
 }();
 void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
 // Round 48's staged producer (gemv_norm_out_staged.h) where it takes the shape: its rows a warp
-// (1 or 2), 0 = the register producers. VELLUM_CUDA_NORM_OUT_STAGED / set_gemv_norm_out_staged.
+// (1, 2, 4 or 8) for every type, 0 = the register producers, -1 (unset) = the measured default: Q4_K /
+// Q6_K as 8 warps of 4 rows (llama3-8b Q4_K_M batch 1 +0.3–0.9%), Q8_0 on the register producer
+// (−0.5 to −1.5% staged). VELLUM_CUDA_NORM_OUT_STAGED / set_gemv_norm_out_staged.
 static int norm_out_staged_env() {
   const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_STAGED");
-  return e != nullptr ? std::atoi(e) : 0;
+  return e != nullptr ? std::atoi(e) : -1;
+}
+static int norm_out_staged_rows(TensorType type, int knob) {
+  if (knob >= 0) return knob;
+  return type == TensorType::Q4_K || type == TensorType::Q6_K ? 4 : 0;
 }
 static int g_norm_out_staged = norm_out_staged_env();
 void set_gemv_norm_out_staged(int rows) { g_norm_out_staged = rows < 0 ? norm_out_staged_env() : rows; }
@@ -1155,7 +1161,7 @@ bool gemv_norm_out_staged_go() {
     const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_STAGED_GO");
     return e != nullptr && std::atoi(e) == 1;
   }();
-  return go && g_norm_out_staged > 0;
+  return go && g_norm_out_staged != 0;
 }
 
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
@@ -1169,9 +1175,9 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   if (!gemv_norm_out_supports(type, n, k) || no.gain == nullptr || no.z_q8 == nullptr || no.partial == nullptr || x == nullptr) {
     return cudaErrorInvalidValue;
   }
-  if ((g_norm_out_staged == 1 || g_norm_out_staged == 2 || g_norm_out_staged == 4 || g_norm_out_staged == 8) &&
-      gemv_norm_out_staged_takes(type, n, k)) {
-    return launch_gemv_norm_out_staged(type, w, n, k, q8, x, no, g_norm_out_staged, stream);
+  const int staged = norm_out_staged_rows(type, g_norm_out_staged);
+  if ((staged == 1 || staged == 2 || staged == 4 || staged == 8) && gemv_norm_out_staged_takes(type, n, k)) {
+    return launch_gemv_norm_out_staged(type, w, n, k, q8, x, no, staged, stream);
   }
   GemvSegs s;
   s.add(w, n, x, x);  // x += w·a: the bias is the output, read before it is written (the same thread)

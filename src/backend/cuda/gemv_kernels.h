@@ -75,9 +75,10 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
 // launch_gemv_i8_norm_out's 32-row blocks. 0 = the measured default by type (Q4_K/Q6_K 1, Q8_0 2);
 // Q4_K/Q6_K take 1 or 2, Q8_0 1, 2 or 4 (other values: the default).
 void set_gemv_norm_out_rows(int r);
-// Knob (round 48, VELLUM_CUDA_NORM_OUT_STAGED): 1, 2, 4 or 8 sends launch_gemv_i8_norm_out to the staged
-// producer (gemv_norm_out_staged.h) with that many rows a warp where it takes the shape; 0 = off;
-// −1 = the environment's value again.
+// Round 48: launch_gemv_i8_norm_out sends a shape the staged producer takes (gemv_norm_out_staged.h)
+// there: by default Q4_K / Q6_K with 4 rows a warp, Q8_0 never. Knob (VELLUM_CUDA_NORM_OUT_STAGED,
+// measurements and checks): 1, 2, 4 or 8 rows a warp for every type, 0 = the register producers
+// only, −1 = the environment's value again (unset: the default).
 void set_gemv_norm_out_staged(int rows);
 // Whether the backend should gate the staged producer's copies on the attention's signal
 // (RowNormOut::go_flag): the staged producer on and VELLUM_CUDA_NORM_OUT_STAGED_GO=1 (round 48).

@@ -99,7 +99,8 @@ __global__ void __launch_bounds__(kBlockRows / R * 32)
       bulk_load(ws + size_t(i) * bytes, w + size_t(row0 + int64_t(i) * R) * rb, bytes, &bar[i]);
     }
   }
-  __syncthreads();
+  // No block barrier before the wait (pdl.cuh's contract): the other warps first touch the barriers
+  // after the one below x's copy.
   const float gain = warp == 0 ? no.gain[row0 + lane] : 0.0f;  // a weight: before the wait
   pdl_wait();
   // The residual this lane adds its row's sum to: loaded now, beside x's copy (one round trip).
@@ -117,7 +118,7 @@ __global__ void __launch_bounds__(kBlockRows / R * 32)
       }
     }
   }
-  __syncthreads();
+  __syncthreads();  // x's copy, and the barriers' initialization
   mbar_wait(&bar[warp], 0);
   float acc[R];
   staged_rows_dot<K, R>(mine, rb, k, xq_s, xs_s, lane, acc);
@@ -145,28 +146,44 @@ size_t row_bytes(TensorType type, int64_t k) {
 // A block's shared memory, padded past half an SM's so that no SM takes two blocks (round 48 call
 // 3: unpadded, 128 blocks of Q4_K's 72 KB landed on 86 SMs, two on many, and those SMs set the
 // launch's end).
-size_t one_block_an_sm(size_t bytes) {
-  static const size_t half = [] {
-    int dev = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) {
-      return size_t(0);
+// The device's shared memory an SM and a block's opt-in limit (the first launch's device).
+struct SmemLimits {
+  size_t per_sm = 0, per_block = 0;
+};
+const SmemLimits& smem_limits() {
+  static const SmemLimits l = [] {
+    SmemLimits r;
+    int dev = 0, sm = 0, block = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess) {
+      r.per_sm = size_t(sm), r.per_block = size_t(block);
     }
-    return size_t(per_sm) / 2;
+    return r;
   }();
-  return std::max(bytes, std::min((half + 1024) / 16 * 16, kNormOutStagedMaxBytes));
+  return l;
+}
+constexpr size_t kStaticSmem = 1024;  // the kernel's barriers and xn, rounded up
+size_t one_block_an_sm(size_t bytes) {
+  const SmemLimits& l = smem_limits();
+  const size_t cap = std::min(kNormOutStagedMaxBytes, l.per_block > kStaticSmem ? l.per_block - kStaticSmem : 0);
+  return std::max(bytes, std::min((l.per_sm / 2 + 1024) / 16 * 16, cap));
 }
 
 template <class K, int R>
 cudaError_t launch(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, float* x, const RowNormOut& no,
                    cudaStream_t stream) {
   const auto kernel = gemv_norm_out_staged_kernel<K, R>;
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kNormOutStagedMaxBytes));
-  if (attr != cudaSuccess) return attr;
+  const size_t smem = one_block_an_sm(staged_smem_bytes(rb, k));
+  static size_t allowed = 0;  // the kernel's dynamic shared memory limit as set so far
+  if (smem > allowed) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+    allowed = smem;
+  }
   const auto* xq = static_cast<const int8_t*>(q8);
   const auto* xs = reinterpret_cast<const float2*>(xq + (k + 15) / 16 * 16);
-  launch_kernel(kernel, unsigned(n / kBlockRows), kBlockRows / R * 32, one_block_an_sm(staged_smem_bytes(rb, k)), stream,
+  launch_kernel(kernel, unsigned(n / kBlockRows), kBlockRows / R * 32, smem, stream,
                 static_cast<const uint8_t*>(w), rb, n, k, xq, xs, x, no);
   return cudaGetLastError();
 }
@@ -176,7 +193,9 @@ cudaError_t launch(const void* w, size_t rb, int64_t n, int64_t k, const void* q
 bool gemv_norm_out_staged_takes(TensorType type, int64_t n, int64_t k) {
   if (!gemv_norm_out_supports(type, n, k)) return false;
   const size_t rb = row_bytes(type, k);
-  return rb > 0 && rb % 16 == 0 && k % 64 == 0 && staged_smem_bytes(rb, k) <= kNormOutStagedMaxBytes;
+  const SmemLimits& l = smem_limits();
+  const size_t bytes = staged_smem_bytes(rb, k);
+  return rb > 0 && rb % 16 == 0 && k % 64 == 0 && bytes <= kNormOutStagedMaxBytes && bytes + kStaticSmem <= l.per_block;
 }
 
 cudaError_t launch_gemv_norm_out_staged(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,

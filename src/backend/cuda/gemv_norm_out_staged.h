@@ -1,11 +1,14 @@
 // Round 48: the batch-1 producer of a short weight (the output projection: x += wo·a with the
 // ffn norm's int8 copy, gemv_kernels.h's RowNormOut) with its whole weight share staged in shared
-// memory before the programmatic wait. The register producer (gemv_kq_norm_out_kernel /
-// gemv_i8_kernel<..., kNormOut>) is 1 024 threads a block and cannot become resident beside the
-// one-row attention's blocks, so on those SMs its weights start streaming only once the attention
-// has left. Here a block is 16 warps with few registers and its 32 rows (Q4_K 4 096 × 4 096: 72 KB,
-// Q8_0: 136 KB) arrive by bulk copies while the attention runs; after the wait it only reads shared
-// memory and x. Each row is summed exactly as the register producer sums it (the same bits).
+// memory by bulk copies issued before the programmatic wait. The register producer
+// (gemv_kq_norm_out_kernel) is 1 024 threads a block and cannot become resident beside the one-row
+// attention's blocks, so on those SMs its weights start streaming only once the attention has left.
+// Here a block is 8 warps with few registers, one block an SM (its shared memory padded past half
+// an SM's), and its 32 rows (Q4_K 4 096 × 4 096: 72 KB) arrive while Q/K/V ends and the attention
+// runs; after the wait it copies x once and reads only shared memory. Each row is summed exactly as
+// the register producer sums it (the same bits). The default for Q4_K / Q6_K (+0.3–0.9% llama3-8b
+// Q4_K_M batch 1 on an H200), not Q8_0 (−0.5 to −1.5%): the copies take DRAM time from the kernels
+// around them nearly one for one (docs/cuda.md, round 48).
 #pragma once
 
 #include <cstdint>
