@@ -10,7 +10,11 @@ and Q4_K layers differ), and each group's medians printed as a markdown table. T
 down projection is not a producer, comes out as a group of one; traces from before round 43 (eight
 launches a layer, with two norm kernels) do not fit.
 
-Usage: chain_summary.py trace-TYPE.md [--attention-grid N]
+--timeline (round 48) prints instead, for each of a layer's launches and the next layer's Q/K/V,
+the medians of its first block's residency, its release and its last block's release in µs from
+the attention's release, and the SMs it ran on: where a launch's blocks arrive against the chain.
+
+Usage: chain_summary.py trace-TYPE.md [--attention-grid N] [--timeline]
 """
 import argparse
 import collections
@@ -20,14 +24,34 @@ import sys
 NAMES = ["Q/K/V", "attention", "output projection", "gate/up + SwiGLU", "quantize g", "down projection"]
 
 
-def read_trace(lines):
-    """(grid, µs until the next release) a launch, in order."""
+def read_trace(lines, full=False):
+    """(grid, µs until the next release) a launch, in order; full: every column after the index
+    (grid, SMs, first resident, released, last block released, until the next release)."""
     rows = []
     for line in lines:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 7 and cells[0].isdigit():
-            rows.append((int(cells[1]), float(cells[6])))
+            if full:
+                rows.append((int(cells[1]), int(cells[2]), *(float(c) for c in cells[3:])))
+            else:
+                rows.append((int(cells[1]), float(cells[6])))
     return rows
+
+
+def timeline(rows, attention_grid):
+    """Medians over layers, µs from the attention's release (rows from read_trace(full=True))."""
+    names = NAMES + ["next Q/K/V"]
+    at = [i for i, r in enumerate(rows) if r[0] == attention_grid and i >= 1 and i + 6 <= len(rows)]
+    out = ["| launch | first resident | released | last block released | SMs | until the next release |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for j, name in enumerate(names):
+        launches = [rows[i - 1 + j] for i in at]
+        base = [rows[i][3] for i in at]
+        med = lambda f: statistics.median(f(r, b) for r, b in zip(launches, base))
+        out.append(f"| {name} | {med(lambda r, b: r[2] - b):.2f} | {med(lambda r, b: r[3] - b):.2f} | "
+                   f"{med(lambda r, b: r[4] - b):.2f} | {med(lambda r, b: r[1]):.0f} | {med(lambda r, b: r[5]):.2f} |")
+    out.append(f"\n{len(at)} layers")
+    return "\n".join(out)
 
 
 def layers_of(rows, attention_grid):
@@ -54,9 +78,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
     ap.add_argument("--attention-grid", type=int, default=64)
+    ap.add_argument("--timeline", action="store_true", help="where each launch's blocks arrive (round 48)")
     args = ap.parse_args()
     with open(args.trace) as f:
-        rows = read_trace(f)
+        lines = f.readlines()
+    rows = read_trace(lines)
+    if args.timeline:
+        print(timeline(read_trace(lines, full=True), args.attention_grid))
+        return
     if not rows:
         sys.exit(f"{args.trace}: no trace rows")
     if not layers_of(rows, args.attention_grid):
