@@ -1144,8 +1144,8 @@ static int g_norm_out_rows = [] {
 void set_gemv_norm_out_rows(int r) { g_norm_out_rows = r; }
 // Round 48's staged producer (gemv_norm_out_staged.h) where it takes the shape: its rows a warp
 // (1, 2, 4 or 8) for every type, 0 = the register producers, -1 (unset) = the measured default: Q4_K /
-// Q6_K as 8 warps of 4 rows (llama3-8b Q4_K_M batch 1 +0.3–0.9%), Q8_0 on the register producer
-// (−0.5 to −1.5% staged). VELLUM_CUDA_NORM_OUT_STAGED / set_gemv_norm_out_staged.
+// Q6_K as 8 warps of 4 rows (llama3-8b Q4_K_M batch 1 +0.2–1.2%), Q8_0 on the register producer
+// (−0.5 to −1.6% staged). VELLUM_CUDA_NORM_OUT_STAGED / set_gemv_norm_out_staged.
 static int norm_out_staged_env() {
   const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_STAGED");
   return e != nullptr ? std::atoi(e) : -1;

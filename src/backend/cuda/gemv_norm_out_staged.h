@@ -6,8 +6,8 @@
 // Here a block is 8 warps with few registers, one block an SM (its shared memory padded past half
 // an SM's), and its 32 rows (Q4_K 4 096 × 4 096: 72 KB) arrive while Q/K/V ends and the attention
 // runs; after the wait it copies x once and reads only shared memory. Each row is summed exactly as
-// the register producer sums it (the same bits). The default for Q4_K / Q6_K (+0.3–0.9% llama3-8b
-// Q4_K_M batch 1 on an H200), not Q8_0 (−0.5 to −1.5%): the copies take DRAM time from the kernels
+// the register producer sums it (the same bits). The default for Q4_K / Q6_K (+0.2–1.2% llama3-8b
+// Q4_K_M batch 1 on an H200), not Q8_0 (−0.5 to −1.6%): the copies take DRAM time from the kernels
 // around them nearly one for one (docs/cuda.md, round 48).
 #pragma once
 
