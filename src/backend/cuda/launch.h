@@ -24,9 +24,9 @@ namespace vellum::cuda {
 bool launch_programmatically(const void* kernel, cudaStream_t stream);
 
 // Measurement knob (round 48, VELLUM_CUDA_CARVEOUT = 0..100): every kernel's preferred shared
-// memory carveout, set once a kernel. An SM changes its L1 / shared-memory split only when idle, so
-// a block that needs more shared memory than the split of the blocks already there waits for them
-// to leave; one split for all keeps early blocks resident. Unset: the driver's choice, no cost.
+// memory carveout, set once a kernel. Tried so that a block needing much shared memory (the staged
+// producer) would find every SM's L1 / shared-memory split ready for it; at 100 the batch-1 GEMVs
+// lost their x in L1: batch-1 decode 6% slower (Q4_K_M), 28% (Q8_0, staged). Unset: the driver's choice, no cost.
 void prefer_carveout(const void* kernel);
 
 template <typename... Params, typename... Args>
