@@ -97,6 +97,26 @@ struct GemvQ4K {
   }
 };
 
+// One pass (the 1 024-element group p) of R rows whose copies lie in shared memory `stride` bytes
+// apart from g: each lane's sub-block of every row added into acc, one load of x for all of them
+// (the layer kernel's ring, round 19; the staged producer, round 48). Nothing for a lane whose
+// super-block a short last group lacks.
+template <class F, int R>
+__device__ __forceinline__ void kq_pass_shared(const uint8_t* g, size_t stride, int p, int64_t nb, const int8_t* xq,
+                                               const float2* xs, int lane, const typename F::Lane& L, float (&acc)[R]) {
+  if (int64_t(p) * 4 + lane / 8 >= nb) return;
+  const int64_t e = int64_t(p) * 1024 + 32 * lane;  // the sub-block's first element
+  const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
+  const uint4 x0 = xp[0], x1 = xp[1];
+  const float2 xsv = xs[e / 32];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    typename F::Raw w;
+    F::load_shared(g + size_t(r) * stride, lane, L, w);
+    acc[r] += F::dot(w, x0, x1, xsv, L);
+  }
+}
+
 struct GemvQ6K {
   static constexpr int kGroupBytes = DecQ6_KR::kGroupBytes;
   __host__ __device__ static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }

@@ -43,20 +43,8 @@ __device__ __forceinline__ void staged_rows_dot(const uint8_t* rows, size_t rb, 
   } else {
     const typename K::Lane L(lane);
     const int64_t nb = k / 256;
-    const int passes = int((nb + 3) / 4), sb = lane / 8;
-    for (int p = 0; p < passes; ++p) {
-      if (int64_t(p) * 4 + sb >= nb) continue;  // a short last group: this super-block does not exist
-      const int64_t e = int64_t(p) * 1024 + 32 * lane;
-      const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
-      const uint4 x0 = xp[0], x1 = xp[1];
-      const float2 xsv = xs[e / 32];
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        typename K::Raw raw;
-        K::load_shared(rows + size_t(r) * rb + size_t(p) * K::kGroupBytes, lane, L, raw);
-        acc[r] += K::dot(raw, x0, x1, xsv, L);
-      }
-    }
+    const int passes = int((nb + 3) / 4);
+    for (int p = 0; p < passes; ++p) kq_pass_shared<K, R>(rows + size_t(p) * K::kGroupBytes, rb, p, nb, xq, xs, lane, L, acc);
   }
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);

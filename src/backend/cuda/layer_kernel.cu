@@ -272,18 +272,7 @@ __device__ __forceinline__ void copy_q8(const uint8_t* src, int8_t* xq, int64_t 
 template <class F>
 __device__ __forceinline__ void use_pass(const uint8_t* st, int pass, int64_t nb, const int8_t* xq, const float2* xs, int lane,
                                          float (&acc)[kItemRows]) {
-  if (int64_t(pass) * 4 + lane / 8 >= nb) return;  // a short last group
-  const typename F::Lane L(lane);
-  const int64_t e = int64_t(pass) * 1024 + 32 * lane;
-  const uint4* xp = reinterpret_cast<const uint4*>(xq + e);
-  const uint4 x0 = xp[0], x1 = xp[1];
-  const float2 xsv = xs[e / 32];
-#pragma unroll
-  for (int j = 0; j < kItemRows; ++j) {
-    typename F::Raw w;
-    F::load_shared(st + j * F::kGroupBytes, lane, L, w);
-    acc[j] += F::dot(w, x0, x1, xsv, L);
-  }
+  kq_pass_shared<F, kItemRows>(st, F::kGroupBytes, pass, nb, xq, xs, lane, typename F::Lane(lane), acc);
 }
 
 template <int V>
