@@ -14,7 +14,6 @@
 
 #include "backend/cuda/block_slot.cuh"
 #include "backend/cuda/dequant.cuh"
-#include "backend/cuda/launch.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
@@ -128,9 +127,6 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
     sf = static_cast<float>(s * rp.magnitude);
   }
   pdl_wait();
-  if (in.done_flag != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && t == 0) {
-    *reinterpret_cast<volatile uint32_t*>(in.done_flag) = uint32_t(*in.position);
-  }
   if ((in.dbg & 1) != 0) return;
   if ((in.dbg & 2) != 0) {  // spin 2 µs, then leave (calibrates what a step charges for time spent here)
     uint64_t t0, t1;
@@ -275,7 +271,6 @@ cudaError_t launch(const AttnParams& p, const RopeRowInputs& in, cudaStream_t st
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  prefer_carveout(reinterpret_cast<const void*>(attn_rope_row_kernel<T, HD>));
   return cudaLaunchKernelEx(&cfg, attn_rope_row_kernel<T, HD>, p, in);
 }
 

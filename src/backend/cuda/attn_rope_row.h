@@ -32,10 +32,6 @@ struct RopeRowInputs {
   // after the programmatic wait, so that a step measures what the kernel's work after it costs; 2
   // spins 2 µs there first (what a step charges for time spent after the wait).
   int dbg = 0;
-  // Round 48 (null: none): set to *position by one thread right after the wait, i.e. once the
-  // previous kernel (Q/K/V) has finished: the staged output projection's signal to start its weight
-  // copies (RowNormOut::go_flag).
-  uint32_t* done_flag = nullptr;
 };
 
 // Whether the kernel takes this one-row launch: an F16/BF16 pool of 64 or 128 dims with aligned

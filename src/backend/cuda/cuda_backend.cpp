@@ -195,12 +195,6 @@ struct CudaBackend::Impl {
     return e == nullptr || std::string(e) != "0";
   }();
   cuda::DeviceBuffer row_norm_q8, row_norm_sums;
-  // Round 48 (VELLUM_CUDA_NORM_OUT_STAGED_GO=1): a word a layer that the one-row attention sets once
-  // Q/K/V has finished, and the word the last such attention armed, which the next layer tail's
-  // output projection (the staged producer) waits on before its weight copies; null when the last
-  // attention was another kernel, so that nothing waits on a word no kernel writes.
-  cuda::DeviceBuffer attn_flags;
-  uint32_t* armed_flag = nullptr;
   int64_t row_norm_calls = 0;  // layer_tail calls that took it (row_norm_calls())
   // The int8 x and scale of a batch-1 matmul whose x is such a norm's h (gemv_batch1's rn).
   struct RowNormX {
@@ -1369,7 +1363,6 @@ void CudaBackend::begin_step(const StepInfo& step) {
   m.forget_q8();
   m.use_device();
   m.graphs.flush();  // a step that ended without read()
-  m.armed_flag = nullptr;
   ++m.steps;
   m.step_at = std::chrono::steady_clock::now();
   const size_t n = step.tokens.size();
@@ -1823,7 +1816,6 @@ bool CudaBackend::Impl::attn_launch(uint32_t layer, const Tensor& q, const Atten
 
 void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShape& shape, Tensor out) {
   Impl& m = *impl_;
-  m.armed_flag = nullptr;
   m.touch({q}, {out});
   m.forget_q8();
   Impl::AttnLaunch a;
@@ -1856,7 +1848,6 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
 void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,
                                  const AttentionShape& shape, Tensor out) {
   Impl& m = *impl_;
-  m.armed_flag = nullptr;  // armed again below only by the one-row kernel
   // Round 37: whether the Q/K/V launch already did this layer's RoPE and K/V store (taken by
   // rope_attention_rows; every other path does them again from the f32 rows, which are as before).
   const Impl::Roped& r = m.roped;
@@ -1889,18 +1880,10 @@ void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tenso
   in.v = v.data;
   in.position = m.d_positions;
   in.slot = m.d_slots;
-  if (cuda::gemv_norm_out_staged_go()) {
-    constexpr uint32_t kFlags = 1024;
-    const bool fresh = m.attn_flags.get() == nullptr;
-    auto* flags = static_cast<uint32_t*>(m.grow(m.attn_flags, kFlags * sizeof(uint32_t), "attention flags"));
-    if (fresh) cuda::check(cudaMemsetAsync(flags, 0xFF, kFlags * sizeof(uint32_t), m.stream), "attention flags");
-    in.done_flag = flags + layer % kFlags;
-    m.armed_flag = in.done_flag;
-  }
   const cuda::AttnParams p = a.p;
   m.graphs.mix(55, p.q, p.out, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-               p.part_ml, p.counters, p.out_q8, p.q8_xs_off, in.k, in.v, in.position, in.slot, in.done_flag);
+               p.part_ml, p.counters, p.out_q8, p.q8_xs_off, in.k, in.v, in.position, in.slot);
   m.graphs.mix_bytes(&in.rope, sizeof in.rope);
   m.graphs.run([=, &m] {
     m.launched(cuda::launch_attention_rope_row(p, in, m.stream), "attention kernel (one row, RoPE and K/V store)");
@@ -2378,13 +2361,8 @@ bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor 
     const void* wd = w.data;
     const int64_t K = a.cols;
     const float* ad = a.data;
-    cuda::RowNormOut no{static_cast<const float*>(norm->data), zq, sums};
-    if (&w == t.wo && m.armed_flag != nullptr) {  // the staged producer's go signal (round 48)
-      no.go_flag = m.armed_flag;
-      no.go_value = m.d_positions;
-    }
-    m.armed_flag = nullptr;
-    m.graphs.mix(69, type, wd, K, dim, ad, q8, quantize, xd, no.gain, zq, sums, no.go_flag, no.go_value);
+    const cuda::RowNormOut no{static_cast<const float*>(norm->data), zq, sums};
+    m.graphs.mix(69, type, wd, K, dim, ad, q8, quantize, xd, no.gain, zq, sums);
     m.graphs.run([=, &m] {
       if (quantize) m.launched(cuda::launch_quantize_q8(ad, K, q8, m.stream), "quantize_q8 kernel");
       m.launched(cuda::launch_gemv_i8_norm_out(type, wd, dim, K, q8, xd, no, m.stream), "int8 gemv kernel (x += w a, norm copy)");

@@ -67,19 +67,6 @@ bool eager_default() {
 }
 }  // namespace
 
-void prefer_carveout(const void* kernel) {
-  static const int pct = [] {
-    const char* e = std::getenv("VELLUM_CUDA_CARVEOUT");
-    return e != nullptr ? std::clamp(std::atoi(e), 0, 100) : -1;
-  }();
-  if (pct < 0) return;
-  static std::mutex mu;
-  static std::unordered_set<const void*> done;
-  const std::lock_guard<std::mutex> lock(mu);
-  if (!done.insert(kernel).second) return;
-  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pct);
-}
-
 bool launch_programmatically(const void* kernel, cudaStream_t stream) {
   static const bool eager = eager_default();  // the first launch's device and environment
   if (!eager) return false;

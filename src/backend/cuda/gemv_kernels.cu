@@ -1156,13 +1156,6 @@ static int norm_out_staged_rows(TensorType type, int knob) {
 }
 static int g_norm_out_staged = norm_out_staged_env();
 void set_gemv_norm_out_staged(int rows) { g_norm_out_staged = rows < 0 ? norm_out_staged_env() : rows; }
-bool gemv_norm_out_staged_go() {
-  static const bool go = [] {
-    const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_STAGED_GO");
-    return e != nullptr && std::atoi(e) == 1;
-  }();
-  return go && g_norm_out_staged != 0;
-}
 
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
   if (n <= 0 || n % 32 != 0 || !int8_gemv_supports(type, k)) return false;

@@ -57,10 +57,6 @@ struct RowNormOut {
   const float* gain = nullptr;
   void* z_q8 = nullptr;       // q8_bytes(n)
   float* partial = nullptr;   // n / 32 floats
-  // Round 48, the staged producer only (gemv_norm_out_staged.h): when set, its weight copies start
-  // once *go_flag == *go_value (the one-row attention's signal that Q/K/V has finished), not at once.
-  const uint32_t* go_flag = nullptr;
-  const int32_t* go_value = nullptr;
 };
 struct RowNormIn {
   const float* partial = nullptr;  // null: no norm (s = 1, the plain launch)
@@ -80,9 +76,6 @@ void set_gemv_norm_out_rows(int r);
 // measurements and checks): 1, 2, 4 or 8 rows a warp for every type, 0 = the register producers
 // only, −1 = the environment's value again (unset: the default).
 void set_gemv_norm_out_staged(int rows);
-// Whether the backend should gate the staged producer's copies on the attention's signal
-// (RowNormOut::go_flag): the staged producer on and VELLUM_CUDA_NORM_OUT_STAGED_GO=1 (round 48).
-bool gemv_norm_out_staged_go();
 
 // `nin` (RowNormIn): the x copy is z's and every output is s·(w·z) (+ bias), s from nin's partials.
 cudaError_t launch_gemv_i8(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, cudaStream_t stream,

@@ -74,13 +74,6 @@ __global__ void __launch_bounds__(kBlockRows / R * 32)
 #pragma unroll 1
     for (int i = 0; i < W; ++i) mbar_init(&bar[i], 1);
     mbar_init_fence();
-    if (no.go_flag != nullptr) {
-      // Not before Q/K/V has finished (the attention's signal): copies issued while it streams
-      // slowed it by as much as they took (round 48, call 5). Only the copies' timing depends on
-      // this, never a value; the attention always writes the flag, so the wait ends.
-      const auto want = uint32_t(*no.go_value);  // a step input: uploaded before the step's first kernel
-      while (*reinterpret_cast<const volatile uint32_t*>(no.go_flag) != want) __nanosleep(64);
-    }
 #pragma unroll 1
     for (int i = 0; i < W; ++i) {
       mbar_arrive_expect_tx(&bar[i], bytes);

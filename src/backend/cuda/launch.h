@@ -23,16 +23,9 @@ namespace vellum::cuda {
 // read once, at the first launch: on for sm_90 unless VELLUM_CUDA_EAGER_PDL=0 or VELLUM_CUDA_PDL=0).
 bool launch_programmatically(const void* kernel, cudaStream_t stream);
 
-// Measurement knob (round 48, VELLUM_CUDA_CARVEOUT = 0..100): every kernel's preferred shared
-// memory carveout, set once a kernel. Tried so that a block needing much shared memory (the staged
-// producer) would find every SM's L1 / shared-memory split ready for it; at 100 the batch-1 GEMVs
-// lost their x in L1: batch-1 decode 6% slower (Q4_K_M), 28% (Q8_0, staged). Unset: the driver's choice, no cost.
-void prefer_carveout(const void* kernel);
-
 template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                           Args&&... args) {
-  prefer_carveout(reinterpret_cast<const void*>(kernel));
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;

@@ -27,9 +27,6 @@
 // positions older than that row's (the one-row decode attention, AttnParams::kv_before_wait; round 29's
 // one-row kernel with RoPE, attn_rope_row.cu, too). (Prefetching weights into L2 instead, many KB a
 // row, was measured and lost: docs/cuda.md, "Round 7: programmatic dependent launch".)
-// One signal is read before the wait (round 48, measurements only): with
-// VELLUM_CUDA_NORM_OUT_STAGED_GO=1 the staged output projection's copying thread polls a word the
-// one-row attention sets after its own wait, and only the timing of its weight copies depends on it.
 
 #if defined(VELLUM_CHAIN_TRACE)
 #include <cuda_runtime.h>
