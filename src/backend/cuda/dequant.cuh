@@ -365,15 +365,6 @@ __device__ __forceinline__ uint4 nib(const uint4& v, int shift) {
                     (v.w >> shift) & 0x0F0F0F0Fu);
 }
 
-// Weights are read once: no L1 allocation (x, which every warp re-reads, keeps L1).
-__device__ __forceinline__ uint4 ld_stream(const uint8_t* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
 struct I8Q8_0 {  // DecQ8_0R's layout; rows of a multiple of 64 elements
   static constexpr int kChunk = 64, kInFlight = 2;
   using Dec = DecQ8_0R;
@@ -385,17 +376,9 @@ struct I8Q8_0 {  // DecQ8_0R's layout; rows of a multiple of 64 elements
     const uint8_t* g = row + (c / 4) * DecQ8_0R::kGroupBytes;
     const int j = int(c % 4) * 2;
     r.d = *reinterpret_cast<const uint32_t*>(g + 2 * j);
-    // Through L1: without L1 allocation (ld_stream) llama3-8b Q8_0 batch 1 fell from 409–413 to
-    // 355–359 tok/s (round 48, call 4).
-    const uint4* q = reinterpret_cast<const uint4*>(g + 16 + 32 * j);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) r.q[i] = q[i];
-  }
-  // The same fields from a copy of the row in shared memory (the staged producer).
-  __device__ static void load_shared(const uint8_t* row, int64_t c, Raw& r) {
-    const uint8_t* g = row + (c / 4) * DecQ8_0R::kGroupBytes;
-    const int j = int(c % 4) * 2;
-    r.d = *reinterpret_cast<const uint32_t*>(g + 2 * j);
+    // Generic loads, so a row copied into shared memory reads the same way (the staged producer).
+    // Through L1: without L1 allocation llama3-8b Q8_0 batch 1 fell from 409–413 to 355–359 tok/s
+    // (round 48, call 4).
     const uint4* q = reinterpret_cast<const uint4*>(g + 16 + 32 * j);
 #pragma unroll
     for (int i = 0; i < 4; ++i) r.q[i] = q[i];

@@ -830,9 +830,6 @@ bool segs_ok(const GemvSegs& s) {
   return true;
 }
 
-const float2* q8_scales(const void* q8, int64_t k) {
-  return reinterpret_cast<const float2*>(static_cast<const uint8_t*>(q8) + (k + 15) / 16 * 16);
-}
 
 template <class F>
 cudaError_t dispatch_i8(TensorType type, F&& f) {
@@ -972,6 +969,9 @@ bool int8_gemv_supports(TensorType type, int64_t k) {
   }
 }
 size_t q8_bytes(int64_t k) { return size_t((k + 15) / 16 * 16) + size_t(k / 32) * sizeof(float2); }
+const float2* q8_scales(const void* q8, int64_t k) {
+  return reinterpret_cast<const float2*>(static_cast<const uint8_t*>(q8) + (k + 15) / 16 * 16);
+}
 
 cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream) {
   return launch_quantize_q8_rows(x, k, 1, k, q8, stream);

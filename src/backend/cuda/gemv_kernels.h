@@ -45,6 +45,8 @@ cudaError_t launch_gemv1_rows(TensorType type, const void* w, int64_t n, int64_t
 // buffer of q8_bytes(k) (16-byte aligned), then __dp4a against the weight's integers.
 bool int8_gemv_supports(TensorType type, int64_t k);
 size_t q8_bytes(int64_t k);
+// The scale pairs of an int8 copy of k values (after its k bytes, rounded up to 16).
+const float2* q8_scales(const void* q8, int64_t k);
 cudaError_t launch_quantize_q8(const float* x, int64_t k, void* q8, cudaStream_t stream);
 // Round 43: a batch-1 RMSNorm carried by the GEMVs on either side of it, so that it is no kernel of
 // its own on the decode chain. rms_norm(x)·W = s·((x ⊙ gain)·W) with s = 1/sqrt(Σx²/k + eps): the

@@ -22,6 +22,14 @@ namespace vellum::cuda {
 // Round 6's Q4_K kernel (64 elements a lane, 4 rows a warp, the header re-loaded by 4 lanes) used
 // 168 registers (12 warps an SM) and was latency-bound; these ask for 32 warps an SM.
 
+// Weights are read once: no L1 allocation (x, which every warp re-reads, keeps L1).
+__device__ __forceinline__ uint4 ld_stream(const uint8_t* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
 // Σ a_i·b_i over 4 bytes, a unsigned, b signed.
 __device__ __forceinline__ int dp4a_us(uint32_t a, uint32_t b, int c) {
   int d;

@@ -36,7 +36,7 @@ __device__ __forceinline__ void staged_rows_dot(const uint8_t* rows, size_t rb, 
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         typename K::Raw raw;
-        K::load_shared(rows + size_t(r) * rb, c, raw);
+        K::load(rows + size_t(r) * rb, c, raw);
         acc[r] += K::dot(raw, xv);
       }
     }
@@ -50,18 +50,18 @@ __device__ __forceinline__ void staged_rows_dot(const uint8_t* rows, size_t rb, 
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
 }
 
-// Shared memory: the block's 32 weight rows, then x's int8 copy (k bytes, rounded up to 16) and its
-// k / 32 scale pairs.
-size_t staged_smem_bytes(size_t rb, int64_t k) { return size_t(kBlockRows) * rb + size_t((k + 15) / 16 * 16) + size_t(k / 32) * 8; }
+// Shared memory: the block's 32 weight rows, then a copy of x's int8 copy (q8_bytes(k): its values
+// and scale pairs).
+size_t staged_smem_bytes(size_t rb, int64_t k) { return size_t(kBlockRows) * rb + q8_bytes(k); }
 
-// Block b owns rows [32b, 32b + 32); warp w rows 32b + R·w .. + R − 1. Before the wait each warp's
-// lane 0 starts one bulk copy of its R rows into shared memory on a barrier of its own. After it the
+// Block b owns rows [32b, 32b + 32); warp w rows 32b + R·w .. + R − 1. Before the wait thread 0
+// starts one bulk copy of each warp's R rows into shared memory, on a barrier a warp. After it the
 // block copies x (the previous kernel's output: one L2 round trip for all warps), and each warp
-// waits for its rows only.
+// waits for its rows only. x_bytes and xs_off: q8_bytes(k) and where q8_scales puts the scale pairs.
 template <class K, int R>
 __global__ void __launch_bounds__(kBlockRows / R * 32)
-    gemv_norm_out_staged_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k, const int8_t* xq, const float2* xs,
-                                float* x, RowNormOut no) {
+    gemv_norm_out_staged_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k, const int8_t* xq, size_t x_bytes,
+                                size_t xs_off, float* x, RowNormOut no) {
   constexpr int W = kBlockRows / R;
   extern __shared__ __align__(128) uint8_t ws[];
   __shared__ __align__(8) uint64_t bar[W];
@@ -86,23 +86,15 @@ __global__ void __launch_bounds__(kBlockRows / R * 32)
   pdl_wait();
   // The residual this lane adds its row's sum to: loaded now, beside x's copy (one round trip).
   const float resid = lane < R ? x[row0 + int64_t(warp) * R + lane] : 0.0f;
-  // x's copy: k bytes then k / 32 float2, both 16-byte aligned and padded (q8_bytes' layout).
+  // x's copy, values then scale pairs: whole 16-byte pieces (k % 64 == 0).
   auto* xq_s = reinterpret_cast<int8_t*>(ws + size_t(kBlockRows) * rb);
-  auto* xs_s = reinterpret_cast<float2*>(xq_s + (k + 15) / 16 * 16);
-  {
-    const int64_t q16 = (k + 15) / 16, s16 = k / 32 / 2;  // 16-byte pieces (k % 64 == 0: whole pieces)
-    for (int64_t i = threadIdx.x; i < q16 + s16; i += blockDim.x) {
-      if (i < q16) {
-        reinterpret_cast<uint4*>(xq_s)[i] = reinterpret_cast<const uint4*>(xq)[i];
-      } else {
-        reinterpret_cast<uint4*>(xs_s)[i - q16] = reinterpret_cast<const uint4*>(xs)[i - q16];
-      }
-    }
+  for (size_t i = threadIdx.x; i < x_bytes / 16; i += blockDim.x) {
+    reinterpret_cast<uint4*>(xq_s)[i] = reinterpret_cast<const uint4*>(xq)[i];
   }
   __syncthreads();  // x's copy, and the barriers' initialization
   mbar_wait(&bar[warp], 0);
   float acc[R];
-  staged_rows_dot<K, R>(mine, rb, k, xq_s, xs_s, lane, acc);
+  staged_rows_dot<K, R>(mine, rb, k, xq_s, reinterpret_cast<const float2*>(xq_s + xs_off), lane, acc);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     if (lane != r) continue;
@@ -124,9 +116,6 @@ size_t row_bytes(TensorType type, int64_t k) {
   }
 }
 
-// A block's shared memory, padded past half an SM's so that no SM takes two blocks (round 48 call
-// 3: unpadded, 128 blocks of Q4_K's 72 KB landed on 86 SMs, two on many, and those SMs set the
-// launch's end).
 // The device's shared memory an SM and a block's opt-in limit (the first launch's device).
 struct SmemLimits {
   size_t per_sm = 0, per_block = 0;
@@ -145,6 +134,9 @@ const SmemLimits& smem_limits() {
   return l;
 }
 constexpr size_t kStaticSmem = 1024;  // the kernel's barriers and xn, rounded up
+// A block's shared memory, padded past half an SM's so that no SM takes two blocks (round 48 call
+// 3: unpadded, 128 blocks of Q4_K's 72 KB landed on 86 SMs, two on many, and those SMs set the
+// launch's end).
 size_t one_block_an_sm(size_t bytes) {
   const SmemLimits& l = smem_limits();
   const size_t cap = std::min(kNormOutStagedMaxBytes, l.per_block > kStaticSmem ? l.per_block - kStaticSmem : 0);
@@ -163,9 +155,9 @@ cudaError_t launch(const void* w, size_t rb, int64_t n, int64_t k, const void* q
     allowed = smem;
   }
   const auto* xq = static_cast<const int8_t*>(q8);
-  const auto* xs = reinterpret_cast<const float2*>(xq + (k + 15) / 16 * 16);
-  launch_kernel(kernel, unsigned(n / kBlockRows), kBlockRows / R * 32, smem, stream,
-                static_cast<const uint8_t*>(w), rb, n, k, xq, xs, x, no);
+  const auto xs_off = size_t(reinterpret_cast<const int8_t*>(q8_scales(q8, k)) - xq);
+  launch_kernel(kernel, unsigned(n / kBlockRows), kBlockRows / R * 32, smem, stream, static_cast<const uint8_t*>(w), rb, n,
+                k, xq, q8_bytes(k), xs_off, x, no);
   return cudaGetLastError();
 }
 
