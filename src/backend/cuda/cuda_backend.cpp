@@ -2342,11 +2342,7 @@ bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor 
   ++m.row_norm_calls;
   void* zq = m.grow(m.row_norm_q8, cuda::q8_bytes(dim), "row norm activations (int8)");
   auto* sums = static_cast<float*>(m.grow(m.row_norm_sums, size_t(dim / 32) * sizeof(float), "row norm partial sums"));
-  static const bool scale_first = [] {  // measurements (gemv_kernels.h, RowNormIn::scale_first)
-    const char* e = std::getenv("VELLUM_CUDA_NORM_SCALE_FIRST");
-    return e != nullptr && std::atoi(e) == 1;
-  }();
-  const Impl::RowNormX rn{zq, cuda::RowNormIn{sums, t.eps, scale_first}};
+  const Impl::RowNormX rn{zq, cuda::RowNormIn{sums, t.eps}};
   float* xd = x.data;
   // x += w·a (a's int8 copy: its producer's, or quantized now), then w's norm copy of the new x;
   // without a norm, the plain batch-1 launch with x as its bias.
@@ -2365,14 +2361,11 @@ bool CudaBackend::layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor 
     const void* wd = w.data;
     const int64_t K = a.cols;
     const float* ad = a.data;
-    // Round 49: a without an int8 copy (g) is quantized by the producer's blocks themselves.
-    const bool own = quantize && cuda::gemv_norm_out_quantizes(type, dim, K);
     const cuda::RowNormOut no{static_cast<const float*>(norm->data), zq, sums};
-    m.graphs.mix(69, type, wd, K, dim, ad, q8, quantize, own, xd, no.gain, zq, sums);
+    m.graphs.mix(69, type, wd, K, dim, ad, q8, quantize, xd, no.gain, zq, sums);
     m.graphs.run([=, &m] {
-      if (quantize && !own) m.launched(cuda::launch_quantize_q8(ad, K, q8, m.stream), "quantize_q8 kernel");
-      m.launched(cuda::launch_gemv_i8_norm_out(type, wd, dim, K, q8, xd, no, m.stream, own ? ad : nullptr),
-                 "int8 gemv kernel (x += w a, norm copy)");
+      if (quantize) m.launched(cuda::launch_quantize_q8(ad, K, q8, m.stream), "quantize_q8 kernel");
+      m.launched(cuda::launch_gemv_i8_norm_out(type, wd, dim, K, q8, xd, no, m.stream), "int8 gemv kernel (x += w a, norm copy)");
     });
     m.lazy_norm = {h.data, xd, no.gain, 1, dim, t.eps};
   };

@@ -344,23 +344,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv16p_kernel(GemvSegs s, size_t
 
 // int8 x: every row's kInFlight chunks are loaded before any is used. W warps a block; kNormOut
 // (round 43, RowNormOut; split 1, W·R = 32): the block's 32 new rows of x, then z's copy and Σx².
-// Round 49: a producer that quantizes its f32 input a itself (kQuantX) puts the int8 copy in its
-// dynamic shared memory (q8_bytes(k)): values, then the scale pairs where q8_scales puts them.
-__device__ __forceinline__ int8_t* own_q8(uint8_t* smem) { return reinterpret_cast<int8_t*>(smem); }
-__device__ __forceinline__ float2* own_q8_scales(uint8_t* smem, int64_t k) {
-  return reinterpret_cast<float2*>(smem + (k + 15) / 16 * 16);
-}
-
-// kQuantX (producers, round 49): a's int8 copy made by the block from af after the wait (own_q8).
-template <class D, int R, bool kSwiglu, int W = kWarps, bool kNormOut = false, bool kQuantX = false>
+template <class D, int R, bool kSwiglu, int W = kWarps, bool kNormOut = false>
 __global__ void __launch_bounds__(W * 32) gemv_i8_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq,
-                                                        const float2* xs, int split, RowNormIn nin, RowNormOut no,
-                                                        const float* af) {
+                                                        const float2* xs, int split, RowNormIn nin, RowNormOut no) {
   using Map = RowMap<R, kSwiglu>;
   static_assert(!kNormOut || (W * R == 32 && !kSwiglu), "a producer block owns 32 rows");
-  static_assert(!kQuantX || kNormOut, "only the producers quantize their input");
-  extern __shared__ __align__(16) uint8_t a_own[];
-  if constexpr (kQuantX) xq = own_q8(a_own), xs = own_q8_scales(a_own, k);
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int64_t n = Map::total(s);
@@ -382,11 +370,7 @@ __global__ void __launch_bounds__(W * 32) gemv_i8_kernel(GemvSegs s, size_t rb, 
     for (int r = 0; r < R; ++r) D::load(rows[r], first, pre[r]);
   }
   pdl_wait();
-  if constexpr (kQuantX) {
-    quantize_q8_row_block<8>(af, k, own_q8(a_own), own_q8_scales(a_own, k));
-    __syncthreads();
-  }
-  const RowNormScale scale(nin, k);
+  const float scale = row_norm_scale(nin, k);
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
@@ -418,7 +402,7 @@ __global__ void __launch_bounds__(W * 32) gemv_i8_kernel(GemvSegs s, size_t rb, 
   for (int64_t c0 = first + step * U; c0 < chunks; c0 += step * U) body(c0, std::false_type{});
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-  if (combine_parts<R, W>(acc, split, active)) Map::store(s, o0, lane, acc, n, scale.get(), kNormOut ? xn + (o0 - row0) : nullptr);
+  if (combine_parts<R, W>(acc, split, active)) Map::store(s, o0, lane, acc, n, scale, kNormOut ? xn + (o0 - row0) : nullptr);
   if constexpr (kNormOut) {
     __syncthreads();
     if (warp == 0) row_norm_group(xn, gain, row0, n, no);
@@ -525,9 +509,7 @@ struct KqGemvBlock {
     if (active) load(0);
   }
   __device__ void load(int p0) { load_groups<F>(rows, p0, passes, lane, L, raw); }
-  // scale: a float, or a RowNormScale (row_norm.cuh) whose partials are summed at the store.
-  template <class Scale = float>
-  __device__ void finish(const GemvSegs& s, const Scale& scale, float* keep = nullptr) {
+  __device__ void finish(const GemvSegs& s, float scale = 1.0f, float* keep = nullptr) {
     if (!active) return;
     float acc[R];
 #pragma unroll
@@ -551,11 +533,7 @@ struct KqGemvBlock {
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
-    if constexpr (std::is_same_v<Scale, float>) {
-      Map::store(s, o0, lane, acc, n, scale, keep);
-    } else {
-      Map::store(s, o0, lane, acc, n, scale.get(), keep);
-    }
+    Map::store(s, o0, lane, acc, n, scale, keep);
   }
 };
 
@@ -567,29 +545,21 @@ __global__ void __launch_bounds__(kWarps * 32, kKqMinBlocks<R, kSwiglu, P>)
     gemv_kq_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormIn nin) {
   KqGemvBlock<F, R, kSwiglu, P> b(s, rb, k, xq, xs, blockIdx.x);
   pdl_wait();
-  b.finish(s, RowNormScale(nin, k));
+  b.finish(s, row_norm_scale(nin, k));
 }
 
 // Round 43's producer (RowNormOut): x += w·a (s.bias = s.out = x) in blocks of 32 rows, 32 / R warps
 // of R rows, each row as gemv_kq_kernel computes it; then the block's z copy and Σx² (row_norm.cuh).
-// The registers of the 4-warp kernel of the same R and P. kQuantX: a's int8 copy is made by the
-// block from af after the wait (own_q8), not read from xq / xs.
-template <class F, int R, int P, bool kQuantX = false>
+// The registers of the 4-warp kernel of the same R and P.
+template <class F, int R, int P>
 __global__ void __launch_bounds__(32 / R * 32, std::max(1, kKqMinBlocks<R, false, P> * kWarps * R / 32))
-    gemv_kq_norm_out_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormOut no,
-                            const float* af) {
+    gemv_kq_norm_out_kernel(GemvSegs s, size_t rb, int64_t k, const int8_t* xq, const float2* xs, RowNormOut no) {
   constexpr int W = 32 / R;
   __shared__ float xn[32];
-  extern __shared__ __align__(16) uint8_t a_own[];
-  if constexpr (kQuantX) xq = own_q8(a_own), xs = own_q8_scales(a_own, k);
   KqGemvBlock<F, R, false, P, W> b(s, rb, k, xq, xs, blockIdx.x);
   const int64_t row0 = int64_t(blockIdx.x) * 32;
   const float gain = threadIdx.x < 32 ? no.gain[row0 + threadIdx.x] : 0.0f;  // a weight: before the wait
   pdl_wait();
-  if constexpr (kQuantX) {
-    quantize_q8_row_block<4>(af, k, own_q8(a_own), own_q8_scales(a_own, k));
-    __syncthreads();
-  }
   b.finish(s, 1.0f, xn + (b.o0 - row0));
   __syncthreads();
   if (threadIdx.x < 32) row_norm_group(xn, gain, row0, b.n, no);
@@ -606,11 +576,11 @@ __global__ void __launch_bounds__(kWarps * 32, 8)
   if (blockIdx.x < blocks_a) {
     KqGemvBlock<F1, R1, false, P1> g(a, rba, k, xq, xs, blockIdx.x);
     pdl_wait();
-    g.finish(a, RowNormScale(nin, k));
+    g.finish(a, row_norm_scale(nin, k));
   } else {
     KqGemvBlock<F2, 1, false, P2> g(b, rbb, k, xq, xs, int64_t(blockIdx.x) - blocks_a);
     pdl_wait();
-    g.finish(b, RowNormScale(nin, k));
+    g.finish(b, row_norm_scale(nin, k));
   }
 }
 
@@ -1109,7 +1079,7 @@ cudaError_t launch_i8(const GemvSegs& s, int64_t weight_rows, int64_t k, const v
       constexpr bool S = decltype(sw)::value;
       const int sp = i8_split<D>(k);
       launch_kernel(gemv_i8_kernel<D, R, S>, blocks_for(outs, (S ? R / 2 : R) * (kWarps / sp)), kWarps * 32, 0, stream, s, rb, k, xq, xs, sp,
-                    nin, RowNormOut{}, nullptr);
+                    nin, RowNormOut{});
     });
   }
   if (nin.partial != nullptr) return cudaErrorInvalidValue;  // the persistent variants take no norm (gemv_norm_in_supports)
@@ -1193,46 +1163,25 @@ bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k) {
   return type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
 }
 
-// Round 49: whether a producer quantizes its f32 input itself (launch_gemv_i8_norm_out's a_f32):
-// on unless VELLUM_CUDA_NORM_OUT_QUANTIZE=0 (set_gemv_norm_out_quantize), and only where the copy
-// fits the default dynamic shared memory (48 KB: k up to 39 321).
-static int norm_out_quantize_env() {
-  const char* e = std::getenv("VELLUM_CUDA_NORM_OUT_QUANTIZE");
-  return e != nullptr ? std::atoi(e) : 1;
-}
-static int g_norm_out_quantize = norm_out_quantize_env();
-void set_gemv_norm_out_quantize(int on) { g_norm_out_quantize = on < 0 ? norm_out_quantize_env() : on; }
-bool gemv_norm_out_quantizes(TensorType type, int64_t n, int64_t k) {
-  return g_norm_out_quantize != 0 && gemv_norm_out_supports(type, n, k) && k % 32 == 0 && q8_bytes(k) <= kOwnQ8MaxBytes;
-}
-
 cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
-                                    const RowNormOut& no, cudaStream_t stream, const float* a_f32) {
-  if (!gemv_norm_out_supports(type, n, k) || no.gain == nullptr || no.z_q8 == nullptr || no.partial == nullptr || x == nullptr ||
-      (a_f32 == nullptr ? q8 == nullptr : !gemv_norm_out_quantizes(type, n, k))) {
+                                    const RowNormOut& no, cudaStream_t stream) {
+  if (!gemv_norm_out_supports(type, n, k) || no.gain == nullptr || no.z_q8 == nullptr || no.partial == nullptr || x == nullptr) {
     return cudaErrorInvalidValue;
   }
   const int staged = norm_out_staged_rows(type, g_norm_out_staged);
   if ((staged == 1 || staged == 2 || staged == 4 || staged == 8) && gemv_norm_out_staged_takes(type, n, k)) {
-    return launch_gemv_norm_out_staged(type, w, n, k, q8, x, no, staged, stream, a_f32);
+    return launch_gemv_norm_out_staged(type, w, n, k, q8, x, no, staged, stream);
   }
   GemvSegs s;
   s.add(w, n, x, x);  // x += w·a: the bias is the output, read before it is written (the same thread)
   const auto* xq = static_cast<const int8_t*>(q8);
-  const float2* xs = a_f32 == nullptr ? q8_scales(q8, k) : nullptr;
-  const bool own = a_f32 != nullptr;
-  const size_t smem = own ? q8_bytes(k) : 0;
+  const float2* xs = q8_scales(q8, k);
   const unsigned blocks = unsigned(n / 32);
   const int r = g_norm_out_rows;
   const auto kq = [&](auto f, auto rr, auto pp) {
     using F = decltype(f);
     constexpr int R = decltype(rr)::value, P = decltype(pp)::value;
-    if (own) {
-      launch_kernel(gemv_kq_norm_out_kernel<F, R, P, true>, blocks, 32 / R * 32, smem, stream, s, F::row_bytes(k), k, xq, xs, no,
-                    a_f32);
-    } else {
-      launch_kernel(gemv_kq_norm_out_kernel<F, R, P>, blocks, 32 / R * 32, 0, stream, s, F::row_bytes(k), k, xq, xs, no, a_f32);
-    }
+    launch_kernel(gemv_kq_norm_out_kernel<F, R, P>, blocks, 32 / R * 32, 0, stream, s, F::row_bytes(k), k, xq, xs, no);
     return cudaGetLastError();
   };
   using I1 = std::integral_constant<int, 1>;
@@ -1240,23 +1189,14 @@ cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, i
   if (type == TensorType::Q4_K) return r == 2 ? kq(GemvQ4K{}, I2{}, I1{}) : kq(GemvQ4K{}, I1{}, I2{});
   if (type == TensorType::Q6_K) return r == 2 ? kq(GemvQ6K{}, I2{}, I1{}) : kq(GemvQ6K{}, I1{}, I1{});
   const size_t rb = row_stride<typename I8Q8_0::Dec>(k);
-  const auto q8_0 = [&](auto rr, auto ww) {
-    constexpr int R = decltype(rr)::value, W = decltype(ww)::value;
-    if (own) {
-      launch_kernel(gemv_i8_kernel<I8Q8_0, R, false, W, true, true>, blocks, W * 32, smem, stream, s, rb, k, xq, xs, 1, RowNormIn{},
-                    no, a_f32);
-    } else {
-      launch_kernel(gemv_i8_kernel<I8Q8_0, R, false, W, true>, blocks, W * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no, a_f32);
-    }
-    return cudaGetLastError();
-  };
-  using I4 = std::integral_constant<int, 4>;
-  using I8 = std::integral_constant<int, 8>;
-  using I16 = std::integral_constant<int, 16>;
-  using I32 = std::integral_constant<int, 32>;
-  if (r == 4) return q8_0(I4{}, I8{});
-  if (r == 1) return q8_0(I1{}, I32{});  // round 47: 32 warps of one row, the Q4_K / Q6_K producers' shape (410.0 tok/s against 413.3)
-  return q8_0(I2{}, I16{});
+  if (r == 4) {
+    launch_kernel(gemv_i8_kernel<I8Q8_0, 4, false, 8, true>, blocks, 8 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
+  } else if (r == 1) {  // round 47: 32 warps of one row, the Q4_K / Q6_K producers' shape (410.0 tok/s against 413.3)
+    launch_kernel(gemv_i8_kernel<I8Q8_0, 1, false, 32, true>, blocks, 32 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
+  } else {
+    launch_kernel(gemv_i8_kernel<I8Q8_0, 2, false, 16, true>, blocks, 16 * 32, 0, stream, s, rb, k, xq, xs, 1, RowNormIn{}, no);
+  }
+  return cudaGetLastError();
 }
 
 // The pair launch (round 29) for one Q4_K and one Q6_K launch whose defaults are one row a warp,

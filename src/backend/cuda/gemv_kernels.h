@@ -63,26 +63,12 @@ struct RowNormOut {
 struct RowNormIn {
   const float* partial = nullptr;  // null: no norm (s = 1, the plain launch)
   float eps = 0.0f;
-  // Measurements only (VELLUM_CUDA_NORM_SCALE_FIRST=1): s summed right after the wait, before the
-  // first x loads (rounds 43–48), instead of at the store (row_norm.cuh, RowNormScale). Same bits.
-  bool scale_first = false;
 };
 // Whether launch_gemv_i8_norm_out takes a weight of n rows of k (n % 32 == 0, the int8 path).
 bool gemv_norm_out_supports(TensorType type, int64_t n, int64_t k);
 // x (n floats) += w·a for a's int8 copy q8 (k columns), with no's copy and partials of the new x.
-// a_f32 (round 49; only where gemv_norm_out_quantizes): a's f32 row instead, which every block
-// quantizes into its shared memory itself (launch_quantize_q8's bits), so the chain runs no
-// quantize kernel; q8 is then not read (may be null).
 cudaError_t launch_gemv_i8_norm_out(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
-                                    const RowNormOut& no, cudaStream_t stream, const float* a_f32 = nullptr);
-// The largest int8 copy a producer makes itself: the default dynamic shared memory of a block.
-inline constexpr size_t kOwnQ8MaxBytes = 48 * 1024;
-// Whether launch_gemv_i8_norm_out takes a_f32 for this shape (and the knob is on).
-bool gemv_norm_out_quantizes(TensorType type, int64_t n, int64_t k);
-// Knob (measurements, checks; VELLUM_CUDA_NORM_OUT_QUANTIZE): 0 = the producers never quantize
-// their input (the backend runs the quantize kernel), 1 = they do where it fits (the default),
-// −1 = the environment's value again.
-void set_gemv_norm_out_quantize(int on);
+                                    const RowNormOut& no, cudaStream_t stream);
 // Knob (measurements, checks; VELLUM_CUDA_ROW_NORM_R): weight rows a warp of
 // launch_gemv_i8_norm_out's 32-row blocks. 0 = the measured default by type (Q4_K/Q6_K 1, Q8_0 2);
 // Q4_K/Q6_K take 1 or 2, Q8_0 1, 2 or 4 (other values: the default).

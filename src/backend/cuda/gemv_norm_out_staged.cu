@@ -10,7 +10,6 @@
 #include "backend/cuda/gemv_kq.cuh"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/pdl.cuh"
-#include "backend/cuda/q8_block.cuh"
 #include "backend/cuda/row_norm.cuh"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/warp_reduce.cuh"
@@ -59,11 +58,10 @@ size_t staged_smem_bytes(size_t rb, int64_t k) { return size_t(kBlockRows) * rb 
 // starts one bulk copy of each warp's R rows into shared memory, on a barrier a warp. After it the
 // block copies x (the previous kernel's output: one L2 round trip for all warps), and each warp
 // waits for its rows only. x_bytes and xs_off: q8_bytes(k) and where q8_scales puts the scale pairs.
-// af (round 49): the block quantizes a's f32 row into that place instead of copying xq.
 template <class K, int R>
 __global__ void __launch_bounds__(kBlockRows / R * 32)
     gemv_norm_out_staged_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k, const int8_t* xq, size_t x_bytes,
-                                size_t xs_off, float* x, RowNormOut no, const float* af) {
+                                size_t xs_off, float* x, RowNormOut no) {
   constexpr int W = kBlockRows / R;
   extern __shared__ __align__(128) uint8_t ws[];
   __shared__ __align__(8) uint64_t bar[W];
@@ -90,12 +88,8 @@ __global__ void __launch_bounds__(kBlockRows / R * 32)
   const float resid = lane < R ? x[row0 + int64_t(warp) * R + lane] : 0.0f;
   // x's copy, values then scale pairs: whole 16-byte pieces (k % 64 == 0).
   auto* xq_s = reinterpret_cast<int8_t*>(ws + size_t(kBlockRows) * rb);
-  if (af != nullptr) {
-    quantize_q8_row_block<8>(af, k, xq_s, reinterpret_cast<float2*>(xq_s + xs_off));
-  } else {
-    for (size_t i = threadIdx.x; i < x_bytes / 16; i += blockDim.x) {
-      reinterpret_cast<uint4*>(xq_s)[i] = reinterpret_cast<const uint4*>(xq)[i];
-    }
+  for (size_t i = threadIdx.x; i < x_bytes / 16; i += blockDim.x) {
+    reinterpret_cast<uint4*>(xq_s)[i] = reinterpret_cast<const uint4*>(xq)[i];
   }
   __syncthreads();  // x's copy, and the barriers' initialization
   mbar_wait(&bar[warp], 0);
@@ -151,7 +145,7 @@ size_t one_block_an_sm(size_t bytes) {
 
 template <class K, int R>
 cudaError_t launch(const void* w, size_t rb, int64_t n, int64_t k, const void* q8, float* x, const RowNormOut& no,
-                   cudaStream_t stream, const float* af) {
+                   cudaStream_t stream) {
   const auto kernel = gemv_norm_out_staged_kernel<K, R>;
   const size_t smem = one_block_an_sm(staged_smem_bytes(rb, k));
   static size_t allowed = 0;  // the kernel's dynamic shared memory limit as set so far
@@ -161,9 +155,9 @@ cudaError_t launch(const void* w, size_t rb, int64_t n, int64_t k, const void* q
     allowed = smem;
   }
   const auto* xq = static_cast<const int8_t*>(q8);
-  const auto xs_off = size_t((k + 15) / 16 * 16);  // where q8_scales puts the scale pairs
+  const auto xs_off = size_t(reinterpret_cast<const int8_t*>(q8_scales(q8, k)) - xq);
   launch_kernel(kernel, unsigned(n / kBlockRows), kBlockRows / R * 32, smem, stream, static_cast<const uint8_t*>(w), rb, n,
-                k, xq, q8_bytes(k), xs_off, x, no, af);
+                k, xq, q8_bytes(k), xs_off, x, no);
   return cudaGetLastError();
 }
 
@@ -178,19 +172,19 @@ bool gemv_norm_out_staged_takes(TensorType type, int64_t n, int64_t k) {
 }
 
 cudaError_t launch_gemv_norm_out_staged(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
-                                        const RowNormOut& no, int rows, cudaStream_t stream, const float* a_f32) {
+                                        const RowNormOut& no, int rows, cudaStream_t stream) {
   if (!gemv_norm_out_staged_takes(type, n, k) || (rows != 1 && rows != 2 && rows != 4 && rows != 8) || no.gain == nullptr || no.z_q8 == nullptr ||
-      no.partial == nullptr || x == nullptr || (q8 == nullptr && a_f32 == nullptr) || w == nullptr) {
+      no.partial == nullptr || x == nullptr || q8 == nullptr || w == nullptr) {
     return cudaErrorInvalidValue;
   }
   const size_t rb = row_bytes(type, k);
   const auto go = [&](auto kind) {
     using K = decltype(kind);
     switch (rows) {
-      case 1: return launch<K, 1>(w, rb, n, k, q8, x, no, stream, a_f32);
-      case 2: return launch<K, 2>(w, rb, n, k, q8, x, no, stream, a_f32);
-      case 4: return launch<K, 4>(w, rb, n, k, q8, x, no, stream, a_f32);
-      default: return launch<K, 8>(w, rb, n, k, q8, x, no, stream, a_f32);
+      case 1: return launch<K, 1>(w, rb, n, k, q8, x, no, stream);
+      case 2: return launch<K, 2>(w, rb, n, k, q8, x, no, stream);
+      case 4: return launch<K, 4>(w, rb, n, k, q8, x, no, stream);
+      default: return launch<K, 8>(w, rb, n, k, q8, x, no, stream);
     }
   };
   if (type == TensorType::Q4_K) return go(GemvQ4K{});

@@ -26,9 +26,8 @@ bool gemv_norm_out_staged_takes(TensorType type, int64_t n, int64_t k);
 inline constexpr size_t kNormOutStagedMaxBytes = 192 * 1024;
 
 // launch_gemv_i8_norm_out's contract (x += w·a, z's copy and Σx² of each 32 rows); rows = weight
-// rows a warp (1, 2, 4 or 8: 32, 16, 8 or 4 warps a block). a_f32 (round 49): a's f32 row, which
-// each block quantizes into shared memory where it would copy q8 (then not read).
+// rows a warp (1, 2, 4 or 8: 32, 16, 8 or 4 warps a block).
 cudaError_t launch_gemv_norm_out_staged(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, float* x,
-                                        const RowNormOut& no, int rows, cudaStream_t stream, const float* a_f32 = nullptr);
+                                        const RowNormOut& no, int rows, cudaStream_t stream);
 
 }  // namespace vellum::cuda

@@ -39,27 +39,4 @@ __device__ __forceinline__ void quantize_q8_float4(float4 y, int64_t i, bool sto
   }
 }
 
-// A row of k floats (k % 32 == 0, 16-byte aligned) quantized by a whole block, every thread calling
-// (blockDim.x % 32 == 0): float4 i by thread i mod blockDim.x, U float4s a thread loaded before any
-// is quantized (one round trip for U·blockDim.x of them), each 32-element block with
-// quantize_q8_float4, so xq / xs hold the quantize kernel's bits (round 49: the batch-1 producers
-// quantize their f32 input into shared memory themselves, with no quantize kernel on the chain).
-template <int U>
-__device__ __forceinline__ void quantize_q8_row_block(const float* x, int64_t k, int8_t* xq, float2* xs) {
-  const int64_t n4 = k / 4;  // a multiple of 8: an 8-thread block is whole or absent
-  for (int64_t i0 = 0; i0 < n4; i0 += int64_t(U) * blockDim.x) {
-    float4 y[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t i = i0 + int64_t(u) * blockDim.x + threadIdx.x;
-      y[u] = i < n4 ? reinterpret_cast<const float4*>(x)[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t i = i0 + int64_t(u) * blockDim.x + threadIdx.x;
-      quantize_q8_float4(y[u], i, i < n4, xq, xs);
-    }
-  }
-}
-
 }  // namespace vellum::cuda
