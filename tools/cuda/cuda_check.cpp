@@ -4380,6 +4380,22 @@ void chain_trace_model(const std::string& path) {
     for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
     gpu.init_kv(mg.kv_layout(bs, g_kv_type), uint32_t(table.size()));
   }
+  // VELLUM_TRACE_CTX=N (round 49): the decode steps follow a prompt of N tokens (prefilled eagerly in
+  // chunks of 2 048, untraced), so the traced step reads N + 208 positions of K/V.
+  const char* ctx_env = std::getenv("VELLUM_TRACE_CTX");
+  const uint32_t ctx = prefill == 0 && ctx_env != nullptr ? uint32_t(std::max(0, std::atoi(ctx_env))) : 0u;
+  if (ctx > 0) {
+    table.resize((ctx + 256 + bs - 1) / bs);
+    for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
+    gpu.init_kv(mg.kv_layout(bs, g_kv_type), uint32_t(table.size()));
+    for (uint32_t p0 = 0; p0 < ctx; p0 += 2048) {
+      engine::Batch b;
+      b.block_size = bs;
+      b.add_sequence(std::vector<int32_t>(std::min(2048u, ctx - p0), 7), p0, table, engine::Batch::Logits::Last);
+      mg.forward(b);
+    }
+    n_past = ctx;
+  }
   const int traced = prefill > 0 ? 3 : 200;  // steps before the traced one: warm-up (decode: graphs captured and replayed)
   for (int step = 0; step <= traced; ++step) {
     engine::Batch b;
