@@ -4995,6 +4995,16 @@ int run(int argc, char** argv) {
     } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel
       Pair p;
       check_mma_stage_x(p);
+    } else if (a == "--attn-clusters") {  // round 49: the one-row attention's clusters held at once
+      g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
+      cuda::AttnParams p;
+      p.kv.head_dim = 128, p.kv.kv_heads = 8, p.kv.type = TensorType::BF16, p.heads = 32;
+      for (const int slices : {1, 2, 4, 6, 8}) {
+        p.max_splits = slices * cuda::kRopeRowSpan / cuda::kAttnSplit;
+        std::printf("one-row attention, 32 heads x %d slices (clusters of %d), 128-dim BF16: %d clusters at once with V in "
+                    "registers, %d with V in shared memory (%d needed)\n",
+                    slices, slices, cuda::attn_rope_row_max_clusters(p, false), cuda::attn_rope_row_max_clusters(p, true), p.heads);
+      }
     } else if (a == "--barrier-probe") {  // round 47: a grid barrier against a kernel edge
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       vellum::cuda_probe::barrier_probe();
@@ -5008,7 +5018,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-clusters] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

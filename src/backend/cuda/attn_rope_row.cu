@@ -13,6 +13,7 @@
 #include <cooperative_groups.h>
 
 #include "backend/cuda/block_slot.cuh"
+#include "backend/cuda/cp_async.cuh"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -61,6 +62,11 @@ __device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8]) {
 // slices merged in slice 0's shared memory, written by each slice through distributed shared memory
 // before one cluster barrier (the first version merged through global memory by the row's last
 // block: a fence, an atomic and the partials' loads, ~3 µs a layer).
+// kVSmem (round 49): V's pieces go into the thread's own shared-memory slots by cp.async (zeros past
+// the newest position) instead of registers, so a block fits in 80 registers and an SM holds 3
+// blocks instead of 2. With registers, 8 slices (513–1 024 positions) × 32 heads are 32 clusters of
+// 8 and the H200 placed 31 at once (124 SMs); the last cluster ran as a second wave and the kernel
+// held the chain 11.7 µs instead of ~5 (round 49's traces).
 // Here a block holds 8 warps of 16 positions; HD/8 lanes share a position, each holding 8 dims in
 // one 16-byte K and one V load (round 5's layout), so a query head's K/V are loaded by each of its
 // group's blocks (before the wait, where they cost nothing measurable).
@@ -71,8 +77,8 @@ __device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8]) {
 // block that holds the position, and used from shared memory, not read back. Slice 0 merges the
 // slices' states (max, weight sum, weighted V sum) and writes out and, for the output projection's
 // int8 GEMV, its int8 copy.
-template <typename T, int HD>
-__global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, RopeRowInputs in) {
+template <typename T, int HD, bool kVSmem>
+__global__ void __launch_bounds__(kThreads, kVSmem ? 3 : 0) attn_rope_row_kernel(AttnParams p, RopeRowInputs in) {
   constexpr int LG = HD / 8, PPI = 32 / LG, IT = kWarpPositions / PPI;
   static_assert(IT >= 1 && kWarpPositions % PPI == 0, "whole position groups a warp");
   static_assert(2 * HD <= kThreads, "a thread per rotated q and k element");
@@ -84,6 +90,8 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
   // Slice 0's: every slice's state (weighted V sum; max and weight sum), written by the slice.
   __shared__ float merge_o[kMaxSlices * HD];
   __shared__ float merge_ml[2 * kMaxSlices];
+  // kVSmem: thread t's V piece of its position group it at [it][t] (consecutive threads, consecutive 16 bytes).
+  __shared__ __align__(16) uint4 v_own[kVSmem ? IT : 1][kVSmem ? kThreads : 1];
   cg::cluster_group cluster = cg::this_cluster();
   const int slice = blockIdx.x, slices = gridDim.x, p0 = slice * kRopeRowSpan;
   const int head = blockIdx.y, G = p.heads / p.kv.kv_heads, kvh = head / G;
@@ -96,7 +104,7 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
   const bool active = p0 < ctx;                                    // slice 0 always is
   const bool holds_newest = active && newest < p0 + kRopeRowSpan;  // and newest >= p0
   uint4 kr[IT];
-  uint4 vr[IT];
+  uint4 vr[kVSmem ? 1 : IT];
   {
     const int bs = p.kv.block_size;
     BlockSlot at(pos0, bs);
@@ -106,11 +114,21 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
       if (pos0 + it * PPI < newest) {
         const T* base = pool + int64_t(table[at.block]) * p.kv.block_elems + int64_t(at.slot) * row_elems + int64_t(kvh) * HD + part8 * 8;
         kr[it] = *reinterpret_cast<const uint4*>(base + p.kv.k_off);
-        vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
+        if constexpr (kVSmem) {
+          cp_async16_z(unsigned(__cvta_generic_to_shared(&v_own[it][t])), base + p.kv.v_off, true);
+        } else {
+          vr[it] = *reinterpret_cast<const uint4*>(base + p.kv.v_off);
+        }
       } else {
-        kr[it] = make_uint4(0, 0, 0, 0), vr[it] = make_uint4(0, 0, 0, 0);
+        kr[it] = make_uint4(0, 0, 0, 0);
+        if constexpr (kVSmem) {
+          cp_async16_z(unsigned(__cvta_generic_to_shared(&v_own[it][t])), pool, false);  // zeros: nothing read
+        } else {
+          vr[it] = make_uint4(0, 0, 0, 0);
+        }
       }
     }
+    if constexpr (kVSmem) cp_async_commit();
   }
   // Threads [0, HD) rotate q's dim td, threads [HD, 2·HD) the newest k's (and carry v's): pair pi =
   // (a, b), whose angle they compute now.
@@ -163,7 +181,14 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
     if (holds_newest) {
 #pragma unroll
       for (int it = 0; it < IT; ++it) {
-        if (pos0 + it * PPI == newest) kr[it] = pack8<T>(kn + part8 * 8), vr[it] = pack8<T>(vn + part8 * 8);
+        if (pos0 + it * PPI != newest) continue;
+        kr[it] = pack8<T>(kn + part8 * 8);
+        if constexpr (kVSmem) {
+          cp_async_wait<0>();  // the slot's zero fill lands before it is overwritten
+          v_own[it][t] = pack8<T>(vn + part8 * 8);
+        } else {
+          vr[it] = pack8<T>(vn + part8 * 8);
+        }
       }
     }
     float q[8];
@@ -190,10 +215,15 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
     float acc[8], l = 0.0f;
 #pragma unroll
     for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
+    if constexpr (kVSmem) cp_async_wait<0>();  // this thread's own V slots (no other thread reads them)
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       float v[8];
-      unpack8<T>(vr[it], v);
+      if constexpr (kVSmem) {
+        unpack8<T>(v_own[it][t], v);
+      } else {
+        unpack8<T>(vr[it], v);
+      }
       const float pe = s[it] == -INFINITY ? 0.0f : expf(s[it] - mx);  // a warp past the row's end: mx = -inf
       l += pe;
 #pragma unroll
@@ -230,6 +260,7 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
       }
     }
   } else {
+    if constexpr (kVSmem) cp_async_wait<0>();  // its zero fills, before the block may leave
     cluster.barrier_wait();
     if (t < HD) {  // a slice past the row's end: an empty state
       cluster.map_shared_rank(merge_o, 0)[slice * HD + t] = 0.0f;
@@ -256,22 +287,44 @@ __global__ void __launch_bounds__(kThreads) attn_rope_row_kernel(AttnParams p, R
   }
 }
 
-template <typename T, int HD>
-cudaError_t launch(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
-  const unsigned slices = unsigned((p.max_splits * kAttnSplit + kRopeRowSpan - 1) / kRopeRowSpan);
+// VELLUM_CUDA_ROPE_ATTN_VSMEM: 1 = V through shared memory (kVSmem), 0 = in registers.
+bool v_smem() {
+  static const bool on = [] {
+    const char* e = std::getenv("VELLUM_CUDA_ROPE_ATTN_VSMEM");
+    return e == nullptr || std::atoi(e) != 0;
+  }();
+  return on;
+}
+
+unsigned slices_of(const AttnParams& p) { return unsigned((p.max_splits * kAttnSplit + kRopeRowSpan - 1) / kRopeRowSpan); }
+
+template <typename T, int HD, bool kVSmem>
+cudaLaunchConfig_t config(const AttnParams& p, cudaStream_t stream, cudaLaunchAttribute (&attr)[1]) {
+  const unsigned slices = slices_of(p);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(slices, unsigned(p.heads));
   cfg.blockDim = dim3(kThreads);
   cfg.dynamicSmemBytes = 0;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = slices;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, attn_rope_row_kernel<T, HD>, p, in);
+  return cfg;
+}
+
+template <typename T, int HD, bool kVSmem>
+cudaError_t launch_as(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = config<T, HD, kVSmem>(p, stream, attr);
+  return cudaLaunchKernelEx(&cfg, attn_rope_row_kernel<T, HD, kVSmem>, p, in);
+}
+
+template <typename T, int HD>
+cudaError_t launch(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
+  return v_smem() ? launch_as<T, HD, true>(p, in, stream) : launch_as<T, HD, false>(p, in, stream);
 }
 
 int g_on = -1;  // -1: not read from the environment yet
@@ -290,6 +343,28 @@ bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope) {
          (hd == 64 || hd == 128) && rows_aligned8(p.kv) && p.kv.kv_heads > 0 && p.heads % p.kv.kv_heads == 0 &&
          p.heads / p.kv.kv_heads <= kMaxAttnGroup && positions >= 1 && positions <= kRopeRowMaxPositions && !long_row &&
          p.split_rows == nullptr && rope.half >= 0 && 2 * rope.half <= hd && rope.half <= kMaxRopePairs;
+}
+
+int attn_rope_row_max_clusters(const AttnParams& p, bool v_in_smem) {
+  cudaLaunchAttribute attr[1];
+  int n = -1;
+  const auto max = [&](auto kernel, const cudaLaunchConfig_t& cfg) {
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = -1;
+  };
+  const bool hd128 = p.kv.head_dim == 128, f16 = p.kv.type == TensorType::F16;
+  if (v_in_smem) {
+    if (f16) hd128 ? max(attn_rope_row_kernel<__half, 128, true>, config<__half, 128, true>(p, nullptr, attr))
+                   : max(attn_rope_row_kernel<__half, 64, true>, config<__half, 64, true>(p, nullptr, attr));
+    else hd128 ? max(attn_rope_row_kernel<__nv_bfloat16, 128, true>, config<__nv_bfloat16, 128, true>(p, nullptr, attr))
+               : max(attn_rope_row_kernel<__nv_bfloat16, 64, true>, config<__nv_bfloat16, 64, true>(p, nullptr, attr));
+  } else {
+    if (f16) hd128 ? max(attn_rope_row_kernel<__half, 128, false>, config<__half, 128, false>(p, nullptr, attr))
+                   : max(attn_rope_row_kernel<__half, 64, false>, config<__half, 64, false>(p, nullptr, attr));
+    else hd128 ? max(attn_rope_row_kernel<__nv_bfloat16, 128, false>, config<__nv_bfloat16, 128, false>(p, nullptr, attr))
+               : max(attn_rope_row_kernel<__nv_bfloat16, 64, false>, config<__nv_bfloat16, 64, false>(p, nullptr, attr));
+  }
+  (void)cudaGetLastError();
+  return n;
 }
 
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
