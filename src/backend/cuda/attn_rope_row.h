@@ -40,12 +40,13 @@ struct RopeRowInputs {
 bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope);
 
 // Row 0 of the step: p.q raw, p.out (and p.out_q8 when set) written; p.part_acc, part_ml and
-// counters unused. VELLUM_CUDA_ROPE_ATTN_VSMEM=0 (measurements) keeps V in registers (round 48's
-// kernel: 2 blocks an SM) instead of shared memory (3).
+// counters unused. V is held in registers (2 blocks an SM) while the device holds every cluster of
+// the launch at once, else in shared memory (3 blocks an SM; round 49); VELLUM_CUDA_ROPE_ATTN_VSMEM=0
+// / 1 forces either (measurements).
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream);
 // The clusters of p's launch (slices × heads) the current device holds at once, V in shared
 // memory or in registers (cudaOccupancyMaxActiveClusters; -1 if it fails): below p.heads, the
 // launch runs in more than one wave.
-int attn_rope_row_max_clusters(const AttnParams& p, bool v_in_smem);
+int attn_rope_row_max_clusters(const AttnParams& p, bool v_smem);
 
 }  // namespace vellum::cuda

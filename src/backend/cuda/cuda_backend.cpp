@@ -71,17 +71,6 @@ constexpr int32_t kMinGraphSplits = 1024 / cuda::kAttnSplit;
 // that hold their registers until the step's previous kernel ends. A row that grows to 1 024
 // positions captures two more classes.
 constexpr int32_t kMinGraphSplitsOneRow = 256 / cuda::kAttnSplit;
-// Measurements (round 49, VELLUM_CUDA_ONE_ROW_PAD=P): a one-row step of at most 1 024 positions pads
-// them to a multiple of P (a multiple of 128) instead of a power of two: 6 one-row attention slices at
-// 720 positions instead of 8, one more graph class every P positions.
-static int32_t one_row_pad_splits() {
-  static const int32_t splits = [] {
-    const char* e = std::getenv("VELLUM_CUDA_ONE_ROW_PAD");
-    const int v = e != nullptr ? std::atoi(e) : 0;
-    return v > 0 && v % 128 == 0 ? int32_t(v / cuda::kAttnSplit) : 0;
-  }();
-  return splits;
-}
 // Default of set_attention_tc_rows: sequences adding at least this many rows in a step take the
 // tensor-core attention (measured crossover, docs/cuda.md round 5).
 constexpr int kAttnTcRows = 8;
@@ -1476,11 +1465,8 @@ void CudaBackend::begin_step(const StepInfo& step) {
   bool decode = n > 0 && n <= m.graph_max_rows && step.sequences.size() == n && step.slot_mapping.size() == n;
   for (const StepSequence& s : step.sequences) decode = decode && s.q_count == 1;
   if (decode && m.graphs.enabled) {
-    const int32_t pad = one_row_pad_splits();
-    m.attn_splits = n == 1 && pad > 0 && m.attn_splits <= 1024 / cuda::kAttnSplit
-                        ? std::max(kMinGraphSplitsOneRow, (m.attn_splits + pad - 1) / pad * pad)
-                        : std::max(n == 1 ? kMinGraphSplitsOneRow : kMinGraphSplits,
-                                   static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
+    m.attn_splits = std::max(n == 1 ? kMinGraphSplitsOneRow : kMinGraphSplits,
+                             static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(m.attn_splits))));
     m.graphs.begin((uint64_t(n) << 32) | uint64_t(m.attn_splits));
     // The step's inputs are on the stream: the class's last graph can start while the ops are
     // recorded (cuda_graphs.h; finish() checks the guess).
