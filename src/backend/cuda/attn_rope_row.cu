@@ -68,8 +68,8 @@ __device__ __forceinline__ void unpack8(const uint4& u, float (&x)[8]) {
 // kVSmem (round 49): V's pieces go into the thread's own shared-memory slots by cp.async (zeros past
 // the newest position) instead of registers, so a block fits in 80 registers and an SM holds 3
 // blocks instead of 2. With registers, 8 slices (513–1 024 positions) × 32 heads are 32 clusters of
-// 8 and the H200 placed 31 at once (124 SMs); the last cluster ran as a second wave and the kernel
-// held the chain 11.7 µs instead of ~5 (round 49's traces).
+// 8, of which an H200 holds 30 at once (cudaOccupancyMaxActiveClusters): the rest ran as a second
+// wave and the kernel held the chain 11.7 µs instead of ~5 (round 49's traces).
 // Here a block holds 8 warps of 16 positions; HD/8 lanes share a position, each holding 8 dims in
 // one 16-byte K and one V load (round 5's layout), so a query head's K/V are loaded by each of its
 // group's blocks (before the wait, where they cost nothing measurable).
