@@ -850,34 +850,34 @@ __device__ __forceinline__ float rope_dim(const float* x, int d, const RopeParam
   return d == a ? sub(mul(x0, c), mul(x1, sn)) : add(mul(x0, sn), mul(x1, c));
 }
 
-// load_q from the block's raw q rows (qr: ng heads, shared memory), rotated: the values that
-// rope_store_kv_kernel writes and load_q reads back, rounded the same way.
+// load_q from the block's rotated q rows in shared memory (the values rope_store_kv_kernel writes
+// and load_q reads back, rounded the same way).
 template <typename T, int HD>
-__device__ __forceinline__ void load_q_roped(uint32_t (&qa)[HD / 16][2], const float (*qr)[HD], int ng, const RopeParams& rp,
-                                             const float2* cs, int lane) {
+__device__ __forceinline__ void load_q_shared(uint32_t (&qa)[HD / 16][2], const float (*qr)[HD], int ng, int lane) {
   const int gr = lane >> 2, gc = lane & 3;
   const float* x = qr[min(gr, ng - 1)];
 #pragma unroll
   for (int kk = 0; kk < HD / 16; ++kk) {
     const int d = kk * 16 + gc * 2;
-    qa[kk][0] = gr < ng ? pack2(rope_dim(x, d, rp, cs), rope_dim(x, d + 1, rp, cs), T{}) : 0u;
-    qa[kk][1] = gr < ng ? pack2(rope_dim(x, d + 8, rp, cs), rope_dim(x, d + 9, rp, cs), T{}) : 0u;
+    qa[kk][0] = gr < ng ? pack2(x[d], x[d + 1], T{}) : 0u;
+    qa[kk][1] = gr < ng ? pack2(x[d + 8], x[d + 9], T{}) : 0u;
   }
 }
 
 // kRope (round 49, launch_attention_long_rope): the kernel does the step's RoPE and newest K/V store
 // itself, as the one-row kernel below 1 024 positions does (attn_rope_row.cu), instead of a
 // rope_store_kv launch before it. Threads < rope.half compute their pair's angle before the wait;
-// after it the block stages its raw q heads and the raw newest k / v row of its KV head, and the
-// warp whose tile holds the newest position writes that row, rotated and rounded to the pool's
-// type, over the tile's stale copy (and, in group 0's block, into the pool). Same values as
-// rope_store_kv_kernel + the plain kernel: the same bits.
+// after it the block stages its raw q heads and the raw newest k / v row of its KV head and rotates
+// q and k in shared memory, and the warp whose tile holds the newest position writes that row,
+// rounded to the pool's type, over the tile's stale copy (and, in group 0's block, into the pool).
+// Same values as rope_store_kv_kernel + the plain kernel: the same bits.
 template <typename T, int HD, int W, int NS, bool kRope>
 __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs, LongRopeInputs in) {
   extern __shared__ uint4 dec_smem[];
   __shared__ BlockMerge<HD, W> red;
   __shared__ float2 rope_cs[kRope ? HD / 2 : 1];
   __shared__ __align__(16) float rope_raw[kRope ? kDecHeads + 2 : 1][kRope ? HD : 1];  // q heads, then k and v
+  __shared__ __align__(16) float rope_rot[kRope ? kDecHeads + 1 : 1][kRope ? HD : 1];  // rotated: q heads, then k
   // The step's inputs (row, context, block table) are read before the wait (pdl.cuh).
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
@@ -921,14 +921,34 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
   int next_blk = tiles.lookup(NS - 1);
   uint32_t qa[HD / 16][2];
   if constexpr (kRope) {
-    if (int(threadIdx.x) < in.rope.half) rope_cs[threadIdx.x] = make_float2(rope_c, rope_s);
+    // The raw rows in one round trip (every load before any store), then each thread rotates its
+    // elements of the q heads and k (rope_store_kv_kernel's expressions) into rope_rot.
+    constexpr int kPer = ((kDecHeads + 2) * HD + W * 32 - 1) / (W * 32);
+    const int used = (ng + 2) * HD;
     const float* qsrc = p.q + r * p.ldq + int64_t(kvh * G + g0) * HD;
-    for (int i = threadIdx.x; i < (ng + 2) * HD; i += W * 32) {
-      const int h = i / HD, d = i % HD;
-      rope_raw[h < ng ? h : kDecHeads + h - ng][d] = h < ng ? qsrc[i] : (h == ng ? in.k : in.v)[int64_t(kvh) * HD + d];
+    float raw[kPer];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int i = int(threadIdx.x) + u * W * 32, h = i / HD, d = i % HD;
+      raw[u] = i >= used ? 0.0f : h < ng ? qsrc[i] : (h == ng ? in.k : in.v)[int64_t(kvh) * HD + d];
+    }
+    if (int(threadIdx.x) < in.rope.half) rope_cs[threadIdx.x] = make_float2(rope_c, rope_s);
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int i = int(threadIdx.x) + u * W * 32, h = i / HD, d = i % HD;
+      if (i < used) rope_raw[h < ng ? h : kDecHeads + h - ng][d] = raw[u];
     }
     __syncthreads();
-    load_q_roped<T, HD>(qa, rope_raw, ng, in.rope, rope_cs, lane);
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int i = int(threadIdx.x) + u * W * 32, h = i / HD, d = i % HD;
+      if (i < used - HD) {  // the q heads and k (v is stored as it is)
+        const int row = h < ng ? h : kDecHeads;
+        rope_rot[row][d] = rope_dim(rope_raw[row], d, in.rope, rope_cs);
+      }
+    }
+    __syncthreads();
+    load_q_shared<T, HD>(qa, rope_rot, ng, lane);
   } else {
     load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
   }
@@ -949,7 +969,7 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
           float x[8];
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
-            x[e] = is_v ? rope_raw[kDecHeads + 1][c * 8 + e] : rope_dim(rope_raw[kDecHeads], c * 8 + e, in.rope, rope_cs);
+            x[e] = is_v ? rope_raw[kDecHeads + 1][c * 8 + e] : rope_rot[kDecHeads][c * 8 + e];
           }
           const uint4 u = make_uint4(pack2(x[0], x[1], T{}), pack2(x[2], x[3], T{}), pack2(x[4], x[5], T{}), pack2(x[6], x[7], T{}));
           T* kt = const_cast<T*>(tiles.k_tile(k));
