@@ -2041,15 +2041,10 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
     auto out = p.output(1, width), out2 = p.output(1, width), again = p.output(1, width);
     auto o1 = p.output(1, 64), o2 = p.output(1, 64);
     const backend::AttentionShape shape{heads, kv_heads, hd, 1.0f / std::sqrt(float(hd))};
-    const int64_t calls = p.gpu.rope_row_calls(), long_calls = p.gpu.long_rope_calls();
+    const int64_t calls = p.gpu.rope_row_calls();
     p.gpu.rope_attention(0, q.g, k.g, v.g, hd, rc, shape, out.g);
     const bool took = p.gpu.rope_row_calls() == calls + 1;
-    const int64_t padded = (int64_t(ctx) + cuda::kAttnSplit - 1) / cuda::kAttnSplit * cuda::kAttnSplit;
-    const bool want = padded <= cuda::kRopeRowMaxPositions;
-    // Round 49: rows that round 17's long kernel takes (2 001 positions here) do their RoPE and K/V
-    // store in that kernel.
-    const bool took_long = p.gpu.long_rope_calls() == long_calls + 1;
-    const bool want_long = !want && cuda::attn_long_variant() > 0 && padded >= cuda::attn_long_min();
+    const bool want = (int64_t(ctx) + cuda::kAttnSplit - 1) / cuda::kAttnSplit * cuda::kAttnSplit <= cuda::kRopeRowMaxPositions;
     const bool copied = p.gpu.has_int8_copy(out.g);
     p.gpu.matmul(w, out.g, o1.g, nullptr);  // reads the kernel's int8 copy
     const std::vector<float> got = p.get_gpu(out.g);
@@ -2096,13 +2091,8 @@ void check_rope_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t h
     }
     const std::string name = fmt::format("rope_attention {} {}q/{}kv x{}, {} KV, {} positions", what, heads, kv_heads, hd,
                                          tensor_type_name(type), ctx);
-    record(name + (want ? ": took the one-row kernel" : want_long ? ": took the long kernel with RoPE" : ": left to the unfused path"),
-           took == want && took_long == want_long ? 0 : 1, 0,
-           took ? "one-row kernel" : took_long ? "long kernel with RoPE" : "rope_store_kv + attention");
-    if (want_long) {
-      record(name + " long kernel with RoPE vs rope_store_kv + the long kernel", max_abs_diff(p.get_gpu(out2.g), got), 0,
-             "bit for bit (and the newest K/V below)");
-    }
+    record(name + (want ? ": took the one-row kernel" : ": left to the unfused path"), took == want ? 0 : 1, 0,
+           took ? "one-row kernel" : "rope_store_kv + attention");
     record(name + " newest K/V vs rope_store_kv", stored, 0, "bit for bit");
     const double unfused_bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
     record(name + " vs f64 on the stored K/V", rel_err(got, ref), took ? 1e-5 : unfused_bound, took ? "f32 math" : "unfused");

@@ -5,7 +5,6 @@
 #include "backend/cuda/arrive_last.cuh"
 #include "backend/cuda/attn_wgmma.h"
 #include "backend/cuda/block_slot.cuh"
-#include "backend/cuda/dequant.cuh"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/online_softmax.cuh"
 #include "backend/cuda/gemv_kernels.h"
@@ -840,44 +839,10 @@ constexpr size_t long_smem_bytes() {
   return size_t(W) * warp_ring_elems<HD>(NS) * 2;
 }
 
-// Dim d of a raw head x rotated as rope_store_kv_kernel rotates it (cs: the pairs' cos and sin,
-// magnitude applied); dims past the rotary pairs as they are.
-__device__ __forceinline__ float rope_dim(const float* x, int d, const RopeParams& rp, const float2* cs) {
-  const int pi = rp.interleaved ? d / 2 : (d < rp.half ? d : d - rp.half);
-  if (pi >= rp.half) return x[d];
-  const int a = rp.interleaved ? 2 * pi : pi, b = rp.interleaved ? 2 * pi + 1 : pi + rp.half;
-  const float x0 = x[a], x1 = x[b], c = cs[pi].x, sn = cs[pi].y;
-  return d == a ? sub(mul(x0, c), mul(x1, sn)) : add(mul(x0, sn), mul(x1, c));
-}
-
-// load_q from the block's rotated q rows in shared memory (the values rope_store_kv_kernel writes
-// and load_q reads back, rounded the same way).
-template <typename T, int HD>
-__device__ __forceinline__ void load_q_shared(uint32_t (&qa)[HD / 16][2], const float (*qr)[HD], int ng, int lane) {
-  const int gr = lane >> 2, gc = lane & 3;
-  const float* x = qr[min(gr, ng - 1)];
-#pragma unroll
-  for (int kk = 0; kk < HD / 16; ++kk) {
-    const int d = kk * 16 + gc * 2;
-    qa[kk][0] = gr < ng ? pack2(x[d], x[d + 1], T{}) : 0u;
-    qa[kk][1] = gr < ng ? pack2(x[d + 8], x[d + 9], T{}) : 0u;
-  }
-}
-
-// kRope (round 49, launch_attention_long_rope): the kernel does the step's RoPE and newest K/V store
-// itself, as the one-row kernel below 1 024 positions does (attn_rope_row.cu), instead of a
-// rope_store_kv launch before it. Threads < rope.half compute their pair's angle before the wait;
-// after it the block stages its raw q heads and the raw newest k / v row of its KV head and rotates
-// q and k in shared memory, and the warp whose tile holds the newest position writes that row,
-// rounded to the pool's type, over the tile's stale copy (and, in group 0's block, into the pool).
-// Same values as rope_store_kv_kernel + the plain kernel: the same bits.
-template <typename T, int HD, int W, int NS, bool kRope>
-__global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs, LongRopeInputs in) {
+template <typename T, int HD, int W, int NS>
+__global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs) {
   extern __shared__ uint4 dec_smem[];
   __shared__ BlockMerge<HD, W> red;
-  __shared__ float2 rope_cs[kRope ? HD / 2 : 1];
-  __shared__ __align__(16) float rope_raw[kRope ? kDecHeads + 2 : 1][kRope ? HD : 1];  // q heads, then k and v
-  __shared__ __align__(16) float rope_rot[kRope ? kDecHeads + 1 : 1][kRope ? HD : 1];  // rotated: q heads, then k
   // The step's inputs (row, context, block table) are read before the wait (pdl.cuh).
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
@@ -903,15 +868,6 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
   for (int k = 0; k < NS - 1; ++k) {
     if (k < early) tiles.issue(k, tiles.lookup(k), lane);
   }
-  float rope_c = 0.0f, rope_s = 0.0f;
-  if constexpr (kRope) {  // the position is a step input: the angle (double sincos, as rope_store_kv_kernel) before the wait
-    if (int(threadIdx.x) < in.rope.half) {
-      double sd, cd;
-      sincos(double(*in.position) * in.rope.inv_freq[threadIdx.x], &sd, &cd);
-      rope_c = static_cast<float>(cd * in.rope.magnitude);
-      rope_s = static_cast<float>(sd * in.rope.magnitude);
-    }
-  }
   pdl_wait();
   if (n == 0) return;
 #pragma unroll
@@ -920,38 +876,7 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
   }
   int next_blk = tiles.lookup(NS - 1);
   uint32_t qa[HD / 16][2];
-  if constexpr (kRope) {
-    // The raw rows in one round trip (every load before any store), then each thread rotates its
-    // elements of the q heads and k (rope_store_kv_kernel's expressions) into rope_rot.
-    constexpr int kPer = ((kDecHeads + 2) * HD + W * 32 - 1) / (W * 32);
-    const int used = (ng + 2) * HD;
-    const float* qsrc = p.q + r * p.ldq + int64_t(kvh * G + g0) * HD;
-    float raw[kPer];
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int i = int(threadIdx.x) + u * W * 32, h = i / HD, d = i % HD;
-      raw[u] = i >= used ? 0.0f : h < ng ? qsrc[i] : (h == ng ? in.k : in.v)[int64_t(kvh) * HD + d];
-    }
-    if (int(threadIdx.x) < in.rope.half) rope_cs[threadIdx.x] = make_float2(rope_c, rope_s);
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int i = int(threadIdx.x) + u * W * 32, h = i / HD, d = i % HD;
-      if (i < used) rope_raw[h < ng ? h : kDecHeads + h - ng][d] = raw[u];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int i = int(threadIdx.x) + u * W * 32, h = i / HD, d = i % HD;
-      if (i < used - HD) {  // the q heads and k (v is stored as it is)
-        const int row = h < ng ? h : kDecHeads;
-        rope_rot[row][d] = rope_dim(rope_raw[row], d, in.rope, rope_cs);
-      }
-    }
-    __syncthreads();
-    load_q_shared<T, HD>(qa, rope_rot, ng, lane);
-  } else {
-    load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
-  }
+  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
   WarpSoftmax<T, HD> st;
   st.reset();
   for (int k = 0; k < mine; ++k) {
@@ -959,31 +884,6 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
     __syncwarp();             // every lane's; the stage read at tile k - 1 is free again
     tiles.issue(k + NS - 1, next_blk, lane);
     next_blk = tiles.lookup(k + NS);
-    if constexpr (kRope) {
-      const int t0 = tiles.t0(k);
-      if (t0 <= ctx - 1 && ctx - 1 < t0 + kWarpTile) {  // warp-uniform: the tile holding the newest position
-        constexpr int CPR = HD / 8;  // 16-byte pieces a row
-        if (lane < 2 * CPR) {
-          const bool is_v = lane >= CPR;
-          const int c = lane % CPR;
-          float x[8];
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            x[e] = is_v ? rope_raw[kDecHeads + 1][c * 8 + e] : rope_rot[kDecHeads][c * 8 + e];
-          }
-          const uint4 u = make_uint4(pack2(x[0], x[1], T{}), pack2(x[2], x[3], T{}), pack2(x[4], x[5], T{}), pack2(x[6], x[7], T{}));
-          T* kt = const_cast<T*>(tiles.k_tile(k));
-          *reinterpret_cast<uint4*>(kt + (is_v ? kWarpTile * HD : 0) + swz<HD>(ctx - 1 - t0, c)) = u;
-          if (blockIdx.x % groups == 0) {  // one writer a KV head
-            const int64_t slot = *in.slot;
-            T* dst = static_cast<T*>(p.kv.pool) + (slot / p.kv.block_size) * p.kv.block_elems +
-                     (slot % p.kv.block_size) * int64_t(p.kv.kv_heads) * HD + int64_t(kvh) * HD + c * 8;
-            *reinterpret_cast<uint4*>(dst + (is_v ? p.kv.v_off : p.kv.k_off)) = u;
-          }
-        }
-        __syncwarp();
-      }
-    }
     st.add(qa, tiles.k_tile(k), tiles.t0(k), ctx, p.scale, ng, lane);
   }
   red.put(st, warp, ng, lane);  // a warp without tiles: max -inf, weight 0
@@ -1356,10 +1256,10 @@ int long_min() {
   return g_long_min;
 }
 
-template <typename T, int HD, int W, int NS, bool kRope>
-cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, const LongRopeInputs& in, cudaStream_t stream) {
+template <typename T, int HD, int W, int NS>
+cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStream_t stream) {
   constexpr size_t smem = long_smem_bytes<HD, W, NS>();
-  static cudaError_t attr = cudaFuncSetAttribute(attn_decode_long_kernel<T, HD, W, NS, kRope>,
+  static cudaError_t attr = cudaFuncSetAttribute(attn_decode_long_kernel<T, HD, W, NS>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (attr != cudaSuccess) return attr;
   if (g_long_runs < 0) g_long_runs = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_RUNS", 0));
@@ -1369,18 +1269,18 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, const L
   if (g_long_runs > 0) max_runs = std::min(g_long_runs, kAttnFuseSpans);
   // Enough runs for the longest context the launch can hold; a row uses long_runs(its context).
   const dim3 grid(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
-  launch_kernel(attn_decode_long_kernel<T, HD, W, NS, kRope>, grid, W * 32, smem, stream, p, row0, max_runs, in);
+  launch_kernel(attn_decode_long_kernel<T, HD, W, NS>, grid, W * 32, smem, stream, p, row0, max_runs);
   return cudaGetLastError();
 }
 
-template <typename T, int HD, bool kRope = false>
-cudaError_t launch_long_variant(int v, const AttnParams& p, int64_t row0, cudaStream_t stream, const LongRopeInputs& in = {}) {
+template <typename T, int HD>
+cudaError_t launch_long_variant(int v, const AttnParams& p, int64_t row0, cudaStream_t stream) {
   switch (v) {
-    case 2: return launch_long<T, HD, 4, 3, kRope>(p, row0, 32, in, stream);
-    case 3: return launch_long<T, HD, 4, 4, kRope>(p, row0, 16, in, stream);
-    case 4: return launch_long<T, HD, 8, 2, kRope>(p, row0, 16, in, stream);
-    case 5: return launch_long<T, HD, 8, 3, kRope>(p, row0, 16, in, stream);
-    default: return launch_long<T, HD, 4, 2, kRope>(p, row0, 32, in, stream);
+    case 2: return launch_long<T, HD, 4, 3>(p, row0, 32, stream);
+    case 3: return launch_long<T, HD, 4, 4>(p, row0, 16, stream);
+    case 4: return launch_long<T, HD, 8, 2>(p, row0, 16, stream);
+    case 5: return launch_long<T, HD, 8, 3>(p, row0, 16, stream);
+    default: return launch_long<T, HD, 4, 2>(p, row0, 32, stream);
   }
 }
 
@@ -1524,36 +1424,6 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows) {
 }
 void set_attn_decode_variant(int variant) { g_decode_variant = variant; }
 int attn_decode_variant() { return decode_variant(); }
-
-// VELLUM_CUDA_LONG_ROPE=0 (measurements): past 1 024 positions a one-row step keeps rope_store_kv's
-// launch before the long kernel.
-bool attn_long_rope_takes(const AttnParams& p, const RopeParams& rope) {
-  static const bool on = [] {
-    const char* e = std::getenv("VELLUM_CUDA_LONG_ROPE");
-    return e == nullptr || std::atoi(e) != 0;
-  }();
-  const int hd = p.kv.head_dim;
-  return on && decode_variant() == 0 && !p.deterministic && p.counters != nullptr && long_variant() > 0 &&
-         int64_t(p.max_splits) * kAttnSplit >= long_min() && p.split_rows == nullptr &&
-         (p.kv.type == TensorType::F16 || p.kv.type == TensorType::BF16) && (hd == 64 || hd == 128) && rows_aligned8(p.kv) &&
-         p.kv.kv_heads > 0 && p.heads % p.kv.kv_heads == 0 && p.heads / p.kv.kv_heads <= kMaxAttnGroup && rope.half >= 0 &&
-         2 * rope.half <= hd;
-}
-
-cudaError_t launch_attention_long_rope(const AttnParams& p, const LongRopeInputs& in, cudaStream_t stream) {
-  if (!attn_long_rope_takes(p, in.rope) || in.k == nullptr || in.v == nullptr || in.position == nullptr || in.slot == nullptr) {
-    return cudaErrorInvalidValue;
-  }
-  AttnParams pk = p;
-  if (p.kv.head_dim % 32 != 0) pk.out_q8 = nullptr;  // as launch_attention (64 and 128 dims keep it)
-  const bool hd128 = p.kv.head_dim == 128;
-  if (p.kv.type == TensorType::F16) {
-    return hd128 ? launch_long_variant<__half, 128, true>(long_variant(), pk, 0, stream, in)
-                 : launch_long_variant<__half, 64, true>(long_variant(), pk, 0, stream, in);
-  }
-  return hd128 ? launch_long_variant<__nv_bfloat16, 128, true>(long_variant(), pk, 0, stream, in)
-               : launch_long_variant<__nv_bfloat16, 64, true>(long_variant(), pk, 0, stream, in);
-}
 void set_attn_spans_per_block(int spans) { g_spans_per_block = std::max(0, spans); }
 void set_attn_long(int variant, int min_positions) {
   g_long_variant = std::max(0, variant);

@@ -119,21 +119,6 @@ int attn_long_min();
 // Split path over split rows [row0, row0 + rows) (indices into split_rows, or step rows).
 cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);
 
-// Round 49: a step of one token row that takes round 17's long kernel (past 1 024 positions in a
-// decode graph) with the step's RoPE and newest K/V store done by that kernel, as attn_rope_row.h
-// does up to 1 024 positions, instead of a rope_store_kv launch before it. p.q holds the raw q row;
-// k and v the step's raw newest rows (f32, kv_heads × head_dim); position and slot are device step
-// inputs. The same bits as rope_store_kv + launch_attention.
-struct LongRopeInputs {
-  const float* k = nullptr;
-  const float* v = nullptr;
-  const int32_t* position = nullptr;
-  const int64_t* slot = nullptr;
-  RopeParams rope{};
-};
-bool attn_long_rope_takes(const AttnParams& p, const RopeParams& rope);
-cudaError_t launch_attention_long_rope(const AttnParams& p, const LongRopeInputs& in, cudaStream_t stream);
-
 // Up to 64 consecutive query rows of one sequence: row row0 + i sees positions [0, ctx0 + i) of the
 // block table at tables + table. Four int32 so that a step uploads them as plain ints.
 struct AttnTile {

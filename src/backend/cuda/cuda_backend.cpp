@@ -202,7 +202,6 @@ struct CudaBackend::Impl {
     cuda::RowNormIn in;
   };
   int64_t rope_row_calls = 0;      // rope_attention calls that took the one-row kernel (rope_row_calls())
-  int64_t long_rope_calls = 0;     // ... that took the long kernel with RoPE (long_rope_calls(), round 49)
   bool rope_rows = true;           // set_rope_rows; VELLUM_CUDA_ROPE_ROWS=0
   bool residual_rows = true;       // set_residual_rows; VELLUM_CUDA_RESIDUAL_ROWS=0
   int64_t residual_rows_calls = 0;  // matmuls that added into x (residual_rows_calls())
@@ -946,7 +945,6 @@ int64_t CudaBackend::layer_kernel_calls() const { return impl_->layer_kernel_cal
 void CudaBackend::set_row_norm(bool on) { impl_->row_norm = on; }
 int64_t CudaBackend::row_norm_calls() const { return impl_->row_norm_calls; }
 int64_t CudaBackend::rope_row_calls() const { return impl_->rope_row_calls; }
-int64_t CudaBackend::long_rope_calls() const { return impl_->long_rope_calls; }
 int64_t CudaBackend::rope_rows_calls() const { return impl_->rope_rows_calls; }
 void CudaBackend::set_qkv_rope(bool on) { impl_->qkv_rope = on; }
 int64_t CudaBackend::qkv_rope_calls() const { return impl_->qkv_rope_calls; }
@@ -1873,25 +1871,9 @@ void CudaBackend::rope_attention(uint32_t layer, Tensor q, Tensor k, const Tenso
   Impl::AttnLaunch a;
   cuda::RopeRowInputs in;
   in.rope = rope_params(rc);
-  if (!m.attn_launch(layer, q, shape, out, a) || a.rows != 1 || a.launch_rows != 1 || a.n_tiles != 0) return unfused();
-  if (!cuda::attn_rope_row_takes(a.p, in.rope)) {
-    // Round 49: past 1 024 positions, round 17's long kernel does the RoPE and the K/V store itself.
-    if (!cuda::attn_long_rope_takes(a.p, in.rope)) return unfused();
-    ++m.long_rope_calls;
-    const cuda::LongRopeInputs li{k.data, v.data, m.d_positions, m.d_slots, in.rope};
-    const cuda::AttnParams p = a.p;
-    m.graphs.mix(74, p.q, p.out, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
-                 p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
-                 p.part_ml, p.counters, p.out_q8, p.q8_xs_off, p.kv_before_wait, li.k, li.v, li.position, li.slot);
-    m.graphs.mix_bytes(&li.rope, sizeof li.rope);
-    m.graphs.run([=, &m] {
-      m.launched(cuda::launch_attention_long_rope(p, li, m.stream), "attention kernel (one long row, RoPE and K/V store)");
-    });
-    if (a.q8_copy) {
-      m.q8_of = out.data;
-      m.q8_cols = q.cols;
-    }
-    return;
+  if (!m.attn_launch(layer, q, shape, out, a) || a.rows != 1 || a.launch_rows != 1 || a.n_tiles != 0 ||
+      !cuda::attn_rope_row_takes(a.p, in.rope)) {
+    return unfused();
   }
   ++m.rope_row_calls;
   in.k = k.data;

@@ -135,7 +135,6 @@ class CudaBackend final : public Backend {
   void set_row_norm(bool on);
   int64_t row_norm_calls() const;  // layer_tail calls that took it (checks)
   int64_t rope_row_calls() const;      // rope_attention calls that took the one-row kernel (checks)
-  int64_t long_rope_calls() const;     // rope_attention calls that took the long kernel with RoPE (checks)
   // Round 34: many-row rope_attention whose rows all take the warpgroup prefill attention runs
   // launch_rope_kv_rows (q rotated into a 16-bit copy; q and k left as they were) and the attention
   // on that copy, writing its output's bf16 copy for the output projection (the same bits as
