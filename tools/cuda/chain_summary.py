@@ -14,7 +14,11 @@ launches a layer, with two norm kernels) do not fit.
 the medians of its first block's residency, its release and its last block's release in µs from
 the attention's release, and the SMs it ran on: where a launch's blocks arrive against the chain.
 
-Usage: chain_summary.py trace-TYPE.md [--attention-grid N] [--timeline]
+--rope-grid N (round 49) reads steps whose attention is two launches (past 1 024 positions, or
+VELLUM_CUDA_ROPE_ATTN=0): the RoPE + K/V store kernel of grid N, then the attention kernel, seven
+launches a layer found by the RoPE kernel's grid (llama3-8b: 12).
+
+Usage: chain_summary.py trace-TYPE.md [--attention-grid N | --rope-grid N] [--timeline]
 """
 import argparse
 import collections
@@ -22,6 +26,8 @@ import statistics
 import sys
 
 NAMES = ["Q/K/V", "attention", "output projection", "gate/up + SwiGLU", "quantize g", "down projection"]
+NAMES_UNFUSED = ["Q/K/V", "RoPE + K/V store", "attention", "output projection", "gate/up + SwiGLU", "quantize g",
+                 "down projection"]
 
 
 def read_trace(lines, full=False):
@@ -38,10 +44,11 @@ def read_trace(lines, full=False):
     return rows
 
 
-def timeline(rows, attention_grid):
-    """Medians over layers, µs from the attention's release (rows from read_trace(full=True))."""
-    names = NAMES + ["next Q/K/V"]
-    at = [i for i, r in enumerate(rows) if r[0] == attention_grid and i >= 1 and i + 6 <= len(rows)]
+def timeline(rows, attention_grid, layer_names=NAMES):
+    """Medians over layers, µs from the release of the launch after Q/K/V (the attention, or the
+    RoPE kernel with --rope-grid; rows from read_trace(full=True))."""
+    names = layer_names + ["next Q/K/V"]
+    at = [i for i, r in enumerate(rows) if r[0] == attention_grid and i >= 1 and i + len(layer_names) <= len(rows)]
     out = ["| launch | first resident | released | last block released | SMs | until the next release |",
            "| --- | --- | --- | --- | --- | --- |"]
     for j, name in enumerate(names):
@@ -54,20 +61,20 @@ def timeline(rows, attention_grid):
     return "\n".join(out)
 
 
-def layers_of(rows, attention_grid):
-    """Each layer's six launches: the attention's predecessor and the attention, then four more."""
+def layers_of(rows, attention_grid, n=len(NAMES)):
+    """Each layer's n launches: the anchor's predecessor (Q/K/V) and the anchor, then the rest."""
     at = [i for i, (g, _) in enumerate(rows) if g == attention_grid]
-    return [rows[i - 1:i + 5] for i in at if i >= 1 and i + 5 <= len(rows)]
+    return [rows[i - 1:i - 1 + n] for i in at if i >= 1 and i - 1 + n <= len(rows)]
 
 
-def summary(rows, attention_grid):
+def summary(rows, attention_grid, names=NAMES):
     groups = collections.defaultdict(list)
-    for layer in layers_of(rows, attention_grid):
-        groups[(layer[0][0], layer[5][0])].append(layer)
-    out = ["| layers (Q/K/V grid, down grid) | " + " | ".join(NAMES) + " | layer |",
-           "| --- |" + " --- |" * (len(NAMES) + 1)]
+    for layer in layers_of(rows, attention_grid, len(names)):
+        groups[(layer[0][0], layer[-1][0])].append(layer)
+    out = ["| layers (Q/K/V grid, down grid) | " + " | ".join(names) + " | layer |",
+           "| --- |" + " --- |" * (len(names) + 1)]
     for (qkv, down), layers in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        med = [statistics.median(layer[i][1] for layer in layers) for i in range(len(NAMES))]
+        med = [statistics.median(layer[i][1] for layer in layers) for i in range(len(names))]
         total = statistics.median(sum(t for _, t in layer) for layer in layers)
         out.append(f"| {len(layers)} ({qkv}, {down}) | " + " | ".join(f"{m:.2f}" for m in med) + f" | {total:.1f} |")
     out.append(f"\nthe step: {sum(t for _, t in rows):.1f} us over {len(rows)} launches")
@@ -78,19 +85,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
     ap.add_argument("--attention-grid", type=int, default=64)
+    ap.add_argument("--rope-grid", type=int, default=0, help="layers of seven launches anchored on this RoPE kernel grid")
     ap.add_argument("--timeline", action="store_true", help="where each launch's blocks arrive (round 48)")
     args = ap.parse_args()
     with open(args.trace) as f:
         lines = f.readlines()
     rows = read_trace(lines)
+    anchor, names = (args.rope_grid, NAMES_UNFUSED) if args.rope_grid > 0 else (args.attention_grid, NAMES)
     if args.timeline:
-        print(timeline(read_trace(lines, full=True), args.attention_grid))
+        print(timeline(read_trace(lines, full=True), anchor, names))
         return
     if not rows:
         sys.exit(f"{args.trace}: no trace rows")
-    if not layers_of(rows, args.attention_grid):
-        sys.exit(f"{args.trace}: no launch of grid {args.attention_grid} with a layer around it; pass --attention-grid")
-    print(summary(rows, args.attention_grid))
+    if not layers_of(rows, anchor, len(names)):
+        sys.exit(f"{args.trace}: no launch of grid {anchor} with a layer around it; pass --attention-grid or --rope-grid")
+    print(summary(rows, anchor, names))
 
 
 if __name__ == "__main__":
