@@ -292,7 +292,19 @@ __global__ void __launch_bounds__(kThreads, kVSmem ? 3 : 0) attn_rope_row_kernel
 
 unsigned slices_of(const AttnParams& p) { return unsigned((p.max_splits * kAttnSplit + kRopeRowSpan - 1) / kRopeRowSpan); }
 
-template <typename T, int HD, bool kVSmem>
+// Every instantiation has one signature: the pool's type, the head size and V's placement pick one.
+using RowKernel = void (*)(AttnParams, RopeRowInputs);
+RowKernel kernel_for(const AttnParams& p, bool v_smem) {
+  const bool hd128 = p.kv.head_dim == 128;
+  if (p.kv.type == TensorType::F16) {
+    if (hd128) return v_smem ? attn_rope_row_kernel<__half, 128, true> : attn_rope_row_kernel<__half, 128, false>;
+    return v_smem ? attn_rope_row_kernel<__half, 64, true> : attn_rope_row_kernel<__half, 64, false>;
+  }
+  if (hd128) return v_smem ? attn_rope_row_kernel<__nv_bfloat16, 128, true> : attn_rope_row_kernel<__nv_bfloat16, 128, false>;
+  return v_smem ? attn_rope_row_kernel<__nv_bfloat16, 64, true> : attn_rope_row_kernel<__nv_bfloat16, 64, false>;
+}
+
+// A slice a block, a query head's slices one cluster.
 cudaLaunchConfig_t config(const AttnParams& p, cudaStream_t stream, cudaLaunchAttribute (&attr)[1]) {
   const unsigned slices = slices_of(p);
   cudaLaunchConfig_t cfg{};
@@ -309,25 +321,6 @@ cudaLaunchConfig_t config(const AttnParams& p, cudaStream_t stream, cudaLaunchAt
   return cfg;
 }
 
-template <typename T, int HD, bool kVSmem>
-cudaError_t launch_as(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
-  cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t cfg = config<T, HD, kVSmem>(p, stream, attr);
-  return cudaLaunchKernelEx(&cfg, attn_rope_row_kernel<T, HD, kVSmem>, p, in);
-}
-
-template <typename T, int HD, bool kVSmem>
-int max_clusters(const AttnParams& p) {
-  cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t cfg = config<T, HD, kVSmem>(p, nullptr, attr);
-  int n = -1;
-  if (cudaOccupancyMaxActiveClusters(&n, attn_rope_row_kernel<T, HD, kVSmem>, &cfg) != cudaSuccess) {
-    n = -1;
-    (void)cudaGetLastError();  // the query's own error only
-  }
-  return n;
-}
-
 // VELLUM_CUDA_ROPE_ATTN_VSMEM: 1 = V through shared memory (kVSmem), 0 = in registers, unset = V in
 // registers while the device holds every cluster of the launch at once, else in shared memory
 // (llama3-8b on an H200: from 8 slices, 513–1 024 positions, where registers hold 30 clusters of 32).
@@ -338,24 +331,18 @@ int v_smem_knob() {
   }();
   return knob;
 }
-template <typename T, int HD>
 bool v_in_smem(const AttnParams& p) {
   if (v_smem_knob() >= 0) return v_smem_knob() == 1;
   static std::mutex mu;
-  static std::map<std::tuple<int, unsigned, int>, bool> by_shape;  // (device, slices, heads)
+  static std::map<std::tuple<int, int, int, unsigned, int>, bool> by_shape;  // (device, type, dims, slices, heads)
   int dev = 0;
   (void)cudaGetDevice(&dev);
-  const std::tuple<int, unsigned, int> key{dev, slices_of(p), p.heads};
+  const std::tuple<int, int, int, unsigned, int> key{dev, int(p.kv.type), p.kv.head_dim, slices_of(p), p.heads};
   const std::lock_guard<std::mutex> lock(mu);
   const auto it = by_shape.find(key);
   if (it != by_shape.end()) return it->second;
-  const int n = max_clusters<T, HD, false>(p);
+  const int n = attn_rope_row_max_clusters(p, false);
   return by_shape[key] = n >= 0 && n < p.heads;
-}
-
-template <typename T, int HD>
-cudaError_t launch(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
-  return v_in_smem<T, HD>(p) ? launch_as<T, HD, true>(p, in, stream) : launch_as<T, HD, false>(p, in, stream);
 }
 
 int g_on = -1;  // -1: not read from the environment yet
@@ -377,13 +364,14 @@ bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope) {
 }
 
 int attn_rope_row_max_clusters(const AttnParams& p, bool v_smem) {
-  const bool hd128 = p.kv.head_dim == 128;
-  if (p.kv.type == TensorType::F16) {
-    if (hd128) return v_smem ? max_clusters<__half, 128, true>(p) : max_clusters<__half, 128, false>(p);
-    return v_smem ? max_clusters<__half, 64, true>(p) : max_clusters<__half, 64, false>(p);
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = config(p, nullptr, attr);
+  int n = -1;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel_for(p, v_smem), &cfg) != cudaSuccess) {
+    n = -1;
+    (void)cudaGetLastError();  // the query's own error only
   }
-  if (hd128) return v_smem ? max_clusters<__nv_bfloat16, 128, true>(p) : max_clusters<__nv_bfloat16, 128, false>(p);
-  return v_smem ? max_clusters<__nv_bfloat16, 64, true>(p) : max_clusters<__nv_bfloat16, 64, false>(p);
+  return n;
 }
 
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {
@@ -396,9 +384,9 @@ cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& 
   }();
   RopeRowInputs d = in;
   if (d.dbg == 0) d.dbg = env_dbg;
-  const bool hd128 = p.kv.head_dim == 128;
-  if (p.kv.type == TensorType::F16) return hd128 ? launch<__half, 128>(p, d, stream) : launch<__half, 64>(p, d, stream);
-  return hd128 ? launch<__nv_bfloat16, 128>(p, d, stream) : launch<__nv_bfloat16, 64>(p, d, stream);
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = config(p, stream, attr);
+  return cudaLaunchKernelEx(&cfg, kernel_for(p, v_in_smem(p)), p, d);
 }
 
 }  // namespace vellum::cuda
