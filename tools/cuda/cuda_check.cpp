@@ -2524,9 +2524,11 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
     // kernel at 20k, its one-block-per-head kernel at 200).
     // Round 17: also at 3 000 and 8 190, each one-row long-kernel shape forced at every context, and
     // the long kernel off (the kernel the default took before it).
+    // Round 50: shape 6 merges the runs in a cluster (where they fit) and must give 4's bits.
     const int long_v = cuda::attn_long_variant(), long_min = cuda::attn_long_min();
     for (const size_t i : {size_t(1), size_t(3), size_t(5), size_t(6)}) {  // 3 000, 8 190, 20 000, 200 past
-      for (const int lv : {-1, 0, 1, 2, 3, 4, 5}) {  // -1: the default choice; 0: without the long kernel (round 14's one-row path)
+      std::vector<float> v4_out;
+      for (const int lv : {-1, 0, 1, 2, 3, 4, 5, 6}) {  // -1: the default choice; 0: without the long kernel (round 14's one-row path)
         if (lv >= 0) cuda::set_attn_long(lv, 0);
         const auto& sq = ss[i];
         const int64_t sl = slots[sq.q_begin];
@@ -2540,13 +2542,23 @@ void check_attention(Pair& p, uint32_t heads, uint32_t kv_heads, uint32_t head_d
         p.gpu.write(q1, qh.data() + size_t(sq.q_begin) * width);
         p.gpu.store_kv(layer, k1, v1);
         p.gpu.fill(o1, NAN);
+        const int64_t clusters_before = cuda::attn_long_cluster_launches();
         p.gpu.attention(layer, q1, shape, o1);
         const std::vector<float> got = p.get_gpu(o1);
+        const int64_t cluster_launches = cuda::attn_long_cluster_launches() - clusters_before;
         const std::vector<float> ref(cpu_out.begin() + size_t(sq.q_begin) * width, cpu_out.begin() + size_t(sq.q_begin + 1) * width);
         cuda::set_attn_long(long_v, long_min);
         record(fmt::format("attention {}q/{}kv x{} one-row step at {}{}, {} KV, blocks of {}", heads, kv_heads, head_dim, seqs[i].n_past,
                            lv < 0 ? "" : lv == 0 ? ", long kernel off" : fmt::format(", long kernel {}", lv), tn, bs),
                rel_err(got, ref), tc_bound, "K/V copies may start before the programmatic wait; vs CPU f32 on the same rounded K/V");
+        if (lv == 4) v4_out = got;
+        if (lv == 6) {  // the cluster merge (where it fits) against 4
+          double differ = 0;
+          for (size_t j = 0; j < got.size(); ++j) differ += std::memcmp(&got[j], &v4_out[j], sizeof(float)) != 0;
+          record(fmt::format("attention {}q/{}kv x{} one-row step at {}, long kernel 6 vs 4, {} KV, blocks of {}", heads, kv_heads,
+                             head_dim, seqs[i].n_past, tn, bs),
+                 differ, 0, fmt::format("outputs differing in any bit; {} cluster launch(es)", cluster_launches));
+        }
       }
     }
     const double bound = type == TensorType::F16 ? kTcBoundF16 : kTcBoundBF16;
@@ -5004,6 +5016,17 @@ int run(int argc, char** argv) {
         std::printf("one-row attention, 32 heads x %d slices (clusters of %d), 128-dim BF16: %d clusters at once with V in "
                     "registers, %d with V in shared memory (%d needed)\n",
                     slices, slices, cuda::attn_rope_row_max_clusters(p, false), cuda::attn_rope_row_max_clusters(p, true), p.heads);
+      }
+      // Round 50: the long kernel's runs as one cluster (variant 6), llama3-8b / llama3.2-1b /
+      // qwen2.5-0.5b / qwen2.5-1.5b's attention shapes: a cluster a KV head and group of 4 query heads.
+      p.max_splits = 4096 / cuda::kAttnSplit;
+      for (const auto& [heads, kvh, hd] : std::vector<std::tuple<int, int, int>>{{32, 8, 128}, {32, 8, 64}, {14, 2, 64}, {12, 2, 128}}) {
+        p.heads = heads, p.kv.kv_heads = kvh, p.kv.head_dim = hd;
+        const int groups = kvh * ((heads / kvh + 3) / 4);
+        for (const int runs : {8, 12, 16}) {
+          std::printf("long kernel 6, %dq/%dkv x%d BF16, 4096 positions, clusters of %d runs: %d at once (%d needed)\n", heads, kvh, hd,
+                      runs, cuda::attn_long_max_clusters(p, runs), groups);
+        }
       }
     } else if (a == "--barrier-probe") {  // round 47: a grid barrier against a kernel edge
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});

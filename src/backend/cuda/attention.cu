@@ -15,13 +15,18 @@
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <type_traits>
 
 namespace vellum::cuda {
@@ -732,23 +737,38 @@ struct BlockMerge {
       if (gc == 0) m[warp][gr] = st.m, l[warp][gr] = lq;
     }
   }
+  // Head row h's merged state at dim d: the max, the V sum and the weight sum.
+  __device__ void merged(int h, int d, float& mx, float& a, float& sum) const {
+    mx = m[0][h];
+#pragma unroll
+    for (int w = 1; w < W; ++w) mx = fmaxf(mx, m[w][h]);
+    a = 0.0f, sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const float e = expf(m[w][h] - mx);
+      a += acc[w][h][d] * e;
+      sum += l[w][h] * e;
+    }
+  }
   // Partial idx0 + h · max_splits of head row h < ng (idx0: the first head's partial).
   __device__ void write(const AttnParams& p, int64_t idx0, int ng) const {
     for (int i = threadIdx.x; i < ng * HD; i += blockDim.x) {
       const int h = i / HD, d = i % HD;
-      float mx = m[0][h];
-#pragma unroll
-      for (int w = 1; w < W; ++w) mx = fmaxf(mx, m[w][h]);
-      float a = 0.0f, sum = 0.0f;
-#pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const float e = expf(m[w][h] - mx);
-        a += acc[w][h][d] * e;
-        sum += l[w][h] * e;
-      }
+      float mx, a, sum;
+      merged(h, d, mx, a, sum);
       const int64_t idx = idx0 + int64_t(h) * p.max_splits;
       p.part_acc[idx * HD + d] = a;
       if (d == 0) p.part_ml[2 * idx] = mx, p.part_ml[2 * idx + 1] = sum;
+    }
+  }
+  // The same values into the block's own shared memory (the cluster merge, round 50).
+  __device__ void keep(float (&o)[kDecHeads][HD], float (&ml)[kDecHeads][2], int ng) const {
+    for (int i = threadIdx.x; i < ng * HD; i += blockDim.x) {
+      const int h = i / HD, d = i % HD;
+      float mx, a, sum;
+      merged(h, d, mx, a, sum);
+      o[h][d] = a;
+      if (d == 0) ml[h][0] = mx, ml[h][1] = sum;
     }
   }
 };
@@ -839,7 +859,54 @@ constexpr size_t long_smem_bytes() {
   return size_t(W) * warp_ring_elems<HD>(NS) * 2;
 }
 
-template <typename T, int HD, int W, int NS>
+// The cluster merge (round 50, kCluster): a (KV head, group)'s runs are one thread block cluster of
+// gridDim.y blocks (≤ 16, a non-portable size on Hopper). Round 17's merge has the row's last block
+// load every run's partial after a fence and an atomic: three dependent L2 round trips on the step's
+// chain after the slowest run. Here each block keeps its partial (BlockMerge::write's values) in its
+// own shared memory, one cluster barrier, and warp w of block y merges the 32-dim slices y + R·w
+// of the group's heads from every run's shared memory with merge_head's arithmetic (lane s takes run
+// s's max and weight sum, the V sums in run order), so the outputs are the same bits as round 17's.
+template <int HD>
+struct ClusterPartial {
+  float o[kDecHeads][HD];
+  float ml[kDecHeads][2];
+};
+
+// After every block of the cluster has kept its partial (or has none: a run past the row's): warp w
+// of block y merges the group's 32-dim slices u = y + R·w, y + R·(w + W), ... (u = h·HD/32 + e) over
+// the row's `runs` runs as merge_head does from global memory, the int8 copy included.
+template <int HD, int W>
+__device__ __forceinline__ void cluster_merge(const AttnParams& p, ClusterPartial<HD>& part, int64_t r, int head0, int ng,
+                                              int runs, int warp, int lane) {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every run's partial is in its block's shared memory
+  const int R = int(cluster.dim_blocks().y), y = int(cluster.block_index().y);
+  for (int u = y + R * warp; u < ng * HD / 32; u += R * W) {  // warp-uniform
+    const int h = u / (HD / 32), d = (u % (HD / 32)) * 32 + lane;
+    float2 mine = make_float2(-INFINITY, 0.0f);
+    if (lane < runs) {
+      const ClusterPartial<HD>* at = cluster.map_shared_rank(&part, lane);
+      mine = make_float2(at->ml[h][0], at->ml[h][1]);
+    }
+    const float m = warp_max(mine.x);
+    const float w = expf(mine.x - m);  // 0 past the runs
+    const float sum = warp_sum(mine.y * w);
+    float o = 0.0f;
+#pragma unroll 8
+    for (int s2 = 0; s2 < runs; ++s2) {
+      const float ws = __shfl_sync(kFull, w, s2);
+      o += cluster.map_shared_rank(&part, s2)->o[h][d] * ws;
+    }
+    const int64_t i = int64_t(head0 + h) * HD + d;
+    const float v = o / sum;
+    p.out[r * p.ldo + i] = v;
+    if (p.out_q8 != nullptr) quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
+  }
+  cluster.sync();  // no block leaves while another may still read its shared memory
+}
+
+template <typename T, int HD, int W, int NS, bool kCluster = false>
 __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs) {
   extern __shared__ uint4 dec_smem[];
   __shared__ BlockMerge<HD, W> red;
@@ -869,25 +936,35 @@ __global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, 
     if (k < early) tiles.issue(k, tiles.lookup(k), lane);
   }
   pdl_wait();
-  if (n == 0) return;
+  if constexpr (!kCluster) {
+    if (n == 0) return;
+  }
+  if (n > 0) {  // block-uniform; a cluster's blocks past the row's runs only take part in its barriers
 #pragma unroll
-  for (int k = 0; k < NS - 1; ++k) {
-    if (k >= early) tiles.issue(k, tiles.lookup(k), lane);
+    for (int k = 0; k < NS - 1; ++k) {
+      if (k >= early) tiles.issue(k, tiles.lookup(k), lane);
+    }
+    int next_blk = tiles.lookup(NS - 1);
+    uint32_t qa[HD / 16][2];
+    load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
+    WarpSoftmax<T, HD> st;
+    st.reset();
+    for (int k = 0; k < mine; ++k) {
+      cp_async_wait<NS - 2>();  // this lane's copies of tile k landed
+      __syncwarp();             // every lane's; the stage read at tile k - 1 is free again
+      tiles.issue(k + NS - 1, next_blk, lane);
+      next_blk = tiles.lookup(k + NS);
+      st.add(qa, tiles.k_tile(k), tiles.t0(k), ctx, p.scale, ng, lane);
+    }
+    red.put(st, warp, ng, lane);  // a warp without tiles: max -inf, weight 0
+    __syncthreads();
   }
-  int next_blk = tiles.lookup(NS - 1);
-  uint32_t qa[HD / 16][2];
-  load_q<T, HD>(qa, p, r, kvh * G + g0, ng, lane);
-  WarpSoftmax<T, HD> st;
-  st.reset();
-  for (int k = 0; k < mine; ++k) {
-    cp_async_wait<NS - 2>();  // this lane's copies of tile k landed
-    __syncwarp();             // every lane's; the stage read at tile k - 1 is free again
-    tiles.issue(k + NS - 1, next_blk, lane);
-    next_blk = tiles.lookup(k + NS);
-    st.add(qa, tiles.k_tile(k), tiles.t0(k), ctx, p.scale, ng, lane);
+  if constexpr (kCluster) {
+    __shared__ ClusterPartial<HD> part;
+    if (n > 0) red.keep(part.o, part.ml, ng);
+    cluster_merge<HD, W>(p, part, r, kvh * G + g0, ng, runs, warp, lane);
+    return;
   }
-  red.put(st, warp, ng, lane);  // a warp without tiles: max -inf, weight 0
-  __syncthreads();
   red.write(p, (rl * p.heads + int64_t(kvh) * G + g0) * p.max_splits + run, ng);
   if (!arrive_last(p.counters + (rl * p.kv.kv_heads + kvh) * groups + blockIdx.x % groups, 1, runs)) return;
   constexpr int SPLIT = W / kDecHeads;  // warps a head in the merge
@@ -1240,12 +1317,15 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
 
 // Round 17's one-row kernel: variant v of VELLUM_CUDA_ATTN_LONG (warps a block, stages a warp,
 // runs at most, and never more than fill the SMs once: one block an SM, two for 1 and 2):
-// 1 = 4 warps, 2 stages, 32 runs; 2 = 4, 3, 32; 3 = 4, 4, 16; 4 (default) = 8, 2, 16; 5 = 8, 3, 16.
-// Variant 4 measured best at 2k-32k (llama3-8b batch 1, docs/cuda.md round 17).
-// VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans).
+// 1 = 4 warps, 2 stages, 32 runs; 2 = 4, 3, 32; 3 = 4, 4, 16; 4 = 8, 2, 16; 5 = 8, 3, 16;
+// 6 (default since round 50) = 4 with the runs merged in a cluster where every group's cluster fits,
+// else 4 itself (the same bits either way). Variant 4 measured best of 1-5 at 2k-32k (llama3-8b batch
+// 1, docs/cuda.md round 17); 6 is 4 on llama3-8b (8 groups: 7 clusters of 16 fit an H200) and 6-9%
+// faster on qwen2.5-0.5b at 2k-8k (round 50).
+// VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans; ≤ 16 in a cluster).
 int g_long_variant = -1, g_long_min = -1, g_long_runs = -1;
 int long_variant() {
-  if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 4));
+  if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 6));
   return g_long_variant;
 }
 // Positions a launch must be able to hold (max_splits × kAttnSplit) to take it: 2 048, i.e. in a
@@ -1256,23 +1336,120 @@ int long_min() {
   return g_long_min;
 }
 
-template <typename T, int HD, int W, int NS>
-cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStream_t stream) {
-  constexpr size_t smem = long_smem_bytes<HD, W, NS>();
-  static cudaError_t attr = cudaFuncSetAttribute(attn_decode_long_kernel<T, HD, W, NS>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (attr != cudaSuccess) return attr;
-  if (g_long_runs < 0) g_long_runs = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_RUNS", 0));
-  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
-  // One block an SM (variants 3-5) or two: at most as many runs as fill the SMs once.
-  max_runs = std::clamp(device_sms() * (W == 4 && NS < 4 ? 2 : 1) / (p.kv.kv_heads * groups), 1, max_runs);
-  if (g_long_runs > 0) max_runs = std::min(g_long_runs, kAttnFuseSpans);
-  // Enough runs for the longest context the launch can hold; a row uses long_runs(its context).
-  const dim3 grid(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
-  launch_kernel(attn_decode_long_kernel<T, HD, W, NS>, grid, W * 32, smem, stream, p, row0, max_runs);
-  return cudaGetLastError();
+constexpr int kMaxLongCluster = 16;  // Hopper's largest (non-portable) cluster
+std::atomic<int64_t> g_long_cluster_launches{0};
+
+
+// Whether the device holds a cluster of max_runs blocks for every (KV head group, row) at once
+// (cudaOccupancyMaxActiveClusters, once per device, kernel, group count and runs). An H200 holds 7
+// clusters of 16 blocks of 128 KB (one of its GPCs has fewer than 16 SMs free for them): enough for
+// the 4 of a model with 2 KV heads, not for llama3-8b's 8 (round 50: fewer runs a cluster to fit,
+// 9, was slower at 4k-8k than 16 merged in global memory).
+bool long_clusters_fit(const void* kernel, const cudaLaunchConfig_t& cfg) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, const void*, unsigned, unsigned, unsigned>, bool> fits;
+  int dev = 0;
+  (void)cudaGetDevice(&dev);
+  const std::tuple<int, const void*, unsigned, unsigned, unsigned> key{dev, kernel, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z};
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto it = fits.find(key);
+  if (it != fits.end()) return it->second;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
+    n = 0;
+    (void)cudaGetLastError();  // the query's own error only
+  }
+  return fits[key] = n >= int(cfg.gridDim.x * cfg.gridDim.z);
 }
 
+// The long kernel's grid: a block per (KV head group, run), enough runs for the longest context the
+// launch can hold (a row uses long_runs(its context)); max_runs as the kernel gets it.
+template <int W, int NS, bool kCluster>
+dim3 long_grid(const AttnParams& p, int& max_runs) {
+  if (g_long_runs < 0) g_long_runs = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_RUNS", 0));
+  const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
+  // One block an SM (variants 3-7) or two: at most as many runs as fill the SMs once.
+  max_runs = std::clamp(device_sms() * (W == 4 && NS < 4 ? 2 : 1) / (p.kv.kv_heads * groups), 1, max_runs);
+  if (g_long_runs > 0) max_runs = std::min(g_long_runs, kCluster ? kMaxLongCluster : kAttnFuseSpans);
+  return dim3(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
+}
+
+template <typename T, int HD, int W, int NS, bool kCluster>
+cudaError_t long_kernel_attributes() {
+  static const cudaError_t attr = [] {
+    const auto kernel = attn_decode_long_kernel<T, HD, W, NS, kCluster>;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(long_smem_bytes<HD, W, NS>()));
+    if (e == cudaSuccess && kCluster) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    return e;
+  }();
+  return attr;
+}
+
+// A cluster launch's configuration: the runs of a (KV head group, row) one cluster; at[0] its size.
+cudaLaunchConfig_t long_cluster_config(dim3 grid, int threads, size_t smem, cudaStream_t stream, cudaLaunchAttribute (&at)[2]) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 1;
+  at[0].val.clusterDim.y = grid.y;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+template <typename T, int HD, int W, int NS, bool kCluster = false>
+cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStream_t stream) {
+  constexpr size_t smem = long_smem_bytes<HD, W, NS>();
+  const auto kernel = attn_decode_long_kernel<T, HD, W, NS, kCluster>;
+  const cudaError_t attr = long_kernel_attributes<T, HD, W, NS, kCluster>();
+  if (attr != cudaSuccess) return attr;
+  const dim3 grid = long_grid<W, NS, kCluster>(p, max_runs);
+  if constexpr (kCluster) {
+    // The cluster of the launch's largest runs count must fit for every group (a row with fewer runs
+    // leaves the rest of its cluster idle); else the global merge, the same bits.
+    cudaLaunchAttribute at[2];
+    const dim3 widest(grid.x, long_runs(1 << 30, max_runs), grid.z);
+    if (!long_clusters_fit(reinterpret_cast<const void*>(kernel), long_cluster_config(widest, W * 32, smem, stream, at))) {
+      return launch_long<T, HD, W, NS, false>(p, row0, max_runs, stream);
+    }
+    cudaLaunchConfig_t cfg = long_cluster_config(grid, W * 32, smem, stream, at);
+    if (launch_programmatically(reinterpret_cast<const void*>(kernel), stream)) {
+      at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[1].val.programmaticStreamSerializationAllowed = 1;
+      cfg.numAttrs = 2;
+    }
+    const cudaError_t rc = cudaLaunchKernelEx(&cfg, kernel, p, row0, max_runs);
+    if (rc == cudaSuccess) g_long_cluster_launches.fetch_add(1, std::memory_order_relaxed);
+    return rc != cudaSuccess ? rc : cudaGetLastError();
+  } else {
+    launch_kernel(kernel, grid, W * 32, smem, stream, p, row0, max_runs);
+    return cudaGetLastError();
+  }
+}
+
+// Clusters of variant 6's launch for p, with `runs` runs a cluster, held at once (-1: the query failed).
+template <typename T, int HD>
+int long_max_clusters(const AttnParams& p, int runs) {
+  constexpr int W = 8, NS = 2;
+  if (long_kernel_attributes<T, HD, W, NS, true>() != cudaSuccess) return -1;
+  int max_runs = kMaxLongCluster;
+  dim3 grid = long_grid<W, NS, true>(p, max_runs);
+  grid.y = unsigned(runs);
+  cudaLaunchAttribute at[2];
+  const cudaLaunchConfig_t cfg = long_cluster_config(grid, W * 32, long_smem_bytes<HD, W, NS>(), nullptr, at);
+  int n = -1;
+  if (cudaOccupancyMaxActiveClusters(&n, attn_decode_long_kernel<T, HD, W, NS, true>, &cfg) != cudaSuccess) {
+    n = -1;
+    (void)cudaGetLastError();
+  }
+  return n;
+}
+
+// 6 (round 50): 4's shape with the runs merged through a cluster's shared memory (the same bits).
 template <typename T, int HD>
 cudaError_t launch_long_variant(int v, const AttnParams& p, int64_t row0, cudaStream_t stream) {
   switch (v) {
@@ -1280,6 +1457,7 @@ cudaError_t launch_long_variant(int v, const AttnParams& p, int64_t row0, cudaSt
     case 3: return launch_long<T, HD, 4, 4>(p, row0, 16, stream);
     case 4: return launch_long<T, HD, 8, 2>(p, row0, 16, stream);
     case 5: return launch_long<T, HD, 8, 3>(p, row0, 16, stream);
+    case 6: return launch_long<T, HD, 8, 2, true>(p, row0, kMaxLongCluster, stream);
     default: return launch_long<T, HD, 4, 2>(p, row0, 32, stream);
   }
 }
@@ -1431,6 +1609,18 @@ void set_attn_long(int variant, int min_positions) {
 }
 int attn_long_variant() { return long_variant(); }
 int attn_long_min() { return long_min(); }
+int64_t attn_long_cluster_launches() { return g_long_cluster_launches.load(std::memory_order_relaxed); }
+int attn_long_max_clusters(const AttnParams& p, int runs) {
+  if (p.kv.head_dim != 64 && p.kv.head_dim != 128) return -1;
+  if (p.kv.type == TensorType::F16) {
+    return p.kv.head_dim == 128 ? long_max_clusters<__half, 128>(p, runs) : long_max_clusters<__half, 64>(p, runs);
+  }
+  if (p.kv.type == TensorType::BF16) {
+    return p.kv.head_dim == 128 ? long_max_clusters<__nv_bfloat16, 128>(p, runs) : long_max_clusters<__nv_bfloat16, 64>(p, runs);
+  }
+  return -1;
+}
+
 
 bool attn_tc_supported(const KvPoolView& kv) {
   return (kv.type == TensorType::F16 || kv.type == TensorType::BF16) && (kv.head_dim == 64 || kv.head_dim == 128) &&

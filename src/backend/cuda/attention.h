@@ -110,11 +110,18 @@ int attn_decode_variant();
 void set_attn_spans_per_block(int spans);
 // Round 17: one-row launches (batch-1 decode) that can hold at least `min_positions` take the long
 // kernel (a run of 16-position tiles a block, ≤ 32 runs merged by the row's last block) when the
-// decode variant is 0: variant 0 = never, 1-5 = its shapes (VELLUM_CUDA_ATTN_LONG and
+// decode variant is 0: variant 0 = never, 1-6 = its shapes (VELLUM_CUDA_ATTN_LONG and
 // VELLUM_CUDA_ATTN_LONG_MIN set them at the first launch; attention.cu lists the variants).
 void set_attn_long(int variant, int min_positions);
 int attn_long_variant();
 int attn_long_min();
+// Launches of the long kernel with its runs merged in a cluster (variant 6 where every KV head group's
+// cluster of the launch's runs fits the device at once; otherwise it launches variant 4, the same bits).
+int64_t attn_long_cluster_launches();
+// Clusters of variant 6's launch for p (its max_splits, heads, KV heads and pool) with `runs` runs a
+// cluster that the device holds at once (cudaOccupancyMaxActiveClusters; -1: not a 16-bit pool of 64
+// or 128 dims, or the query failed).
+int attn_long_max_clusters(const AttnParams& p, int runs);
 
 // Split path over split rows [row0, row0 + rows) (indices into split_rows, or step rows).
 cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t stream);
