@@ -1339,7 +1339,6 @@ int long_min() {
 constexpr int kMaxLongCluster = 16;  // Hopper's largest (non-portable) cluster
 std::atomic<int64_t> g_long_cluster_launches{0};
 
-
 // Whether the device holds a cluster of max_runs blocks for every (KV head group, row) at once
 // (cudaOccupancyMaxActiveClusters, once per device, kernel, group count and runs). An H200 holds 7
 // clusters of 16 blocks of 128 KB (one of its GPCs has fewer than 16 SMs free for them): enough for
@@ -1368,7 +1367,7 @@ template <int W, int NS, bool kCluster>
 dim3 long_grid(const AttnParams& p, int& max_runs) {
   if (g_long_runs < 0) g_long_runs = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG_RUNS", 0));
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
-  // One block an SM (variants 3-7) or two: at most as many runs as fill the SMs once.
+  // One block an SM (variants 3-6) or two: at most as many runs as fill the SMs once.
   max_runs = std::clamp(device_sms() * (W == 4 && NS < 4 ? 2 : 1) / (p.kv.kv_heads * groups), 1, max_runs);
   if (g_long_runs > 0) max_runs = std::min(g_long_runs, kCluster ? kMaxLongCluster : kAttnFuseSpans);
   return dim3(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
@@ -1620,7 +1619,6 @@ int attn_long_max_clusters(const AttnParams& p, int runs) {
   }
   return -1;
 }
-
 
 bool attn_tc_supported(const KvPoolView& kv) {
   return (kv.type == TensorType::F16 || kv.type == TensorType::BF16) && (kv.head_dim == 64 || kv.head_dim == 128) &&
