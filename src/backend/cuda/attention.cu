@@ -848,9 +848,12 @@ __global__ void __launch_bounds__(128, NS == 2 ? 3 : 2) attn_decode3_kernel(Attn
 // block writes one partial. runs ≤ kAttnFuseSpans, so the row's last block merges them (no combine
 // kernel). runs depends on the context, the model's KV heads and the SM count only (never on the
 // launch's padded split count), so a graph and an eager step give the same bits.
-constexpr int kLongMinTiles = 8;  // tiles a run at least (one a warp of the default 8)
-__host__ __device__ constexpr int long_runs(int ctx, int max_runs) {
-  const int t = (ctx + kWarpTile - 1) / kWarpTile / kLongMinTiles;
+// min_tiles: tiles a run at least (VELLUM_CUDA_ATTN_LONG_TILES). Round 17 took 8, one a warp of the
+// default 8 warps, so 1 025-2 047 positions ran 8-15 runs; round 50's 4 fills 16 runs from 1 024
+// (llama3-8b Q4_K_M batch 1 after 1 500 / 1 800 tokens +1.0% / +2.8%, qwen2.5-0.5b after 1 100 +2-3%).
+constexpr int kLongMinTiles = 4;
+__host__ __device__ constexpr int long_runs(int ctx, int max_runs, int min_tiles = kLongMinTiles) {
+  const int t = (ctx + kWarpTile - 1) / kWarpTile / min_tiles;
   return t < 1 ? 1 : t < max_runs ? t : max_runs;
 }
 
@@ -907,13 +910,13 @@ __device__ __forceinline__ void cluster_merge(const AttnParams& p, ClusterPartia
 }
 
 template <typename T, int HD, int W, int NS, bool kCluster = false>
-__global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs) {
+__global__ void __launch_bounds__(W * 32) attn_decode_long_kernel(AttnParams p, int64_t row0, int max_runs, int min_tiles) {
   extern __shared__ uint4 dec_smem[];
   __shared__ BlockMerge<HD, W> red;
   // The step's inputs (row, context, block table) are read before the wait (pdl.cuh).
   const int64_t rl = blockIdx.z, r = split_row(p, row0, rl);
   const int ctx = p.row_ctx[r];
-  const int runs = long_runs(ctx, max_runs), run = blockIdx.y;
+  const int runs = long_runs(ctx, max_runs, min_tiles), run = blockIdx.y;
   const int all = (ctx + kWarpTile - 1) / kWarpTile;
   const int tb = int(int64_t(run) * all / runs), n = run < runs ? int(int64_t(run + 1) * all / runs) - tb : 0;
   const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
@@ -1323,7 +1326,11 @@ cudaError_t launch_decode3(const AttnParams& p, int64_t row0, int64_t rows, cuda
 // 1, docs/cuda.md round 17); 6 is 4 on llama3-8b (8 groups: 7 clusters of 16 fit an H200) and 6-9%
 // faster on qwen2.5-0.5b at 2k-8k (round 50).
 // VELLUM_CUDA_ATTN_LONG_RUNS overrides the runs (≤ kAttnFuseSpans; ≤ 16 in a cluster).
-int g_long_variant = -1, g_long_min = -1, g_long_runs = -1;
+int g_long_variant = -1, g_long_min = -1, g_long_runs = -1, g_long_tiles = -1;
+int long_tiles() {
+  if (g_long_tiles < 0) g_long_tiles = std::clamp(env_int("VELLUM_CUDA_ATTN_LONG_TILES", kLongMinTiles), 1, 64);
+  return g_long_tiles;
+}
 int long_variant() {
   if (g_long_variant < 0) g_long_variant = std::max(0, env_int("VELLUM_CUDA_ATTN_LONG", 6));
   return g_long_variant;
@@ -1370,7 +1377,7 @@ dim3 long_grid(const AttnParams& p, int& max_runs) {
   // One block an SM (variants 3-6) or two: at most as many runs as fill the SMs once.
   max_runs = std::clamp(device_sms() * (W == 4 && NS < 4 ? 2 : 1) / (p.kv.kv_heads * groups), 1, max_runs);
   if (g_long_runs > 0) max_runs = std::min(g_long_runs, kCluster ? kMaxLongCluster : kAttnFuseSpans);
-  return dim3(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs), 1);
+  return dim3(p.kv.kv_heads * groups, long_runs(p.max_splits * kAttnSplit, max_runs, long_tiles()), 1);
 }
 
 template <typename T, int HD, int W, int NS, bool kCluster>
@@ -1411,7 +1418,7 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStr
     // The cluster of the launch's largest runs count must fit for every group (a row with fewer runs
     // leaves the rest of its cluster idle); else the global merge, the same bits.
     cudaLaunchAttribute at[2];
-    const dim3 widest(grid.x, long_runs(1 << 30, max_runs), grid.z);
+    const dim3 widest(grid.x, long_runs(1 << 30, max_runs, long_tiles()), grid.z);
     if (!long_clusters_fit(reinterpret_cast<const void*>(kernel), long_cluster_config(widest, W * 32, smem, stream, at))) {
       return launch_long<T, HD, W, NS, false>(p, row0, max_runs, stream);
     }
@@ -1421,11 +1428,11 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStr
       at[1].val.programmaticStreamSerializationAllowed = 1;
       cfg.numAttrs = 2;
     }
-    const cudaError_t rc = cudaLaunchKernelEx(&cfg, kernel, p, row0, max_runs);
+    const cudaError_t rc = cudaLaunchKernelEx(&cfg, kernel, p, row0, max_runs, long_tiles());
     if (rc == cudaSuccess) g_long_cluster_launches.fetch_add(1, std::memory_order_relaxed);
     return rc != cudaSuccess ? rc : cudaGetLastError();
   } else {
-    launch_kernel(kernel, grid, W * 32, smem, stream, p, row0, max_runs);
+    launch_kernel(kernel, grid, W * 32, smem, stream, p, row0, max_runs, long_tiles());
     return cudaGetLastError();
   }
 }
