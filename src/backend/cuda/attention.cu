@@ -1386,6 +1386,7 @@ cudaError_t long_kernel_attributes() {
     const auto kernel = attn_decode_long_kernel<T, HD, W, NS, kCluster>;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(long_smem_bytes<HD, W, NS>()));
     if (e == cudaSuccess && kCluster) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (e != cudaSuccess) (void)cudaGetLastError();  // reported through the return value only
     return e;
   }();
   return attr;
@@ -1412,6 +1413,9 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStr
   constexpr size_t smem = long_smem_bytes<HD, W, NS>();
   const auto kernel = attn_decode_long_kernel<T, HD, W, NS, kCluster>;
   const cudaError_t attr = long_kernel_attributes<T, HD, W, NS, kCluster>();
+  if constexpr (kCluster) {  // a device or driver without non-portable clusters: the global merge
+    if (attr != cudaSuccess) return launch_long<T, HD, W, NS, false>(p, row0, max_runs, stream);
+  }
   if (attr != cudaSuccess) return attr;
   const dim3 grid = long_grid<W, NS, kCluster>(p, max_runs);
   if constexpr (kCluster) {
