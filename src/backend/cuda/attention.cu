@@ -1347,10 +1347,10 @@ constexpr int kMaxLongCluster = 16;  // Hopper's largest (non-portable) cluster
 std::atomic<int64_t> g_long_cluster_launches{0};
 
 // Whether the device holds a cluster of max_runs blocks for every (KV head group, row) at once
-// (cudaOccupancyMaxActiveClusters, once per device, kernel, group count and runs). An H200 holds 7
-// clusters of 16 blocks of 128 KB (one of its GPCs has fewer than 16 SMs free for them): enough for
-// the 4 of a model with 2 KV heads, not for llama3-8b's 8 (round 50: fewer runs a cluster to fit,
-// 9, was slower at 4k-8k than 16 merged in global memory).
+// (max_active_clusters, once per device, kernel, group count and runs). An H200 holds 7 clusters of
+// 12 or 16 blocks of 128 KB (round 50's --attn-clusters): enough for the 4 of a model with 2 KV heads,
+// not for llama3-8b's 8 (fewer runs a cluster so that they fit, 9, was slower at 4k-8k than 16
+// merged in global memory).
 bool long_clusters_fit(const void* kernel, const cudaLaunchConfig_t& cfg) {
   static std::mutex mu;
   static std::map<std::tuple<int, const void*, unsigned, unsigned, unsigned>, bool> fits;
@@ -1360,12 +1360,7 @@ bool long_clusters_fit(const void* kernel, const cudaLaunchConfig_t& cfg) {
   const std::lock_guard<std::mutex> lock(mu);
   const auto it = fits.find(key);
   if (it != fits.end()) return it->second;
-  int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
-    n = 0;
-    (void)cudaGetLastError();  // the query's own error only
-  }
-  return fits[key] = n >= int(cfg.gridDim.x * cfg.gridDim.z);
+  return fits[key] = max_active_clusters(kernel, cfg) >= int(cfg.gridDim.x * cfg.gridDim.z);
 }
 
 // The long kernel's grid: a block per (KV head group, run), enough runs for the longest context the
@@ -1422,7 +1417,7 @@ cudaError_t launch_long(const AttnParams& p, int64_t row0, int max_runs, cudaStr
     // The cluster of the launch's largest runs count must fit for every group (a row with fewer runs
     // leaves the rest of its cluster idle); else the global merge, the same bits.
     cudaLaunchAttribute at[2];
-    const dim3 widest(grid.x, long_runs(1 << 30, max_runs, long_tiles()), grid.z);
+    const dim3 widest(grid.x, max_runs, grid.z);  // a row of the longest context
     if (!long_clusters_fit(reinterpret_cast<const void*>(kernel), long_cluster_config(widest, W * 32, smem, stream, at))) {
       return launch_long<T, HD, W, NS, false>(p, row0, max_runs, stream);
     }
@@ -1450,13 +1445,8 @@ int long_max_clusters(const AttnParams& p, int runs) {
   dim3 grid = long_grid<W, NS, true>(p, max_runs);
   grid.y = unsigned(runs);
   cudaLaunchAttribute at[2];
-  const cudaLaunchConfig_t cfg = long_cluster_config(grid, W * 32, long_smem_bytes<HD, W, NS>(), nullptr, at);
-  int n = -1;
-  if (cudaOccupancyMaxActiveClusters(&n, attn_decode_long_kernel<T, HD, W, NS, true>, &cfg) != cudaSuccess) {
-    n = -1;
-    (void)cudaGetLastError();
-  }
-  return n;
+  return max_active_clusters(reinterpret_cast<const void*>(attn_decode_long_kernel<T, HD, W, NS, true>),
+                             long_cluster_config(grid, W * 32, long_smem_bytes<HD, W, NS>(), nullptr, at));
 }
 
 // 6 (round 50): 4's shape with the runs merged through a cluster's shared memory (the same bits).

@@ -17,6 +17,7 @@
 
 #include "backend/cuda/block_slot.cuh"
 #include "backend/cuda/cp_async.cuh"
+#include "backend/cuda/cuda_util.h"
 #include "backend/cuda/dequant.cuh"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -365,13 +366,7 @@ bool attn_rope_row_takes(const AttnParams& p, const RopeParams& rope) {
 
 int attn_rope_row_max_clusters(const AttnParams& p, bool v_smem) {
   cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t cfg = config(p, nullptr, attr);
-  int n = -1;
-  if (cudaOccupancyMaxActiveClusters(&n, kernel_for(p, v_smem), &cfg) != cudaSuccess) {
-    n = -1;
-    (void)cudaGetLastError();  // the query's own error only
-  }
-  return n;
+  return max_active_clusters(reinterpret_cast<const void*>(kernel_for(p, v_smem)), config(p, nullptr, attr));
 }
 
 cudaError_t launch_attention_rope_row(const AttnParams& p, const RopeRowInputs& in, cudaStream_t stream) {

@@ -51,6 +51,15 @@ int device_sms() {
   return sms;
 }
 
+int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& cfg) {
+  int n = -1;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();  // the query's own error only
+    return -1;
+  }
+  return n;
+}
+
 DeviceBuffer::~DeviceBuffer() { device_free(ptr_); }
 
 void* DeviceBuffer::ensure(size_t bytes, const char* what) {

@@ -25,6 +25,11 @@ uint64_t free_epoch();
 // Multiprocessors of the current device, read once (1 if it cannot be read).
 int device_sms();
 
+// Thread block clusters of a cluster launch of `kernel` with `cfg` (its cluster size an attribute)
+// that the device holds at once (cudaOccupancyMaxActiveClusters); -1 if the query fails, whose error
+// is then cleared so that it does not surface at the next launch's check.
+int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& cfg);
+
 // An owned device allocation that grows (contents not kept) on demand.
 class DeviceBuffer {
  public:
