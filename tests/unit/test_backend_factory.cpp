@@ -336,10 +336,10 @@ TEST(CudaLayout, RopeKvRowsTakes) {
 // order. (A first version sized the buffer for half the scale pairs.)
 TEST(CudaLayout, GemvMmaFragmentOrderedX) {
   for (const int64_t k : {256, 1280, 4096}) {
-    const int64_t supers = k / 256, frag_bytes = k * kMmaRowsMax;
+    const int64_t supers = k / 256, frag_bytes = k * kMmaTile;
     std::vector<int> seen(size_t(frag_bytes), 0);
     for (int64_t j = 0; j < supers; ++j) {
-      for (int token = 0; token < kMmaRowsMax; ++token) {
+      for (int token = 0; token < kMmaTile; ++token) {
         for (int e = 0; e < 256; ++e) {
           const int64_t b = mma_x_frag_byte(j, token, e);
           ASSERT_GE(b, 0);
@@ -356,7 +356,7 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
     const int64_t scale_pairs = (mma_x_min_offset(k) - frag_bytes) / 8;
     std::vector<int> pairs(size_t(scale_pairs), 0);
     for (int64_t j = 0; j < supers; ++j) {
-      for (int token = 0; token < kMmaRowsMax; ++token) {
+      for (int token = 0; token < kMmaTile; ++token) {
         for (int s = 0; s < 8; ++s) {
           const int64_t q = mma_x_scale_index(j, token, s);
           ASSERT_LT(q, scale_pairs) << "k " << k;
@@ -369,10 +369,10 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
     for (const int n : pairs) ASSERT_EQ(n, 1) << "k " << k;
     // The minimums' tf32 pairs (round 42) fill the rest: lane 4·token + t's float4 holds hi of
     // sub-blocks t and t + 4, then lo of both (mma.sync m16n8k8 tf32: b0 row t, b1 row t + 4, column g).
-    const int64_t min_floats = int64_t((mma_x_bytes(k) - size_t(mma_x_min_offset(k))) / 4);
+    const int64_t min_floats = int64_t((mma_x_bytes(k, kMmaTile) - size_t(mma_x_min_offset(k))) / 4);
     std::vector<int> mins(size_t(min_floats), 0);
     for (int64_t j = 0; j < supers; ++j) {
-      for (int token = 0; token < kMmaRowsMax; ++token) {
+      for (int token = 0; token < kMmaTile; ++token) {
         for (int s = 0; s < 8; ++s) {
           for (const bool lo : {false, true}) {
             const int64_t f = mma_x_min_index(j, token, s, lo);
@@ -390,13 +390,13 @@ TEST(CudaLayout, GemvMmaFragmentOrderedX) {
 
 // Round 44: the rows kernel stages a super-block's x side as three contiguous runs (gemv_mma.cu,
 // XStageCopy): its B fragments in bytes [2 048·j, 2 048·(j + 1)), its scale pairs in the 512 bytes
-// at k·kMmaRowsMax + 512·j and the minimums' pairs in the 512 bytes at mma_x_min_offset(k) + 512·j,
+// at k·kMmaTile + 512·j and the minimums' pairs in the 512 bytes at mma_x_min_offset(k) + 512·j,
 // each at the same offset inside its run as the kernel reads it from global memory.
 TEST(CudaLayout, GemvMmaXSidePerSuperBlock) {
   for (const int64_t k : {256, 1280, 4096}) {
-    const int64_t frag_bytes = k * kMmaRowsMax, fb = kMmaRowsMax * 256;
+    const int64_t frag_bytes = k * kMmaTile, fb = kMmaTile * 256;
     for (int64_t j = 0; j < k / 256; ++j) {
-      for (int token = 0; token < kMmaRowsMax; ++token) {
+      for (int token = 0; token < kMmaTile; ++token) {
         for (int e = 0; e < 256; ++e) {
           const int64_t b = mma_x_frag_byte(j, token, e);
           ASSERT_GE(b, j * fb);
@@ -413,6 +413,50 @@ TEST(CudaLayout, GemvMmaXSidePerSuperBlock) {
           }
         }
       }
+    }
+  }
+}
+
+// Round 51: x of 2 tiles (9..16 token rows) is the one-tile layout of a K twice as long. Every element, scale pair and minimums' pair of every token has its own place inside
+// mma_x_bytes(k, rows), and a super-block's x side is still three contiguous runs (what
+// XStageCopy copies): its tiles' B fragments in [2 048·nt·j, 2 048·nt·(j + 1)), their scale pairs
+// and their minimums' pairs in 512·nt bytes each.
+TEST(CudaLayout, GemvMmaTiledX) {
+  EXPECT_EQ(mma_tiles(1), 1);
+  EXPECT_EQ(mma_tiles(8), 1);
+  EXPECT_EQ(mma_tiles(9), 2);
+  EXPECT_EQ(mma_tiles(kMmaRowsMax), 2);
+  for (const int rows : {9, 12, 16}) {
+    const int nt = mma_tiles(rows);
+    for (const int64_t k : {256, 1280}) {
+      const int64_t kv = k * nt, frag_bytes = kv * kMmaTile, min_off = mma_x_min_offset(kv);
+      ASSERT_EQ(mma_x_bytes(k, rows), size_t(nt) * mma_x_bytes(k, kMmaTile));
+      std::vector<int> seen(mma_x_bytes(k, rows), 0);
+      for (int64_t j = 0; j < k / 256; ++j) {
+        for (int token = 0; token < kMmaTile * nt; ++token) {
+          const int64_t vj = mma_x_vsb(j, token, nt);
+          const int col = token % kMmaTile;
+          for (int e = 0; e < 256; ++e) {
+            const int64_t b = mma_x_frag_byte(vj, col, e);
+            ASSERT_GE(b, 2048 * nt * j);
+            ASSERT_LT(b, 2048 * nt * (j + 1));
+            ++seen[size_t(b)];
+          }
+          for (int s = 0; s < 8; ++s) {
+            const int64_t pair_byte = frag_bytes + mma_x_scale_index(vj, col, s) * 8;
+            ASSERT_GE(pair_byte, frag_bytes + 512 * nt * j);
+            ASSERT_LT(pair_byte, frag_bytes + 512 * nt * (j + 1));
+            for (int i = 0; i < 8; ++i) ++seen[size_t(pair_byte + i)];
+            for (const bool lo : {false, true}) {
+              const int64_t min_byte = min_off + mma_x_min_index(vj, col, s, lo) * 4;
+              ASSERT_GE(min_byte, min_off + 512 * nt * j);
+              ASSERT_LT(min_byte, min_off + 512 * nt * (j + 1));
+              for (int i = 0; i < 4; ++i) ++seen[size_t(min_byte + i)];
+            }
+          }
+        }
+      }
+      for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "rows " << rows << " k " << k << " byte " << i;
     }
   }
 }

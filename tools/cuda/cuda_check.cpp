@@ -229,7 +229,7 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
    // by warps of their own, rs 4: A fragments dequantized by the multiplying warpgroups).
    std::vector<int> modes;
    if (i8) modes.push_back(0);
-   if (i8 && m >= 2 && m <= cuda::kMmaRowsMax && cuda::gemv_mma_supports(type, k)) modes.push_back(8);
+   if (cuda::int8_gemv_supports(type, k) && m >= 2 && m <= cuda::kMmaRowsMax && cuda::gemv_mma_supports(type, k)) modes.push_back(8);
    if (mmq) modes.push_back(1);
    modes.push_back(2);
    if (dq) modes.push_back(3);
@@ -304,14 +304,15 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
 
 // Round 42: gemv_mma's launch shapes (gemv_mma.cu, launch_type) by this device's multiprocessors:
 // many short rows (at least 4 blocks of 16 rows an SM), at least one block an SM, and rows of more
-// than 16 super-blocks; ragged ends, 4..8 token rows (check_matmul's mode 8, run twice bit for bit).
+// than 16 super-blocks; ragged ends, 4..8 token rows (check_matmul's mode 8, run twice bit for bit),
+// and since round 51 2 tiles of 8 (12 / 13 / 16 rows).
 void check_gemv_mma_shapes(Pair& p) {
   int sms = 0;
   cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sms");
   for (TensorType t : {TensorType::Q4_K, TensorType::Q8_0, TensorType::Q6_K}) {
-    check_matmul(p, t, 512, int64_t(sms) * 64 + 24, {8, 5}, false);
-    check_matmul(p, t, 1024, int64_t(sms) * 16 + 8, {4}, true);
-    check_matmul(p, t, 4352, 40, {8}, false);
+    check_matmul(p, t, 512, int64_t(sms) * 64 + 24, {8, 5, 13}, false);
+    check_matmul(p, t, 1024, int64_t(sms) * 16 + 8, {4, 12}, true);
+    check_matmul(p, t, 4352, 40, {8, 16}, false);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
   }
@@ -1464,46 +1465,70 @@ void check_layer_tails_row1(Pair& p) {
 // Round 44: the int8 tensor-core rows kernel with each super-block's x side staged in the warps'
 // rings against loading it where it is used: the same bits at every launch shape (long rows, many
 // blocks, one block an SM, fewer; a partial 16-row tile; one super-block), 2 / 5 / 8 rows, with a
-// bias; outputs poisoned before each launch.
+// bias; outputs poisoned before each launch. Round 51: 13 / 16 rows (2 tiles of 8 token columns) too, and each tile of such a launch against a launch of that tile's rows alone
+// (one tile, the same launch shape): bit for bit.
 void check_mma_stage_x(Pair& p) {
   using T = TensorType;
   int sms = 0;
   cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sms");
   const int saved = cuda::gemv_mma_stage_x();
+  constexpr int kRows = cuda::kMmaRowsMax, kTile = cuda::kMmaTile;
+  const auto read = [](const float* d, size_t count) {
+    std::vector<float> h(count);
+    cuda::check(cudaMemcpy(h.data(), d, count * 4, cudaMemcpyDeviceToHost), "d2h");
+    return h;
+  };
   for (const T t : {T::Q4_K, T::Q8_0, T::Q6_K}) {
     for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 14336}, {14336, 4096}, {4096, 4096}, {1000, 1280}, {77, 256}}) {
       const void* w = p.weight("w", t, k, n, make_weight(t, n, k).bytes).g.data;
       const std::vector<float> bias_h = randn(size_t(n));
       auto* bias = static_cast<float*>(cuda::device_alloc(size_t(n) * 4, "mma x check"));
-      auto* x = static_cast<float*>(cuda::device_alloc(size_t(8 * k) * 4, "mma x check"));
-      auto* out = static_cast<float*>(cuda::device_alloc(size_t(8 * n) * 4, "mma x check"));
-      void* xf = cuda::device_alloc(cuda::mma_x_bytes(k), "mma x check");
-      const std::vector<float> xv = randn(size_t(8 * k));
+      auto* x = static_cast<float*>(cuda::device_alloc(size_t(kRows * k) * 4, "mma x check"));
+      auto* out = static_cast<float*>(cuda::device_alloc(size_t(kRows * n) * 4, "mma x check"));
+      auto* out1 = static_cast<float*>(cuda::device_alloc(size_t(kTile * n) * 4, "mma x check"));
+      void* xf = cuda::device_alloc(cuda::mma_x_bytes(k, kRows), "mma x check");
+      void* xf1 = cuda::device_alloc(cuda::mma_x_bytes(k, kTile), "mma x check");
+      const std::vector<float> xv = randn(size_t(kRows * k));
       cuda::check(cudaMemcpy(bias, bias_h.data(), size_t(n) * 4, cudaMemcpyHostToDevice), "h2d");
       cuda::check(cudaMemcpy(x, xv.data(), xv.size() * 4, cudaMemcpyHostToDevice), "h2d");
       cuda::check(cudaDeviceSynchronize(), "weight upload");  // uploads run on the backend's stream
-      for (const int rows : {2, 5, 8}) {
+      for (const int rows : {2, 5, 8, 13, 16}) {
+        const float* b = rows == 5 || rows == 13 ? bias : nullptr;
         cuda::check(cuda::launch_quantize_mma_x(x, k, rows, k, xf, nullptr), "quantize mma x");
         std::vector<std::vector<float>> got;
         for (const int mode : {0, 1, -1}) {  // never, always, the default
           cuda::set_gemv_mma_stage_x(mode);
-          cuda::check(cudaMemset(out, 0xFF, size_t(8 * n) * 4), "poison");
-          cuda::check(cuda::launch_gemv_mma(t, w, n, k, xf, rows, out, n, rows == 5 ? bias : nullptr, sms, nullptr), "mma rows");
+          cuda::check(cudaMemset(out, 0xFF, size_t(kRows * n) * 4), "poison");
+          cuda::check(cuda::launch_gemv_mma(t, w, n, k, xf, rows, out, n, b, sms, nullptr), "mma rows");
           cuda::check(cudaDeviceSynchronize(), "mma rows");
-          got.emplace_back(size_t(rows * n));
-          cuda::check(cudaMemcpy(got.back().data(), out, got.back().size() * 4, cudaMemcpyDeviceToHost), "d2h");
+          got.push_back(read(out, size_t(rows * n)));
         }
         size_t differ = 0, nonfinite = 0;
         for (size_t i = 0; i < got[0].size(); ++i) {
           nonfinite += !std::isfinite(got[0][i]) || !std::isfinite(got[1][i]);
           differ += std::memcmp(&got[0][i], &got[1][i], 4) != 0 || std::memcmp(&got[0][i], &got[2][i], 4) != 0;
         }
-        record(fmt::format("int8 mma rows {} {}x{} at {} rows{}: x staged vs loaded", tensor_type_name(t), n, k, rows,
-                           rows == 5 ? " + bias" : ""),
-               nonfinite == 0 ? double(differ) : INFINITY, 0,
+        const std::string what = fmt::format("int8 mma rows {} {}x{} at {} rows{}", tensor_type_name(t), n, k, rows, b ? " + bias" : "");
+        record(what + ": x staged vs loaded", nonfinite == 0 ? double(differ) : INFINITY, 0,
                fmt::format("{} of {} outputs differ in any bit (staged, loaded, default), {} not finite", differ, got[0].size(), nonfinite));
+        if (rows <= kTile) continue;
+        // Each tile alone (the default staging, one tile): the same bits as its columns of got[2].
+        size_t tile_differ = 0;
+        for (int r0 = 0; r0 < rows; r0 += kTile) {
+          const int tr = std::min(kTile, rows - r0);
+          cuda::check(cuda::launch_quantize_mma_x(x + int64_t(r0) * k, k, tr, k, xf1, nullptr), "quantize mma x (a tile)");
+          cuda::check(cudaMemset(out1, 0xFF, size_t(kTile * n) * 4), "poison");
+          cuda::check(cuda::launch_gemv_mma(t, w, n, k, xf1, tr, out1, n, b, sms, nullptr), "mma rows (a tile)");
+          cuda::check(cudaDeviceSynchronize(), "mma rows (a tile)");
+          const std::vector<float> one = read(out1, size_t(tr * n));
+          for (size_t i = 0; i < one.size(); ++i) tile_differ += std::memcmp(&one[i], &got[2][size_t(r0) * size_t(n) + i], 4) != 0;
+        }
+        record(what + ": each tile vs that tile alone", double(tile_differ), 0,
+               fmt::format("{} of {} outputs differ in any bit", tile_differ, got[2].size()));
       }
-      for (void* d : {static_cast<void*>(bias), static_cast<void*>(x), static_cast<void*>(out), xf}) cuda::device_free(d);
+      for (void* d : {static_cast<void*>(bias), static_cast<void*>(x), static_cast<void*>(out), static_cast<void*>(out1), xf, xf1}) {
+        cuda::device_free(d);
+      }
     }
   }
   cuda::set_gemv_mma_stage_x(saved);
@@ -3170,7 +3195,7 @@ Weight upload_repeated(CudaBackend& be, TensorType t, int64_t n, int64_t k, int6
 // Round 41: 2 / 4 / 6 / 8 token rows of llama3-8b's quantized weights alone: the int8 tensor-core rows
 // kernel (gemv_mma.h, x quantized once outside the timing) against the int8 rows GEMV it replaces
 // and mmq (which quantizes x itself), with the largest difference between the first two relative
-// to the largest output. VELLUM_BENCH_GEMV_TYPES limits the types as in bench_gemv,
+// to the largest output. Round 51: 12 / 16 rows too, compared with mmq's outputs. VELLUM_BENCH_GEMV_TYPES limits the types as in bench_gemv,
 // VELLUM_BENCH_MMA_ROWS=N the rows to N.
 void bench_gemv_mma(double bw) {
   CudaBackend be(0);
@@ -3184,16 +3209,17 @@ void bench_gemv_mma(double bw) {
       const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 8);
       std::vector<Weight> ws;
       for (size_t c = 0; c < copies; ++c) ws.push_back(upload_repeated(be, t, n, k, 64));
-      for (const int m : {2, 4, 6, 8}) {
+      for (const int m : {2, 4, 6, 8, 12, 16}) {
         if (const char* only_m = std::getenv("VELLUM_BENCH_MMA_ROWS"); only_m != nullptr && std::atoi(only_m) != m) continue;
+        const bool rows_gemv = m <= cuda::kMaxI8Rows;  // past it: mmq's outputs are the comparison
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
         be.write(x, randn(size_t(m * k)).data());
         be.synchronize();  // the legacy stream below does not wait for the backend's
-        void* xf = cuda::device_alloc(cuda::mma_x_bytes(k), "bench mma x");
+        void* xf = cuda::device_alloc(cuda::mma_x_bytes(k, m), "bench mma x");
         void* q8 = cuda::device_alloc(size_t(m) * cuda::q8_bytes(k), "bench q8 rows");
         void* mq = cuda::device_alloc(cuda::mmq_scratch_bytes(m, k), "bench mmq x");
         cuda::check(cuda::launch_quantize_mma_x(x.data, k, m, k, xf, nullptr), "quantize mma x");
-        cuda::check(cuda::launch_quantize_q8_rows(x.data, k, m, k, q8, nullptr), "quantize q8 rows");
+        if (rows_gemv) cuda::check(cuda::launch_quantize_q8_rows(x.data, k, m, k, q8, nullptr), "quantize q8 rows");
         const int staged = cuda::gemv_mma_stage_x();
         cuda::set_gemv_mma_stage_x(0);  // round 44: unstaged x first (t_mma, a), then staged (t_x, c)
         const double t_mma = graph_ms([&](cudaStream_t st, int i) {
@@ -3216,15 +3242,23 @@ void bench_gemv_mma(double bw) {
         cuda::set_gemv_mma_stage_x(staged);
         size_t x_differ = 0;
         for (size_t i = 0; i < c.size(); ++i) x_differ += std::memcmp(&a[i], &c[i], 4) != 0;
-        const double t_rows = graph_ms([&](cudaStream_t st, int i) {
-          return cuda::launch_gemv_i8_rows(t, ws[size_t(i) % ws.size()].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, st);
-        }, 100);
-        cuda::check(cudaDeviceSynchronize(), "sync");
-        cuda::check(cuda::launch_gemv_i8_rows(t, ws[0].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, nullptr), "rows");
-        cuda::check(cudaMemcpy(b.data(), out.data, b.size() * 4, cudaMemcpyDeviceToHost), "read");
+        double t_rows = NAN;
+        if (rows_gemv) {
+          t_rows = graph_ms([&](cudaStream_t st, int i) {
+            return cuda::launch_gemv_i8_rows(t, ws[size_t(i) % ws.size()].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, st);
+          }, 100);
+          cuda::check(cudaDeviceSynchronize(), "sync");
+          cuda::check(cuda::launch_gemv_i8_rows(t, ws[0].data, n, k, q8, m, out.data, n, nullptr, nullptr, sms, nullptr), "rows");
+          cuda::check(cudaMemcpy(b.data(), out.data, b.size() * 4, cudaMemcpyDeviceToHost), "read");
+        }
         const double t_mmq = graph_ms([&](cudaStream_t st, int i) {
           return cuda::launch_mmq(t, ws[size_t(i) % ws.size()].data, n, k, x.data, m, mq, out.data, n, nullptr, st);
         }, 100);
+        if (!rows_gemv) {
+          cuda::check(cudaDeviceSynchronize(), "sync");
+          cuda::check(cuda::launch_mmq(t, ws[0].data, n, k, x.data, m, mq, out.data, n, nullptr, nullptr), "mmq");
+          cuda::check(cudaMemcpy(b.data(), out.data, b.size() * 4, cudaMemcpyDeviceToHost), "read");
+        }
         double big = 0, diff = 0;
         bool finite = true;
         for (size_t i = 0; i < a.size(); ++i) {
@@ -3234,11 +3268,11 @@ void bench_gemv_mma(double bw) {
         }
         const auto pct = [&](double ms) { return 100.0 * double(bytes) / (ms * 1e-3) / 1e9 / bw; };
         bench_line(fmt::format("gemv mma {} {}x{} at {} rows: {:.1f} us ({:.0f}% of copy bw) | x staged {:.1f} us ({:.0f}%, {} "
-                               "outputs differ) | rows GEMV {:.1f} us ({:.0f}%) | mmq {:.1f} us ({:.0f}%) | max |mma - rows| / "
-                               "max |rows| {:.1e}{}",
+                               "outputs differ) | rows GEMV {:.1f} us ({:.0f}%) | mmq {:.1f} us ({:.0f}%) | max |mma - {}| / "
+                               "max |{}| {:.1e}{}",
                                tensor_type_name(t), n, k, m, t_mma * 1e3, pct(t_mma), t_x * 1e3, pct(t_x),
-                               x_differ, t_rows * 1e3, pct(t_rows), t_mmq * 1e3, pct(t_mmq), big > 0 ? diff / big : diff,
-                               finite ? "" : " NOT FINITE"));
+                               x_differ, t_rows * 1e3, pct(t_rows), t_mmq * 1e3, pct(t_mmq), rows_gemv ? "rows" : "mmq",
+                               rows_gemv ? "rows" : "mmq", big > 0 ? diff / big : diff, finite ? "" : " NOT FINITE"));
         cudaFree(xf);
         cudaFree(q8);
         cudaFree(mq);
@@ -4102,7 +4136,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
 // For a kernel profiler (ncu --profile-from-start off): eager (no graphs) steps of a model, each
 // bracketed by cudaProfilerStart/Stop: one decode step of 1, 32 and 128 sequences at 1k context, and
 // a 512-token prefill (VELLUM_PROFILE_BATCH1_ONLY: the first only; VELLUM_PROFILE_PREFILL=N: a prefill
-// of N tokens only). Everything before (load, warm-up steps) is outside the profiled ranges.
+// of N tokens only; VELLUM_PROFILE_SEQS=N: a decode step of N sequences only). Everything before
+// (load, warm-up steps) is outside the profiled ranges.
 void profile_model(const std::string& path) {
   const gguf::GgufFile file = gguf::GgufFile::open(path);
   CudaBackend be(0);
@@ -4148,6 +4183,12 @@ void profile_model(const std::string& path) {
   };
   if (prefill_env != nullptr) {
     profiled(fmt::format("prefill {}", prefill_tokens).c_str(), prefill);
+    return;
+  }
+  // VELLUM_PROFILE_SEQS=N: one decode step of N sequences only (N <= 128).
+  if (const char* n = std::getenv("VELLUM_PROFILE_SEQS"); n != nullptr) {
+    const uint32_t B = std::clamp<uint32_t>(uint32_t(std::max(1, std::atoi(n))), 1u, seqs);
+    profiled(fmt::format("decode {} seqs x {}", B, ctx).c_str(), [&] { decode(B); });
     return;
   }
   profiled("decode 1 seq x 1k", [&] { decode(1); });
@@ -4211,8 +4252,8 @@ void compare_greedy(const std::string& path) {
 }
 
 // CUDA graph replay against the eager path: the same greedy decode (one sequence: an 8-token prompt
-// then 24 single-token steps; four sequences: 3-token prompts then 12 steps together; 20 sequences,
-// then 40: 2-token prompts then 6 steps together, through the many-row matmul paths) with
+// then 24 single-token steps; four sequences: 3-token prompts then 12 steps together; 12, 20, then
+// 40 sequences: 2-token prompts then 6 steps together, through the many-row matmul paths) with
 // graphs off and on must give bit-identical logits, and the second run must have replayed graphs
 // whose kernels launch programmatically (pdl.cuh).
 void check_graphs(const std::string& path) {
@@ -4296,9 +4337,10 @@ void check_graphs(const std::string& path) {
       }
       cuda::set_attn_long(lv, lmin);
     }
-    // Many rows (mmq at 20 rows of a quantized model, cuBLAS at 40, under capture): 2-token
+    // Many rows (a quantized model's matmuls: the int8 tensor-core rows kernel in two tiles at 12
+    // rows, dq_tma at 20 and 40 since round 51; a plain model's: cuBLAS), under capture: 2-token
     // prompts, then 6 steps together.
-    for (const uint32_t rows : {20u, kManyRows}) {
+    for (const uint32_t rows : {12u, 20u, kManyRows}) {
       std::vector<std::vector<int32_t>> mx(rows);
       for (uint32_t q = 0; q < rows; ++q) mx[q] = {prompt[q % prompt.size()], prompt[(q * 7 + rows) % prompt.size()]};
       past = 0;
@@ -4349,9 +4391,9 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager{}, {} KV, {} logits of {} steps (1, 4, 20, 40 rows{})", g_deterministic ? " (deterministic)" : "",
+  record(fmt::format("cuda graphs vs eager{}, {} KV, {} logits of {} steps (1, 4, 12, 20, 40 rows{})", g_deterministic ? " (deterministic)" : "",
                      tensor_type_name(g_kv_type), eager.size(),
-                     long_phase ? 59 : 52, long_phase ? "; 1 row at 1 100+" : ""),
+                     long_phase ? 66 : 59, long_phase ? "; 1 row at 1 100+" : ""),
          same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));
@@ -5004,9 +5046,11 @@ int run(int argc, char** argv) {
     } else if (a == "--norm-out-only") {  // round 43's producer alone
       Pair p;
       check_gemv_norm_out_all(p);
-    } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel
+    } else if (a == "--mma-x-only") {  // round 44's staged x of the int8 tensor-core rows kernel (round 51: its tiles, its shapes)
       Pair p;
+      p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // as the full check: check_matmul's mode 2 is the f32 GEMV
       check_mma_stage_x(p);
+      check_gemv_mma_shapes(p);
     } else if (a == "--attn-clusters") {  // round 49: the one-row attention's clusters held at once
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       cuda::AttnParams p;

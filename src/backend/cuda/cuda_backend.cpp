@@ -266,7 +266,10 @@ struct CudaBackend::Impl {
   // plan's choice; VELLUM_CUDA_DQ_TMA_BT). dq_rs 3 / 4 forces that kernel wherever dq_mma runs (the
   // checks).
   int dq_tma = 1, dq_tma_kind = 4;
-  int64_t dq_tma_min_rows = 33, dq_tma_max_rows = 1024;
+  // Round 51 (H200, llama3-8b at 1k context, greedy, graphs): dq_tma from 17 rows instead of 33,
+  // ahead of dq_mma: Q4_K_M 20 / 24 / 32 sequences 7.7 / 7.8 / 8.2 -> 6.8 / 6.7 / 7.2 ms a step,
+  // Q8_0 8.7 / 8.8 / 9.3 -> 7.5 / 7.5 / 7.8.
+  int64_t dq_tma_min_rows = 17, dq_tma_max_rows = 1024;
   int dq_tma_bt = 0;
   // Round 33 (default on; VELLUM_CUDA_DQ_GROUP=0, set_dq_tma_group): matmul_multi's weights that take
   // the register-A kernel (a layer's Q, K and V) as one launch.
@@ -381,6 +384,11 @@ struct CudaBackend::Impl {
   // VELLUM_CUDA_GEMV_MMA_MIN=N takes it from N rows (experiments).
   bool gemv_mma = true, q8r_mma = false;
   int gemv_mma_min = 0;
+  // Round 51: the same kernel up to gemv_mma_max rows (kMmaRowsMax, 16; VELLUM_CUDA_GEMV_MMA_MAX=N,
+  // measurements), in tiles of 8 token columns, instead of mmq at 9-16 rows (H200, llama3-8b at 1k
+  // context, greedy, graphs: Q4_K_M 12 / 16 sequences 8.1 / 7.3 -> 4.9 / 4.9 ms a step, Q8_0 8.0 /
+  // 7.1 -> 5.1 / 5.2; 8 sequences take 3.6 and 4.2 ms).
+  int gemv_mma_max = cuda::kMmaRowsMax;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
@@ -560,13 +568,17 @@ struct CudaBackend::Impl {
   // Whether a matmul of m token rows takes the int8 GEMV rows (round 8; every row count in the
   // deterministic mode) rather than the many-row paths.
   bool int8_rows_for(TensorType type, int64_t m, int64_t k) const {
-    const int most = type == TensorType::Q8_0 && !mma_rows_for(type, m, k) ? i8_rows_q8 : i8_rows_max;
-    return (deterministic || m <= std::min<int64_t>(most, cuda::kMaxI8Rows)) && int8_for(type, k);
+    if (!int8_for(type, k)) return false;
+    if (deterministic) return true;
+    // Up to kMaxI8Rows rows the rows limit (VELLUM_CUDA_I8_ROWS) holds for both kernels; past it
+    // only the tensor-core kernel takes them (round 51).
+    if (mma_rows_for(type, m, k)) return m <= std::min<int64_t>(i8_rows_max, cuda::kMaxI8Rows) || m > cuda::kMaxI8Rows;
+    return m <= std::min<int64_t>(type == TensorType::Q8_0 ? i8_rows_q8 : i8_rows_max, cuda::kMaxI8Rows);
   }
   bool mma_rows_for(TensorType type, int64_t m, int64_t k) const {
     const int64_t least = gemv_mma_min > 0 ? gemv_mma_min : 4;
-    return gemv_mma && !deterministic && m >= std::max<int64_t>(2, least) && m <= cuda::kMmaRowsMax && int8_gemv &&
-           cuda::gemv_mma_supports(type, k);
+    return gemv_mma && !deterministic && m >= std::max<int64_t>(2, least) && m <= std::min<int64_t>(gemv_mma_max, cuda::kMmaRowsMax) &&
+           int8_gemv && cuda::gemv_mma_supports(type, k);
   }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
@@ -881,6 +893,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* r = std::getenv("VELLUM_CUDA_I8_ROWS"); r != nullptr) m.i8_rows_max = m.i8_rows_q8 = std::max(0, std::atoi(r));
   if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA"); r != nullptr) m.gemv_mma = std::string(r) != "0";
   if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA_MIN"); r != nullptr) m.gemv_mma_min = std::max(0, std::atoi(r));
+  if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA_MAX"); r != nullptr) m.gemv_mma_max = std::max(0, std::atoi(r));
   m.sms = prop.multiProcessorCount;
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = m.dq_auto = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_ROWS"); d != nullptr) {
@@ -1545,13 +1558,14 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
   m.wrote(out);
   // 2..kMaxI8Rows rows of Q8_0/Q4_K/Q6_K (round 8): the int8 GEMV that reads each weight row once
   // for all token rows; x quantized per row as at batch 1 (once for Q, K and V). Deterministic mode:
-  // every row count, in groups of kMaxI8Rows (round 9).
+  // every row count, in groups of kMaxI8Rows (round 9). From 4 rows up to kMmaRowsMax (32, round
+  // 51) outside that mode: the int8 tensor-core kernel (gemv_mma.h), x quantized in its tiles.
   if (m.int8_rows_for(type, M, K)) {
     m.touch({x});
     const float* xd = x.data;
     const bool mma = m.mma_rows_for(type, M, K);
     const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols && mma == m.q8r_mma);
-    const size_t xbytes = mma ? cuda::mma_x_bytes(K) : size_t(M) * cuda::q8_bytes(K);
+    const size_t xbytes = mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K);
     void* q8 = quantize ? m.grow(m.x_q8_rows, xbytes, "matmul activations (int8 rows)") : m.x_q8_rows.get();
     float* od = out.data;
     const int64_t ldo = out.cols;

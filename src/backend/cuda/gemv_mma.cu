@@ -1,4 +1,5 @@
-// Up to 8 token rows of Q8_0 / Q4_K / Q6_K weights on int8 tensor cores (gemv_mma.h, round 41).
+// Up to 16 token rows of Q8_0 / Q4_K / Q6_K weights on int8 tensor cores (gemv_mma.h, round 41;
+// 8 until round 51).
 //
 // A block owns 16 weight rows and splits K over its KW warps by 256-element super-blocks (warp w
 // takes super-blocks w, w + KW, ...); the warps' partial sums are added in warp order at the end.
@@ -16,6 +17,10 @@
 // super-block (ncu, docs/cuda.md round 42): that alone changed its time by 0-4%; the launch shapes
 // by weight shape (launch_type) gave 5-20%. Round 44 stages each super-block's x side in the warp's
 // ring beside its weights (XStageCopy); with it, one stage a warp is the faster shape (launch_type).
+// Round 51: NT tiles of 8 token columns (mma_tiles). A lane unpacks each weight fragment and scale
+// once and multiplies it by every tile's B fragment, so 9..16 rows read the weights once, as 8 do;
+// each tile's sums are added in the one-tile kernel's order, so a token's output does not depend on
+// NT at a given launch shape.
 
 #include "backend/cuda/gemv_mma.h"
 
@@ -35,24 +40,26 @@ namespace {
 constexpr int kSuper = 256;  // K elements of a super-block (Q8_0: one repacked group of 8 blocks)
 constexpr uint32_t kLo = 0x0F0F0F0Fu;
 
-// The fragment-ordered int8 x, its scale pairs, then the minimums' tf32 pairs (gemv_mma.h).
-__host__ __device__ constexpr int64_t min_offset(int64_t k) { return k * kMmaRowsMax + (k / 32) * kMmaRowsMax * 8; }
+// The fragment-ordered int8 x, its scale pairs, then the minimums' tf32 pairs (gemv_mma.h); for nt
+// tiles, of a virtual k nt times as long.
+__host__ __device__ constexpr int64_t min_offset(int64_t k) { return mma_x_min_offset(k); }
 
 // Block (j, token): 256 threads quantize one super-block of one token row (zeros past `rows`) into
-// the fragment order of gemv_mma.h (mma_x_frag_byte, mma_x_scale_index).
-__global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, uint8_t* xf) {
+// the fragment order of gemv_mma.h (mma_x_vsb, mma_x_frag_byte, mma_x_scale_index) for nt tiles.
+__global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, int nt, uint8_t* xf) {
   pdl_wait();
-  const int64_t j = blockIdx.x;
-  const int token = int(blockIdx.y), e = int(threadIdx.x), s = e / 32;
+  const int64_t j = blockIdx.x, kv = k * nt;
+  const int token = int(blockIdx.y), e = int(threadIdx.x), s = e / 32, col = token % kMmaTile;
+  const int64_t vj = mma_x_vsb(j, token, nt);
   const float v = token < rows ? x[token * ldx + j * kSuper + e] : 0.0f;
-  float2* xs = reinterpret_cast<float2*>(xf + kMmaRowsMax * k) + mma_x_scale_index(j, token, s);
-  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(j, token, e)), xs);
+  float2* xs = reinterpret_cast<float2*>(xf + kMmaTile * kv) + mma_x_scale_index(vj, col, s);
+  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(vj, col, e)), xs);
   __syncwarp();
   if (e % 32 == 0) {  // the minimums' tf32 pair of d·Σq (the lane wrote *xs)
     const float m = xs->y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
-    float* xm = reinterpret_cast<float*>(xf + min_offset(k));
-    xm[mma_x_min_index(j, token, s, false)] = hi;
-    xm[mma_x_min_index(j, token, s, true)] = m - hi;
+    float* xm = reinterpret_cast<float*>(xf + min_offset(kv));
+    xm[mma_x_min_index(vj, col, s, false)] = hi;
+    xm[mma_x_min_index(vj, col, s, true)] = m - hi;
   }
 }
 
@@ -81,19 +88,20 @@ __device__ __forceinline__ void add_terms(float (&acc)[4], const float (&c)[4], 
   acc[3] = fmaf(w1 * xs.z, c[3], acc[3]);
 }
 
-// The x side of sub-block s of a super-block: lane (g, t)'s B fragment (b0, b1), the scale pairs
-// of tokens 2t, 2t + 1, and (K-quant minimums) the tf32 pairs of token g (xb, xs, xm: the
-// super-block's, already offset by the lane).
+// The x side of sub-block s of a super-block's tile tt: lane (g, t)'s B fragment (b0, b1), the scale
+// pairs of tokens 2t, 2t + 1, and (K-quant minimums) the tf32 pairs of token g (xb, xs, xm: the
+// super-block's first tile, already offset by the lane). A tile's part is 2 048, 512 and 512 bytes
+// after the previous tile's, in global memory and in a stage alike.
 struct XSide {
   const uint4* xb;
   const float4* xs;
   const float4* xm;
-  __device__ uint2 b(int s) const {
-    const uint4 v = xb[(s / 2) * 32];
+  __device__ uint2 b(int s, int tt) const {
+    const uint4 v = xb[tt * 128 + (s / 2) * 32];
     return s % 2 ? make_uint2(v.z, v.w) : make_uint2(v.x, v.y);
   }
-  __device__ float4 scales(int s) const { return xs[s * 4]; }
-  __device__ float4 mins() const { return *xm; }
+  __device__ float4 scales(int s, int tt) const { return xs[tt * 32 + s * 4]; }
+  __device__ float4 mins(int tt) const { return xm[tt * 32]; }
 };
 
 // Each type: a super-block of a row staged as kPieces 16-byte pieces (piece: where piece c of
@@ -113,7 +121,8 @@ struct MmaQ4K {  // header, then the 128 quant bytes (DecQ4_KR)
   // Round 42: each sub-block's int32 sums times the rows' 6-bit scales as integers (|·| < 2^22), then
   // times x's scale into `inner`, which takes d once a super-block; the minimums' terms, Σ_s m·(d_x·Σq_x),
   // as a tf32 mma.sync of the 6-bit minimums by d_x·Σq_x split in two tf32 parts (exact to ~2^-20).
-  __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[4]) {
+  template <int NT>
+  __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[NT][4]) {
     const uint8_t* row[2] = {st + g * kStride, st + (g + 8) * kStride};
     float d[2], dm[2];
     uint32_t sc[2][2], mn[2][2];  // 6-bit scales / minimums of sub-blocks 0..3 and 4..7, a byte each
@@ -126,28 +135,35 @@ struct MmaQ4K {  // header, then the 128 quant bytes (DecQ4_KR)
       mn[i][0] = h.z & 0x3F3F3F3Fu;
       mn[i][1] = ((h.w >> 4) & kLo) | ((h.z >> 2) & 0x30303030u);
     }
-    float inner[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float inner[NT][4] = {};
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
       const uint32_t q0 = lds32(row[0] + 16 + 16 * s + 4 * t), q1 = lds32(row[1] + 16 + 16 * s + 4 * t);
-      const uint2 b = x.b(s);
-      int c[4];
-      mma_k32(q0 & kLo, q1 & kLo, (q0 >> 4) & kLo, (q1 >> 4) & kLo, b.x, b.y, c);
+      const uint32_t a0 = q0 & kLo, a1 = q1 & kLo, a2 = (q0 >> 4) & kLo, a3 = (q1 >> 4) & kLo;
       const int s0 = int(__byte_perm(sc[0][s / 4], 0, 0x4440 + s % 4)), s1 = int(__byte_perm(sc[1][s / 4], 0, 0x4440 + s % 4));
-      const float4 xs = x.scales(s);
-      inner[0] = fmaf(xs.x, small_f(c[0] * s0), inner[0]);
-      inner[1] = fmaf(xs.z, small_f(c[1] * s0), inner[1]);
-      inner[2] = fmaf(xs.x, small_f(c[2] * s1), inner[2]);
-      inner[3] = fmaf(xs.z, small_f(c[3] * s1), inner[3]);
+#pragma unroll
+      for (int tt = 0; tt < NT; ++tt) {
+        const uint2 b = x.b(s, tt);
+        int c[4];
+        mma_k32(a0, a1, a2, a3, b.x, b.y, c);
+        const float4 xs = x.scales(s, tt);
+        inner[tt][0] = fmaf(xs.x, small_f(c[0] * s0), inner[tt][0]);
+        inner[tt][1] = fmaf(xs.z, small_f(c[1] * s0), inner[tt][1]);
+        inner[tt][2] = fmaf(xs.x, small_f(c[2] * s1), inner[tt][2]);
+        inner[tt][3] = fmaf(xs.z, small_f(c[3] * s1), inner[tt][3]);
+      }
     }
     const uint32_t sel = 0x7540 + t;  // the minimums of sub-blocks t and t + 4 of rows g, g + 8
     const float a[4] = {byte_f(mn[0][0], sel), byte_f(mn[1][0], sel), byte_f(mn[0][1], sel), byte_f(mn[1][1], sel)};
-    const float4 xm = x.mins();
-    float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    mma_tf32(a, xm.x, xm.y, m);
-    mma_tf32(a, xm.z, xm.w, m);
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[e] = fmaf(-dm[e / 2], m[e], fmaf(d[e / 2], inner[e], acc[e]));
+    for (int tt = 0; tt < NT; ++tt) {
+      const float4 xm = x.mins(tt);
+      float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      mma_tf32(a, xm.x, xm.y, m);
+      mma_tf32(a, xm.z, xm.w, m);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[tt][e] = fmaf(-dm[e / 2], m[e], fmaf(d[e / 2], inner[tt][e], acc[tt][e]));
+    }
   }
 };
 
@@ -156,19 +172,25 @@ struct MmaQ8_0 {  // the 8 f16 scales, then 8 × 32 int8 (DecQ8_0R)
   static constexpr bool kMins = false;
   static size_t row_bytes(int64_t k) { return DecQ8_0R::repacked_row_bytes(k); }
   __device__ static int64_t piece(int64_t j, int c) { return j * DecQ8_0R::kGroupBytes + 16 * c; }
-  __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[4]) {
+  template <int NT>
+  __device__ static void step(const uint8_t* st, int g, int64_t, int t, const XSide& x, float (&acc)[NT][4]) {
     const uint8_t* row[2] = {st + g * kStride, st + (g + 8) * kStride};
     const uint4 d0 = lds128(row[0]), d1 = lds128(row[1]);
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
       const uint8_t* q0 = row[0] + 16 + 32 * s + 4 * t;
       const uint8_t* q1 = row[1] + 16 + 32 * s + 4 * t;
-      const uint2 b = x.b(s);
-      int c[4];
-      mma_k32(lds32(q0), lds32(q1), lds32(q0 + 16), lds32(q1 + 16), b.x, b.y, c);
-      const float cf[4] = {small_f(c[0]), small_f(c[1]), small_f(c[2]), small_f(c[3])};
+      const uint32_t a0 = lds32(q0), a1 = lds32(q1), a2 = lds32(q0 + 16), a3 = lds32(q1 + 16);
       const uint32_t w0 = (&d0.x)[s / 2], w1 = (&d1.x)[s / 2];
-      add_terms(acc, cf, s % 2 ? f16_hi(w0) : f16_lo(w0), s % 2 ? f16_hi(w1) : f16_lo(w1), x.scales(s));
+      const float f0 = s % 2 ? f16_hi(w0) : f16_lo(w0), f1 = s % 2 ? f16_hi(w1) : f16_lo(w1);
+#pragma unroll
+      for (int tt = 0; tt < NT; ++tt) {
+        const uint2 b = x.b(s, tt);
+        int c[4];
+        mma_k32(a0, a1, a2, a3, b.x, b.y, c);
+        const float cf[4] = {small_f(c[0]), small_f(c[1]), small_f(c[2]), small_f(c[3])};
+        add_terms(acc[tt], cf, f0, f1, x.scales(s, tt));
+      }
     }
   }
 };
@@ -184,10 +206,11 @@ struct MmaQ6K {  // 128 low-bit bytes, 64 high-bit bytes, 16 int8 sub-scales, th
     if (c < 12) return g + DecQ6_KR::kQhOff + 64 * b + 16 * (c - 8);
     return c == 12 ? g + DecQ6_KR::kScOff + 16 * b : g + DecQ6_KR::kDOff;
   }
-  __device__ static void step(const uint8_t* st, int g, int64_t j, int t, const XSide& x, float (&acc)[4]) {
+  template <int NT>
+  __device__ static void step(const uint8_t* st, int g, int64_t j, int t, const XSide& x, float (&acc)[NT][4]) {
     const uint8_t* row[2] = {st + g * kStride, st + (g + 8) * kStride};
     const float d0 = ld_f16(row[0] + 208 + 2 * (j % 4)), d1 = ld_f16(row[1] + 208 + 2 * (j % 4));
-    float inner[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // d is the super-block's: taken once (round 42)
+    float inner[NT][4] = {};  // d is the super-block's: taken once (round 42)
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
       uint32_t lo[2], hi[2];
@@ -201,21 +224,27 @@ struct MmaQ6K {  // 128 low-bit bytes, 64 high-bit bytes, 16 int8 sub-scales, th
         const uint32_t p = *reinterpret_cast<const uint16_t*>(row[i] + 192 + 2 * s);
         sa[i] = int(int8_t(p & 0xFFu)), sb[i] = int(int8_t(p >> 8));
       }
-      const uint2 b = x.b(s);
-      int cl[4], ch[4];
-      mma_k16(lo[0], lo[1], b.x, cl);
-      mma_k16(hi[0], hi[1], b.y, ch);
-      // |sum| < 2·128·16·32·127: past small_f's range, so the conversion instruction
-      const float cf[4] = {__int2float_rn(cl[0] * sa[0] + ch[0] * sb[0]), __int2float_rn(cl[1] * sa[0] + ch[1] * sb[0]),
-                           __int2float_rn(cl[2] * sa[1] + ch[2] * sb[1]), __int2float_rn(cl[3] * sa[1] + ch[3] * sb[1])};
-      const float4 xs = x.scales(s);
-      inner[0] = fmaf(xs.x, cf[0], inner[0]);
-      inner[1] = fmaf(xs.z, cf[1], inner[1]);
-      inner[2] = fmaf(xs.x, cf[2], inner[2]);
-      inner[3] = fmaf(xs.z, cf[3], inner[3]);
+#pragma unroll
+      for (int tt = 0; tt < NT; ++tt) {
+        const uint2 b = x.b(s, tt);
+        int cl[4], ch[4];
+        mma_k16(lo[0], lo[1], b.x, cl);
+        mma_k16(hi[0], hi[1], b.y, ch);
+        // |sum| < 2·128·16·32·127: past small_f's range, so the conversion instruction
+        const float cf[4] = {__int2float_rn(cl[0] * sa[0] + ch[0] * sb[0]), __int2float_rn(cl[1] * sa[0] + ch[1] * sb[0]),
+                             __int2float_rn(cl[2] * sa[1] + ch[2] * sb[1]), __int2float_rn(cl[3] * sa[1] + ch[3] * sb[1])};
+        const float4 xs = x.scales(s, tt);
+        inner[tt][0] = fmaf(xs.x, cf[0], inner[tt][0]);
+        inner[tt][1] = fmaf(xs.z, cf[1], inner[tt][1]);
+        inner[tt][2] = fmaf(xs.x, cf[2], inner[tt][2]);
+        inner[tt][3] = fmaf(xs.z, cf[3], inner[tt][3]);
+      }
     }
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[e] = fmaf(e < 2 ? d0 : d1, inner[e], acc[e]);
+    for (int tt = 0; tt < NT; ++tt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[tt][e] = fmaf(e < 2 ? d0 : d1, inner[tt][e], acc[tt][e]);
+    }
   }
 };
 
@@ -246,52 +275,57 @@ struct StageCopy {
 };
 
 // Round 44 (kX, set_gemv_mma_stage_x): a super-block's x side staged beside its weights, as the
-// global layout holds it: the B fragments (kMmaRowsMax·256 bytes), the scale pairs (512 bytes) and,
-// for the K-quant minimums, their tf32 pairs (512 bytes). x is written by the previous kernel, so the
-// first stages' x is copied after the programmatic wait; through L1 (.ca), since the SM's other
-// warps read the same super-blocks.
+// global layout holds it: each tile's B fragments (kMmaTile·256 bytes), then each tile's scale pairs
+// (512 bytes) and, for the K-quant minimums, each tile's tf32 pairs (512 bytes). x is written by the
+// previous kernel, so the first stages' x is copied after the programmatic wait; through L1 (.ca),
+// since the SM's other warps read the same super-blocks.
 template <class T>
-constexpr int x_stage_bytes() {
-  return kMmaRowsMax * kSuper + 512 + (T::kMins ? 512 : 0);
+constexpr int x_stage_bytes() {  // one tile's
+  return kMmaTile * kSuper + 512 + (T::kMins ? 512 : 0);
 }
-template <class T, bool kX>
+template <class T, bool kX, int NT>
 constexpr int stage_bytes() {
-  return 16 * T::kStride + (kX ? x_stage_bytes<T>() : 0);
+  return 16 * T::kStride + (kX ? NT * x_stage_bytes<T>() : 0);
 }
-template <class T>
+template <class T, int NT>
 struct XStageCopy {
-  static constexpr int kU = x_stage_bytes<T>() / 16 / 32;  // 16-byte pieces a lane
-  static constexpr int kFragU = kMmaRowsMax * kSuper / 512;  // of them, the B fragments' (then scales, minimums)
+  static constexpr int kU = NT * x_stage_bytes<T>() / 16 / 32;  // 16-byte pieces a lane
+  static constexpr int kFragU = NT * kMmaTile * kSuper / 512;  // of them, the B fragments' (then NT of scales, NT of minimums)
   static_assert(x_stage_bytes<T>() % (16 * 32) == 0, "whole pieces a lane");
   const uint8_t *xb, *xs, *xm;  // this lane's piece of each part, super-block 0
   const unsigned lane16;
-  __device__ XStageCopy(const uint8_t* xf, int64_t k, int lane)
-      : xb(xf + 16 * lane), xs(xf + kMmaRowsMax * k + 16 * lane), xm(xf + min_offset(k) + 16 * lane), lane16(16u * lane) {}
-  // Super-block j's x side into the stage's x part at shared address st: piece lane + 32u each.
+  // kv: the virtual k of NT tiles (k·NT)
+  __device__ XStageCopy(const uint8_t* xf, int64_t kv, int lane)
+      : xb(xf + 16 * lane), xs(xf + kMmaTile * kv + 16 * lane), xm(xf + min_offset(kv) + 16 * lane), lane16(16u * lane) {}
+  // Super-block j's x side (virtual super-blocks j·NT .. j·NT + NT − 1, consecutive in each part) into
+  // the stage's x part at shared address st: piece lane + 32u each.
   __device__ void fill(unsigned st, int64_t j) const {
+    const int64_t vj = j * NT;
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const uint8_t* src = u < kFragU ? xb + j * (kMmaRowsMax * kSuper) + 512 * u : u == kFragU ? xs + j * 512 : xm + j * 512;
+      const uint8_t* src = u < kFragU       ? xb + vj * (kMmaTile * kSuper) + 512 * u
+                           : u < kFragU + NT ? xs + vj * 512 + 512 * (u - kFragU)
+                                             : xm + vj * 512 + 512 * (u - kFragU - NT);
       cp_async16_ca_s(st + lane16 + 512u * u, src);
     }
   }
 };
 
-template <int KW, int S, class T, bool kX>
+template <int KW, int S, class T, bool kX, int NT>
 constexpr int smem_bytes() {
-  return KW * S * stage_bytes<T, kX>() + KW * 4 * 32 * int(sizeof(float));
+  return KW * S * stage_bytes<T, kX, NT>() + KW * NT * 4 * 32 * int(sizeof(float));
 }
 
 // Each warp keeps up to S of its super-blocks in flight through a ring of S stages of its own (a
 // warp barrier, no block barrier, between a stage's use and its refill).
-template <class T, int KW, int S, bool kX>
+template <class T, int KW, int S, bool kX, int NT>
 __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __restrict__ w, size_t rb, int64_t n, int nsb,
                                                            const uint8_t* __restrict__ xf, int rows,
                                                            float* __restrict__ out, int64_t ldo, const float* __restrict__ bias) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int lane = int(threadIdx.x & 31), wk = int(threadIdx.x / 32), g = lane / 4, t = lane % 4;
   const int64_t n0 = int64_t(blockIdx.x) * 16;
-  constexpr int kStage = stage_bytes<T, kX>(), kW = 16 * T::kStride;  // a stage: weights, then x (kX)
+  constexpr int kStage = stage_bytes<T, kX, NT>(), kW = 16 * T::kStride;  // a stage: weights, then x (kX)
   uint8_t* ring = smem + wk * S * kStage;
   float* red = reinterpret_cast<float*>(smem + KW * S * kStage);
   const int mine = nsb > wk ? (nsb - wk + KW - 1) / KW : 0;  // super-blocks wk, wk + KW, ...
@@ -304,8 +338,8 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
     if (!kX) cp_async_commit();
   }
   pdl_wait();
-  const int64_t k = int64_t(nsb) * kSuper;
-  const XStageCopy<T> xcopy(xf, k, lane);
+  const int64_t kv = int64_t(nsb) * kSuper * NT;  // x's virtual k (gemv_mma.h, mma_x_vsb)
+  const XStageCopy<T, NT> xcopy(xf, kv, lane);
   if constexpr (kX) {  // group q: stage q's x (group 0 also every stage's weights)
 #pragma unroll
     for (int q = 0; q < S; ++q) {
@@ -314,9 +348,9 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
     }
   }
   const uint4* xb = reinterpret_cast<const uint4*>(xf) + lane;
-  const float4* xsp = reinterpret_cast<const float4*>(xf + kMmaRowsMax * k) + t;
-  const float4* xmp = reinterpret_cast<const float4*>(xf + min_offset(k)) + lane;
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const float4* xsp = reinterpret_cast<const float4*>(xf + kMmaTile * kv) + t;
+  const float4* xmp = reinterpret_cast<const float4*>(xf + min_offset(kv)) + lane;
+  float acc[NT][4] = {};
   for (int q = 0; q < mine; ++q) {
     const int64_t j = wk + int64_t(q) * KW;
     cp_async_wait<S - 1>();
@@ -324,12 +358,13 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
     const uint8_t* st = ring + (q % S) * kStage;
     if constexpr (kX) {
       const uint8_t* xst = st + kW;
-      T::step(st, g, j, t,
-              XSide{reinterpret_cast<const uint4*>(xst) + lane, reinterpret_cast<const float4*>(xst + kMmaRowsMax * kSuper) + t,
-                    reinterpret_cast<const float4*>(xst + kMmaRowsMax * kSuper + 512) + lane},
-              acc);
+      constexpr int kFrag = NT * kMmaTile * kSuper;
+      T::template step<NT>(st, g, j, t,
+                           XSide{reinterpret_cast<const uint4*>(xst) + lane, reinterpret_cast<const float4*>(xst + kFrag) + t,
+                                 reinterpret_cast<const float4*>(xst + kFrag + NT * 512) + lane},
+                           acc);
     } else {
-      T::step(st, g, j, t, XSide{xb + j * 128, xsp + j * 32, xmp + j * 32}, acc);
+      T::template step<NT>(st, g, j, t, XSide{xb + j * NT * 128, xsp + j * NT * 32, xmp + j * NT * 32}, acc);
     }
     __syncwarp();  // and every lane has read them: the stage takes super-block q + S
     if (q + S < mine) {
@@ -339,16 +374,21 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
     cp_async_commit();
   }
 #pragma unroll
-  for (int e = 0; e < 4; ++e) red[(wk * 4 + e) * 32 + lane] = acc[e];
+  for (int tt = 0; tt < NT; ++tt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) red[((wk * NT + tt) * 4 + e) * 32 + lane] = acc[tt][e];
+  }
   __syncthreads();
-  if (wk != 0) return;
+  static_assert(KW >= NT, "a warp adds up each tile");
+  if (wk >= NT) return;
+  const int tt = wk;
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    float v = red[e * 32 + lane];
+    float v = red[(tt * 4 + e) * 32 + lane];
 #pragma unroll
-    for (int q = 1; q < KW; ++q) v += red[(q * 4 + e) * 32 + lane];
+    for (int q = 1; q < KW; ++q) v += red[((q * NT + tt) * 4 + e) * 32 + lane];
     const int64_t row = n0 + g + 8 * (e / 2);
-    const int token = 2 * t + e % 2;
+    const int token = kMmaTile * tt + 2 * t + e % 2;
     if (row < n && token < rows) out[token * ldo + row] = bias != nullptr ? v + bias[row] : v;
   }
 }
@@ -370,22 +410,23 @@ bool stage_x_r42(bool long_rows, bool wide) {
   return false;
 }
 
-template <class T, int KW, int S, bool kX>
+template <class T, int KW, int S, bool kX, int NT>
 cudaError_t launch_shape_x(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                            const float* bias, cudaStream_t stream) {
-  const auto kernel = gemv_mma_kernel<T, KW, S, kX>;
-  constexpr int kSmem = smem_bytes<KW, S, T, kX>();
+  constexpr int kSmem = smem_bytes<KW, S, T, kX, NT>();
+  static_assert(kSmem <= 227 * 1024, "a block's shared memory on sm_90");
+  const auto kernel = gemv_mma_kernel<T, KW, S, kX, NT>;
   static const cudaError_t raised = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (raised != cudaSuccess) return raised;
   launch_kernel(kernel, unsigned((n + 15) / 16), KW * 32, kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n,
                 int(k / kSuper), static_cast<const uint8_t*>(xf), rows, out, ldo, bias);
   return cudaGetLastError();
 }
-template <class T, int KW, int S>
+template <class T, int KW, int S, int NT>
 cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                          const float* bias, cudaStream_t stream, bool stage_x) {
-  return stage_x ? launch_shape_x<T, KW, S, true>(w, n, k, xf, rows, out, ldo, bias, stream)
-                 : launch_shape_x<T, KW, S, false>(w, n, k, xf, rows, out, ldo, bias, stream);
+  return stage_x ? launch_shape_x<T, KW, S, true, NT>(w, n, k, xf, rows, out, ldo, bias, stream)
+                 : launch_shape_x<T, KW, S, false, NT>(w, n, k, xf, rows, out, ldo, bias, stream);
 }
 
 // Warps a block (KW) and super-blocks in flight a warp (S), with x staged (round 44, H200, call 6:
@@ -403,7 +444,7 @@ int g_shape = [] {
   const char* e = std::getenv("VELLUM_CUDA_MMA_SHAPE");
   return e != nullptr ? std::atoi(e) : 0;
 }();
-template <class T>
+template <class T, int NT>
 cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
                         const float* bias, int sms, cudaStream_t stream) {
   const int64_t blocks = (n + 15) / 16, nsb = k / kSuper;
@@ -411,22 +452,30 @@ cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int
   const bool r42 = g_shape == -1;
   const bool x = g_stage_x < 0 ? (!r42 || stage_x_r42<T>(long_rows, wide)) : g_stage_x > 0;
   switch (g_shape) {
-    case 41: return launch_shape<T, 4, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 42: return launch_shape<T, 4, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 43: return launch_shape<T, 4, 3>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 81: return launch_shape<T, 8, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 82: return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 161: return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 41: return launch_shape<T, 4, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 42: return launch_shape<T, 4, 2, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 43: return launch_shape<T, 4, 3, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 81: return launch_shape<T, 8, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 82: return launch_shape<T, 8, 2, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 161: return launch_shape<T, 16, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
     default: break;
   }
   if (r42) {  // round 42's rule: kLong / kWide by type, then 8 warps x 2 stages, then 16 x 1
-    if (long_rows) return launch_shape<T, T::kLong / 10, T::kLong % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    if (wide) return launch_shape<T, T::kWide / 10, T::kWide % 10>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    if (blocks >= sms) return launch_shape<T, 8, 2>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    return launch_shape<T, 16, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    if (long_rows) return launch_shape<T, T::kLong / 10, T::kLong % 10, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    if (wide) return launch_shape<T, T::kWide / 10, T::kWide % 10, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    if (blocks >= sms) return launch_shape<T, 8, 2, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    return launch_shape<T, 16, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
   }
-  if (wide && !std::is_same_v<T, MmaQ8_0>) return launch_shape<T, 4, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-  return launch_shape<T, 8, 1>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  if (wide && !std::is_same_v<T, MmaQ8_0>) return launch_shape<T, 4, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  return launch_shape<T, 8, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+}
+
+// The launch of mma_tiles(rows) tiles.
+template <class T>
+cudaError_t launch_tiles(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
+                         const float* bias, int sms, cudaStream_t stream) {
+  if (mma_tiles(rows) == 1) return launch_type<T, 1>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
+  return launch_type<T, 2>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
 }
 
 }  // namespace
@@ -438,24 +487,27 @@ bool gemv_mma_supports(TensorType type, int64_t k) {
   return (type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K) && k > 0 && k % kSuper == 0;
 }
 
-// kMmaRowsMax token columns of int8 x, a scale pair for each column and 32-element block, then
-// the minimums' pairs (two floats each).
-int64_t mma_x_min_offset(int64_t k) { return min_offset(k); }
-size_t mma_x_bytes(int64_t k) { return size_t(min_offset(k)) + size_t(k / 32) * kMmaRowsMax * 2 * sizeof(float); }
+// Per tile: kMmaTile token columns of int8 x, a scale pair for each column and 32-element block,
+// then the minimums' pairs (two floats each).
+size_t mma_x_bytes(int64_t k, int rows) {
+  const int64_t kv = k * mma_tiles(rows);
+  return size_t(min_offset(kv)) + size_t(kv / 32) * kMmaTile * 2 * sizeof(float);
+}
 
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream) {
   if (rows < 1 || rows > kMmaRowsMax || k <= 0 || k % kSuper != 0) return cudaErrorInvalidValue;
-  launch_kernel(quantize_mma_x_kernel, dim3(unsigned(k / kSuper), unsigned(kMmaRowsMax)), kSuper, 0, stream, x, ldx, rows, k,
-                static_cast<uint8_t*>(xf));
+  const int nt = mma_tiles(rows);
+  launch_kernel(quantize_mma_x_kernel, dim3(unsigned(k / kSuper), unsigned(kMmaTile * nt)), kSuper, 0, stream, x, ldx, rows, k,
+                nt, static_cast<uint8_t*>(xf));
   return cudaGetLastError();
 }
 
 cudaError_t launch_gemv_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out,
                             int64_t ldo, const float* bias, int sms, cudaStream_t stream) {
   if (!gemv_mma_supports(type, k) || n <= 0 || rows < 1 || rows > kMmaRowsMax) return cudaErrorInvalidValue;
-  if (type == TensorType::Q4_K) return launch_type<MmaQ4K>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
-  if (type == TensorType::Q6_K) return launch_type<MmaQ6K>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
-  return launch_type<MmaQ8_0>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
+  if (type == TensorType::Q4_K) return launch_tiles<MmaQ4K>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
+  if (type == TensorType::Q6_K) return launch_tiles<MmaQ6K>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
+  return launch_tiles<MmaQ8_0>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
 }
 
 }  // namespace vellum::cuda

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Round 51, call 1: round 50's host-only review commit on the GPU (--attn-clusters, --attn-only);
+# llama3-8b Q4_K_M aggregate decode at 1k from 8 to 64 sequences (the 9-64-row matmul paths: mmq
+# 9-16, dq_mma 17-32, dq_tma 33+), with mmq or dq_tma taking more rows; ncu of one eager 32-sequence
+# step, time per kernel.
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+S=$O/summary.txt
+nvidia-smi -L > $S
+$V gguf synth --preset llama3-8b --type Q4_K_M -o /tmp/l8b-Q4_K_M.gguf > /dev/null 2>&1 &
+timeout 60 $C --attn-clusters > $O/clusters.txt 2>&1; echo "[${SECONDS}s] --attn-clusters (exit $?)" >> $S
+timeout 250 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
+grep -E "FAIL" $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
+echo "long kernel 6 vs 4: $(grep -c 'long kernel 6 vs 4.*PASS' $O/attn.txt) pass, $(grep 'long kernel 6 vs 4' $O/attn.txt | grep -vc '0 cluster launch') with a cluster launch" >> $S
+wait
+seqs() {  # seqs LABEL ENV...: greedy graphs-on aggregate decode at 1k, one line
+  local L=$1; shift
+  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=8,12,16,24,32,48,64 timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-Q4_K_M.gguf > $O/seqs-$L.log 2>&1
+  echo "$L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | tr '\n' ' ')" >> $S
+}
+seqs default
+seqs mmq32 VELLUM_CUDA_DQ_AUTO_MIN=1000
+seqs tma9 VELLUM_CUDA_DQ_AUTO_MIN=1000 VELLUM_CUDA_DQ_TMA_MIN=9
+echo "[${SECONDS}s]" >> $S
+for B in 32 16; do
+  VELLUM_PROFILE_SEQS=$B timeout 200 /usr/local/cuda/bin/ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \
+    $C --profile /tmp/l8b-Q4_K_M.gguf > $O/ncu$B.csv 2> $O/ncu$B.log
+  echo "== ncu, decode $B seqs x 1k (exit $?)" >> $S
+  python3 $D/ncu_kernels.py $O/ncu$B.csv 12 >> $S 2>&1
+done
+echo "[${SECONDS}s]" >> $S
+cd $O && tar czf logs.tgz attn.txt clusters.txt seqs-*.log ncu*.csv && rm -f attn.txt ncu*.csv
+cat $S

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Round 51, call 4: which path 9..32 token rows take, end to end (llama3-8b Q4_K_M and Q8_0,
+# aggregate decode at 1k, greedy, graphs): the tiled rows kernel up to 16 rows then dq_tma from 17
+# (a), the tiled kernel up to 32 (b), up to 16 then round 50's dq_mma (c), round 50's paths (d).
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+S=$O/summary.txt
+nvidia-smi -L > $S
+for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+echo "[${SECONDS}s] synth" >> $S
+seqs() {  # seqs LABEL TYPE ENV...: greedy graphs-on aggregate decode at 1k, one line
+  local L=$1 TY=$2; shift 2
+  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=12,16,20,24,32 timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
+  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
+}
+for T in Q4_K_M Q8_0; do
+  seqs a-mma16-tma17 $T VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17
+  seqs b-mma32 $T
+  seqs c-mma16-dqmma $T VELLUM_CUDA_GEMV_MMA_MAX=16
+  seqs d-round50 $T VELLUM_CUDA_GEMV_MMA_MAX=8
+  seqs a2-mma16-tma17 $T VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17
+done
+echo "[${SECONDS}s]" >> $S
+cd $O && tar czf logs.tgz seqs-*.log && rm -f seqs-*.log
+cat $S
