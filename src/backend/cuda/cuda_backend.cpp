@@ -374,14 +374,16 @@ struct CudaBackend::Impl {
   // eager, tok/s against mmq): Q4_K_M 2 / 4 / 8 seqs 532 / 775 / 1 162 vs 243 / 524 / 1 086; Q8_0 2 / 4
   // seqs 429 / 699 vs 250 / 547, but 8 seqs 984 vs 1 183. VELLUM_CUDA_I8_ROWS=N sets both (0: off).
   int i8_rows_max = 8, i8_rows_q8 = 4;
-  // Outside the deterministic mode, from 4 of those rows on (Q8_0 too, up to i8_rows_max), int8
+  // Outside the deterministic mode, from 3 of those rows on (4 until round 51; Q8_0 too, up to i8_rows_max), int8
   // tensor cores instead (gemv_mma.h, round 41; H200, llama3-8b at 1k context, tok/s with it at every
   // row count against the rows GEMV: Q4_K_M 2 / 4 / 8 seqs 565-568 / 1 068-1 076 / 1 976-1 990 against
   // 649-664 / 969-986 / 1 080-1 089, Q8_0 465-466 / 890 / 1 675-1 676 against 587-595 / 868-873 /
   // 1 352-1 386 with mmq from 5; round 42's launch shapes (calls 3-4): Q4_K_M 4 / 8 seqs 1 136-1 157 / 2 107-2 139,
   // Q8_0 937-988 / 1 763-1 833, and from 2 rows 2 seqs 556 against 672). q8r_mma: the cached rows
   // are in that kernel's fragment order. set_gemv_mma / VELLUM_CUDA_GEMV_MMA=0 turn it off;
-  // VELLUM_CUDA_GEMV_MMA_MIN=N takes it from N rows (experiments).
+  // VELLUM_CUDA_GEMV_MMA_MIN=N takes it from N rows (experiments). Round 51 (H200, the same
+  // launch shapes as round 44, greedy, graphs): from 3 rows, 3 sequences Q4_K_M 852 / 860 -> 917
+  // tok/s, Q8_0 751 / 756 -> 815; from 2, 2 sequences still lose (659 / 662 -> 625, 598 -> 550).
   bool gemv_mma = true, q8r_mma = false;
   int gemv_mma_min = 0;
   // Round 51: the same kernel up to gemv_mma_max rows (kMmaRowsMax, 16; VELLUM_CUDA_GEMV_MMA_MAX=N,
@@ -576,7 +578,7 @@ struct CudaBackend::Impl {
     return m <= std::min<int64_t>(type == TensorType::Q8_0 ? i8_rows_q8 : i8_rows_max, cuda::kMaxI8Rows);
   }
   bool mma_rows_for(TensorType type, int64_t m, int64_t k) const {
-    const int64_t least = gemv_mma_min > 0 ? gemv_mma_min : 4;
+    const int64_t least = gemv_mma_min > 0 ? gemv_mma_min : 3;
     return gemv_mma && !deterministic && m >= std::max<int64_t>(2, least) && m <= std::min<int64_t>(gemv_mma_max, cuda::kMmaRowsMax) &&
            int8_gemv && cuda::gemv_mma_supports(type, k);
   }

@@ -1,11 +1,11 @@
 #pragma once
 // Up to kMmaRowsMax token rows of a Q8_0 / Q4_K / Q6_K weight on int8 tensor cores (round 41; 8
-// rows until round 51, now 16), for decode steps of a few sequences and speculative verification (the
-// backend takes it from 4 rows). Each weight byte is read once for all rows; a warp multiplies 16
-// weight rows by each 8-column tile of token rows with mma.sync m16n8k32 (Q6_K: two m16n8k16),
-// reading its A fragments from the weights' device layout as its own cp.async ring in shared memory
-// holds them, so no block barrier sits in the K loop (mmq.cu stages 256-element steps between
-// barriers: latency-bound below 32 rows). x is quantized as at batch 1 (int8 per 32
+// rows until round 51, now 16), for decode steps of a few sequences and speculative verification
+// (the backend takes it from 3 rows; 4 until round 51). Each weight byte is read once for all rows;
+// a warp multiplies 16 weight rows by each 8-column tile of token rows with mma.sync m16n8k32 (Q6_K:
+// two m16n8k16), reading its A fragments from the weights' device layout as its own cp.async ring in
+// shared memory holds them, so no block barrier sits in the K loop (mmq.cu stages 256-element steps
+// between barriers: latency-bound below 32 rows). x is quantized as at batch 1 (int8 per 32
 // elements, the same rounding) into a buffer laid out as the B fragments the lanes load.
 //
 // Not batch-invariant: a row's float sums are added in another order than the batch-1 GEMV's, so

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Round 51, call 6 (knobs only, the final binary): 2-3 sequences on the int8 tensor-core rows kernel
+# (VELLUM_CUDA_GEMV_MMA_MIN=2) against the rows GEMV; the decode attention's variants and chunks a
+# block at 16 / 32 sequences (VELLUM_CUDA_ATTN_DECODE, VELLUM_CUDA_ATTN_SPB). llama3-8b Q4_K_M at 1k.
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+S=$O/summary.txt
+nvidia-smi -L > $S
+for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+echo "[${SECONDS}s] synth" >> $S
+seqs() {  # seqs LABEL TYPE SEQS ENV...: greedy graphs-on aggregate decode at 1k, one line
+  local L=$1 TY=$2 N=$3; shift 3
+  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=$N timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
+  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
+}
+for T in Q4_K_M Q8_0; do
+  seqs rows $T 2,3
+  seqs mma2 $T 2,3 VELLUM_CUDA_GEMV_MMA_MIN=2
+  seqs rows-again $T 2,3
+done
+seqs attn-default Q4_K_M 16,32
+seqs attn-v2 Q4_K_M 16,32 VELLUM_CUDA_ATTN_DECODE=2
+seqs attn-v5 Q4_K_M 16,32 VELLUM_CUDA_ATTN_DECODE=5
+seqs attn-spb1 Q4_K_M 16,32 VELLUM_CUDA_ATTN_SPB=1
+seqs attn-spb2 Q4_K_M 16,32 VELLUM_CUDA_ATTN_SPB=2
+seqs attn-default-again Q4_K_M 16,32
+echo "[${SECONDS}s]" >> $S
+cd $O && tar czf logs.tgz seqs-*.log && rm -f seqs-*.log
+cat $S
