@@ -173,27 +173,24 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 // 32e for e in [part·DPL/SPLIT, (part+1)·DPL/SPLIT)), so that SPLIT warps share a head; the
 // same sums in the same order per dim.
 static_assert(kAttnFuseSpans <= 32, "merge_head gives each lane one span");
-template <int HD, int SPLIT = 1>
-__device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int64_t r, int head, int spans, int lane, int part = 0) {
-  static_assert(HD / 32 % SPLIT == 0, "whole 32-dim slices a warp");
-  constexpr int DPL = HD / 32 / SPLIT;
-  const int64_t base = (rl * p.heads + head) * p.max_splits;
-  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
-  const float2 mine = lane < spans ? __ldcg(&ml[lane]) : make_float2(-INFINITY, 0.0f);
+// The merge's arithmetic, shared by merge_head (partials in global memory) and cluster_merge (in
+// a cluster's shared memory), so that both give the same bits: lane s holds span s's (max, weight
+// sum) in `mine` ((-inf, 0) past the spans); v_at(s, e) is span s's V sum at this lane's e-th dim.
+// Writes row r's dims i0 + 32e, and their int8 copy with p.out_q8.
+template <int DPL, class VAt>
+__device__ __forceinline__ void merge_spans(const AttnParams& p, float2 mine, int spans, const VAt& v_at, int64_t r, int64_t i0) {
   const float m = warp_max(mine.x);
   const float w = expf(mine.x - m);  // 0 past the spans
   const float sum = warp_sum(mine.y * w);
   float o[DPL];
 #pragma unroll
   for (int e = 0; e < DPL; ++e) o[e] = 0.0f;
-  const float* acc = p.part_acc + base * HD + lane + 32 * DPL * part;
 #pragma unroll 8
   for (int s2 = 0; s2 < spans; ++s2) {
     const float ws = __shfl_sync(kFull, w, s2);
 #pragma unroll
-    for (int e = 0; e < DPL; ++e) o[e] += __ldcg(acc + int64_t(s2) * HD + 32 * e) * ws;
+    for (int e = 0; e < DPL; ++e) o[e] += v_at(s2, e) * ws;
   }
-  const int64_t i0 = int64_t(head) * HD + lane + 32 * DPL * part;
   float* out = p.out + r * p.ldo + i0;
 #pragma unroll
   for (int e = 0; e < DPL; ++e) {
@@ -204,6 +201,17 @@ __device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int6
       quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
     }
   }
+}
+template <int HD, int SPLIT = 1>
+__device__ __forceinline__ void merge_head(const AttnParams& p, int64_t rl, int64_t r, int head, int spans, int lane, int part = 0) {
+  static_assert(HD / 32 % SPLIT == 0, "whole 32-dim slices a warp");
+  constexpr int DPL = HD / 32 / SPLIT;
+  const int64_t base = (rl * p.heads + head) * p.max_splits;
+  const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + base;
+  const float2 mine = lane < spans ? __ldcg(&ml[lane]) : make_float2(-INFINITY, 0.0f);
+  const float* acc = p.part_acc + base * HD + lane + 32 * DPL * part;
+  merge_spans<DPL>(p, mine, spans, [&](int s2, int e) { return __ldcg(acc + int64_t(s2) * HD + 32 * e); }, r,
+                   int64_t(head) * HD + lane + 32 * DPL * part);
 }
 
 // ---- split path, 16-bit pools with 64 or 128 dims ------------------------------------------------
@@ -867,8 +875,9 @@ constexpr size_t long_smem_bytes() {
 // load every run's partial after a fence and an atomic: three dependent L2 round trips on the step's
 // chain after the slowest run. Here each block keeps its partial (BlockMerge::write's values) in its
 // own shared memory, one cluster barrier, and warp w of block y merges the 32-dim slices y + R·w
-// of the group's heads from every run's shared memory with merge_head's arithmetic (lane s takes run
-// s's max and weight sum, the V sums in run order), so the outputs are the same bits as round 17's.
+// of the group's heads from every run's shared memory with merge_head's arithmetic (merge_spans: lane s
+// takes run s's max and weight sum, the V sums in run order), so the outputs are the same bits as
+// round 17's.
 template <int HD>
 struct ClusterPartial {
   float o[kDecHeads][HD];
@@ -892,19 +901,8 @@ __device__ __forceinline__ void cluster_merge(const AttnParams& p, ClusterPartia
       const ClusterPartial<HD>* at = cluster.map_shared_rank(&part, lane);
       mine = make_float2(at->ml[h][0], at->ml[h][1]);
     }
-    const float m = warp_max(mine.x);
-    const float w = expf(mine.x - m);  // 0 past the runs
-    const float sum = warp_sum(mine.y * w);
-    float o = 0.0f;
-#pragma unroll 8
-    for (int s2 = 0; s2 < runs; ++s2) {
-      const float ws = __shfl_sync(kFull, w, s2);
-      o += cluster.map_shared_rank(&part, s2)->o[h][d] * ws;
-    }
-    const int64_t i = int64_t(head0 + h) * HD + d;
-    const float v = o / sum;
-    p.out[r * p.ldo + i] = v;
-    if (p.out_q8 != nullptr) quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
+    merge_spans<1>(p, mine, runs, [&](int s2, int) { return cluster.map_shared_rank(&part, s2)->o[h][d]; }, r,
+                   int64_t(head0 + h) * HD + d);
   }
   cluster.sync();  // no block leaves while another may still read its shared memory
 }
