@@ -40,10 +40,6 @@ namespace {
 constexpr int kSuper = 256;  // K elements of a super-block (Q8_0: one repacked group of 8 blocks)
 constexpr uint32_t kLo = 0x0F0F0F0Fu;
 
-// The fragment-ordered int8 x, its scale pairs, then the minimums' tf32 pairs (gemv_mma.h); for nt
-// tiles, of a virtual k nt times as long.
-__host__ __device__ constexpr int64_t min_offset(int64_t k) { return mma_x_min_offset(k); }
-
 // Block (j, token): 256 threads quantize one super-block of one token row (zeros past `rows`) into
 // the fragment order of gemv_mma.h (mma_x_vsb, mma_x_frag_byte, mma_x_scale_index) for nt tiles.
 __global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, int nt, uint8_t* xf) {
@@ -57,7 +53,7 @@ __global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int
   __syncwarp();
   if (e % 32 == 0) {  // the minimums' tf32 pair of d·Σq (the lane wrote *xs)
     const float m = xs->y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
-    float* xm = reinterpret_cast<float*>(xf + min_offset(kv));
+    float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
     xm[mma_x_min_index(vj, col, s, false)] = hi;
     xm[mma_x_min_index(vj, col, s, true)] = m - hi;
   }
@@ -296,7 +292,7 @@ struct XStageCopy {
   const unsigned lane16;
   // kv: the virtual k of NT tiles (k·NT)
   __device__ XStageCopy(const uint8_t* xf, int64_t kv, int lane)
-      : xb(xf + 16 * lane), xs(xf + kMmaTile * kv + 16 * lane), xm(xf + min_offset(kv) + 16 * lane), lane16(16u * lane) {}
+      : xb(xf + 16 * lane), xs(xf + kMmaTile * kv + 16 * lane), xm(xf + mma_x_min_offset(kv) + 16 * lane), lane16(16u * lane) {}
   // Super-block j's x side (virtual super-blocks j·NT .. j·NT + NT − 1, consecutive in each part) into
   // the stage's x part at shared address st: piece lane + 32u each.
   __device__ void fill(unsigned st, int64_t j) const {
@@ -349,7 +345,7 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
   }
   const uint4* xb = reinterpret_cast<const uint4*>(xf) + lane;
   const float4* xsp = reinterpret_cast<const float4*>(xf + kMmaTile * kv) + t;
-  const float4* xmp = reinterpret_cast<const float4*>(xf + min_offset(kv)) + lane;
+  const float4* xmp = reinterpret_cast<const float4*>(xf + mma_x_min_offset(kv)) + lane;
   float acc[NT][4] = {};
   for (int q = 0; q < mine; ++q) {
     const int64_t j = wk + int64_t(q) * KW;
@@ -491,7 +487,7 @@ bool gemv_mma_supports(TensorType type, int64_t k) {
 // then the minimums' pairs (two floats each).
 size_t mma_x_bytes(int64_t k, int rows) {
   const int64_t kv = k * mma_tiles(rows);
-  return size_t(min_offset(kv)) + size_t(kv / 32) * kMmaTile * 2 * sizeof(float);
+  return size_t(mma_x_min_offset(kv)) + size_t(kv / 32) * kMmaTile * 2 * sizeof(float);
 }
 
 cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t k, void* xf, cudaStream_t stream) {
