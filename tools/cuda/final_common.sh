@@ -98,3 +98,18 @@ dq_checks() {
   timeout 300 $C --dq-only > $O/dq-check.txt 2>&1; echo "dq checks (exit $?): $(tail -1 $O/dq-check.txt)"
   grep -E "FAIL${1:+|$1}" $O/dq-check.txt | cut -c1-200 | head -40
 }
+# ---- round 51 -----------------------------------------------------------------------------------
+# seqs LABEL TYPE SEQS ENV...: aggregate decode at 1k context of /tmp/l8b-TYPE.gguf (greedy, graphs on,
+# no prefill; VELLUM_BENCH_SEQS=SEQS) with ENV: one line "TYPE LABEL: N:ms/step:tok/s ..." into $S.
+seqs() {
+  local L=$1 TY=$2 N=$3; shift 3
+  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=$N timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
+  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
+}
+# checks FILE REGEX [EXCLUDE]: distinct checks of a vellum_cuda_check log whose name matches REGEX and
+# that passed (the log prints each check twice: as it runs and in the closing table); EXCLUDE drops
+# lines that match it (e.g. '0 cluster launch').
+checks() {
+  grep -E "$2" "$1" | grep PASS | { if [ -n "${3:-}" ]; then grep -v -- "$3"; else cat; fi; } |
+    sed -E 's/ err .*| +[0-9.e+-]+ +[0-9e+-]+ +PASS.*//' | sort -u | wc -l
+}

@@ -12,16 +12,11 @@ $V gguf synth --preset llama3-8b --type Q4_K_M -o /tmp/l8b-Q4_K_M.gguf > /dev/nu
 timeout 60 $C --attn-clusters > $O/clusters.txt 2>&1; echo "[${SECONDS}s] --attn-clusters (exit $?)" >> $S
 timeout 250 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
 grep -E "FAIL" $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
-echo "long kernel 6 vs 4: $(grep -c 'long kernel 6 vs 4.*PASS' $O/attn.txt) pass, $(grep 'long kernel 6 vs 4' $O/attn.txt | grep -vc '0 cluster launch') with a cluster launch" >> $S
+echo "long kernel 6 vs 4: $(checks $O/attn.txt 'long kernel 6 vs 4') pass, $(checks $O/attn.txt 'long kernel 6 vs 4' '0 cluster launch') with a cluster launch" >> $S
 wait
-seqs() {  # seqs LABEL ENV...: greedy graphs-on aggregate decode at 1k, one line
-  local L=$1; shift
-  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=8,12,16,24,32,48,64 timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-Q4_K_M.gguf > $O/seqs-$L.log 2>&1
-  echo "$L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | tr '\n' ' ')" >> $S
-}
-seqs default
-seqs mmq32 VELLUM_CUDA_DQ_AUTO_MIN=1000
-seqs tma9 VELLUM_CUDA_DQ_AUTO_MIN=1000 VELLUM_CUDA_DQ_TMA_MIN=9
+seqs default Q4_K_M 8,12,16,24,32,48,64
+seqs mmq32 Q4_K_M 8,12,16,24,32,48,64 VELLUM_CUDA_DQ_AUTO_MIN=1000
+seqs tma9 Q4_K_M 8,12,16,24,32,48,64 VELLUM_CUDA_DQ_AUTO_MIN=1000 VELLUM_CUDA_DQ_TMA_MIN=9
 echo "[${SECONDS}s]" >> $S
 for B in 32 16; do
   VELLUM_PROFILE_SEQS=$B timeout 200 /usr/local/cuda/bin/ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \

@@ -17,7 +17,7 @@ chk() {  # chk LABEL ARGS...: a check run's verdict and its failures
   grep -E "FAIL" $O/chk-$L.txt | sed -E 's/ +/ /g' | cut -c1-220 | head -8 >> $S
 }
 chk mma-x --mma-x-only
-grep -E "each tile vs" $O/chk-mma-x.txt | grep -c PASS | sed 's/^/tile-vs-alone lines passing: /' >> $S
+echo "tile vs alone: $(checks $O/chk-mma-x.txt 'each tile vs') pass" >> $S
 chk dq --dq-only
 VELLUM_BENCH_GEMV_TYPES=Q4_K,Q6_K,Q8_0 timeout 200 $C --rows-mma-bench > $O/bench.txt 2>&1
 echo "[${SECONDS}s] rows-mma-bench (exit $?)" >> $S
@@ -29,15 +29,10 @@ done
 echo "[${SECONDS}s]" >> $S
 wait
 timeout 200 $C --graphs /tmp/p4.gguf 2>&1 | grep -E "graphs vs|kernel vs|FAIL" | sed -E 's/ +/ /g' | cut -c1-220 >> $S
-seqs() {  # seqs LABEL TYPE ENV...: greedy graphs-on aggregate decode at 1k, one line
-  local L=$1 TY=$2; shift 2
-  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=4,8,12,16,24,32,48,64 timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
-  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
-}
-seqs tiles Q4_K_M
-seqs max8 Q4_K_M VELLUM_CUDA_GEMV_MMA_MAX=8
-seqs tiles Q8_0
-seqs max8 Q8_0 VELLUM_CUDA_GEMV_MMA_MAX=8
+seqs tiles Q4_K_M 4,8,12,16,24,32,48,64
+seqs max8 Q4_K_M 4,8,12,16,24,32,48,64 VELLUM_CUDA_GEMV_MMA_MAX=8
+seqs tiles Q8_0 4,8,12,16,24,32,48,64
+seqs max8 Q8_0 4,8,12,16,24,32,48,64 VELLUM_CUDA_GEMV_MMA_MAX=8
 echo "[${SECONDS}s]" >> $S
 cd $O && tar czf logs.tgz chk-*.txt bench*.txt seqs-*.log && rm -f chk-*.txt bench*.txt
 cat $S

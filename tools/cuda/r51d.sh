@@ -9,17 +9,12 @@ S=$O/summary.txt
 nvidia-smi -L > $S
 for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
 echo "[${SECONDS}s] synth" >> $S
-seqs() {  # seqs LABEL TYPE ENV...: greedy graphs-on aggregate decode at 1k, one line
-  local L=$1 TY=$2; shift 2
-  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=12,16,20,24,32 timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
-  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
-}
 for T in Q4_K_M Q8_0; do
-  seqs a-mma16-tma17 $T VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17
-  seqs b-mma32 $T
-  seqs c-mma16-dqmma $T VELLUM_CUDA_GEMV_MMA_MAX=16
-  seqs d-round50 $T VELLUM_CUDA_GEMV_MMA_MAX=8
-  seqs a2-mma16-tma17 $T VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17
+  seqs a-mma16-tma17 $T 12,16,20,24,32 VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17
+  seqs b-mma32 $T 12,16,20,24,32
+  seqs c-mma16-dqmma $T 12,16,20,24,32 VELLUM_CUDA_GEMV_MMA_MAX=16
+  seqs d-round50 $T 12,16,20,24,32 VELLUM_CUDA_GEMV_MMA_MAX=8
+  seqs a2-mma16-tma17 $T 12,16,20,24,32 VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17
 done
 echo "[${SECONDS}s]" >> $S
 cd $O && tar czf logs.tgz seqs-*.log && rm -f seqs-*.log

@@ -11,7 +11,7 @@ nvidia-smi -L > $S
 (for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf; done) > /dev/null 2>&1 &
 timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] --mma-x-only (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
 grep FAIL $O/mma-x.txt | awk '!s[$0]++' | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
-echo "tile vs alone: $(grep 'each tile vs' $O/mma-x.txt | awk '!s[$0]++' | grep -c PASS) pass" >> $S
+echo "tile vs alone: $(checks $O/mma-x.txt 'each tile vs') pass" >> $S
 model_checks >> $S 2>&1
 echo "[${SECONDS}s] model checks" >> $S
 wait

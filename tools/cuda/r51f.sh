@@ -9,11 +9,6 @@ S=$O/summary.txt
 nvidia-smi -L > $S
 for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
 echo "[${SECONDS}s] synth" >> $S
-seqs() {  # seqs LABEL TYPE SEQS ENV...: greedy graphs-on aggregate decode at 1k, one line
-  local L=$1 TY=$2 N=$3; shift 3
-  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=$N timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
-  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
-}
 for T in Q4_K_M Q8_0; do
   seqs rows $T 2,3
   seqs mma2 $T 2,3 VELLUM_CUDA_GEMV_MMA_MIN=2

@@ -12,11 +12,6 @@ $V gguf synth --preset llama3.2-1b --type Q4_K_M --vocab $D/fixtures/ggml-vocab-
 timeout 200 $C --graphs /tmp/p4.gguf 2>&1 | grep -E "graphs vs|kernel vs|FAIL" | awk '!s[$0]++' | sed -E 's/ +/ /g' | cut -c1-220 >> $S
 wait
 echo "[${SECONDS}s] synth, graphs" >> $S
-seqs() {  # seqs LABEL TYPE SEQS ENV...: greedy graphs-on aggregate decode at 1k, one line
-  local L=$1 TY=$2 N=$3; shift 3
-  env "$@" VELLUM_BENCH_QUICK=1 VELLUM_BENCH_PREFILL=0 VELLUM_BENCH_SEQS=$N timeout 200 $C --only-bench --skip-op-bench --model /tmp/l8b-$TY.gguf > $O/seqs-$TY-$L.log 2>&1
-  echo "$TY $L: $(grep -E '^decode [0-9]+ seqs' $O/seqs-$TY-$L.log | grep 'graphs on' | sed -E 's/^decode ([0-9]+) seqs.*: ([0-9.]+) ms\/step, ([0-9]+) tok.*/\1:\2ms:\3/' | awk '!s[$0]++' | tr '\n' ' ')" >> $S
-}
 seqs default Q4_K_M 2,3,4
 for r in 1 2; do
   seqs attn-default-$r Q4_K_M 24,32,48,64,128

@@ -9,7 +9,7 @@ S=$O/summary.txt
 nvidia-smi -L > $S
 timeout 200 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
 grep -E "FAIL" $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
-echo "long kernel 6 vs 4: $(grep -c 'long kernel 6 vs 4.*PASS' $O/attn.txt) pass, $(grep 'long kernel 6 vs 4' $O/attn.txt | grep -vc '0 cluster launch') with a cluster launch" >> $S
+echo "long kernel 6 vs 4: $(checks $O/attn.txt 'long kernel 6 vs 4') pass, $(checks $O/attn.txt 'long kernel 6 vs 4' '0 cluster launch') with a cluster launch" >> $S
 timeout 250 $C --attn-bench > $O/bench.txt 2>&1; echo "[${SECONDS}s] --attn-bench (exit $?)" >> $S
 grep -E "copy|paged decode attention|prefill attention" $O/bench.txt | awk '!s[$0]++' | cut -c1-400 >> $S
 cd $O && tar czf logs.tgz attn.txt bench.txt && rm -f attn.txt bench.txt
