@@ -1008,6 +1008,111 @@ void check_matmul_swiglu(Pair& p, TensorType type, int64_t n, int64_t k) {
   record(name + " vs matmul, matmul, swiglu", max_abs_diff(got, p.get_gpu(o2.g)), 0, "bit for bit");
 }
 
+// Round 52: 2-16 token rows on the int8 rows kernels (the rows GEMV at 2 rows and in the
+// deterministic mode, gemv_mma from 3): matmul_multi's weights of one type in one launch and
+// matmul_swiglu's gate/up with the SwiGLU in the launch, against the same calls unfused
+// (set_rows_fused(false): a launch a weight, then swiglu_kernel) bit for bit, and against f64.
+// Outputs are poisoned (NaN) before each call; the fused path must have run.
+void check_rows_fused(Pair& p) {
+  using T = TensorType;
+  struct Case {
+    std::vector<T> types;
+    std::vector<int64_t> ns;
+    int64_t k, ffn;
+  };
+  const std::vector<Case> cases = {
+      {{T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096, 14336},  // llama3-8b Q4_K_M
+      {{T::Q8_0, T::Q8_0, T::Q8_0}, {896, 128, 128}, 1024, 4099 / 16 * 16 + 3},  // biases below; a ragged 16-row tile
+      {{T::Q6_K, T::Q6_K, T::Q6_K}, {2048, 512, 512}, 2048, 5632},
+  };
+  for (const Case& c : cases) {
+    const int64_t k = c.k;
+    std::vector<HostWeight> hw;
+    std::vector<Pair::W2> w, b;
+    std::vector<std::vector<float>> bv;
+    std::deque<std::vector<uint8_t>> bb;
+    for (size_t i = 0; i < c.types.size(); ++i) {
+      hw.push_back(make_weight(c.types[i], c.ns[i], k));
+      w.push_back(p.weight("w", c.types[i], k, c.ns[i], hw[i].bytes));
+      bv.push_back(randn(size_t(c.ns[i])));
+      bb.emplace_back(bv[i].size() * 4);
+      std::memcpy(bb.back().data(), bv[i].data(), bb.back().size());
+      b.push_back(p.weight("b", T::F32, c.ns[i], 1, bb.back()));
+    }
+    const T ft = c.types[0];
+    const HostWeight hg = make_weight(ft, c.ffn, k), hu = make_weight(ft, c.ffn, k);
+    auto gate = p.weight("gate", ft, k, c.ffn, hg.bytes), up = p.weight("up", ft, k, c.ffn, hu.bytes);
+    const bool bias = ft == T::Q8_0;
+    for (const bool det : {false, true}) {
+      p.gpu.set_deterministic(det);
+      for (const int64_t m : {2, 3, 5, 8, 12, 16}) {
+        if (det && m > 12) continue;
+        const std::vector<float> xv = randn(size_t(m * k));
+        auto x = p.tensor(xv, m, k);
+        // [0] fused, [1] one by one
+        std::vector<Pair::T2> outs[2];
+        Pair::T2 sw[2] = {p.output(m, c.ffn), p.output(m, c.ffn)}, upo[2] = {p.output(m, c.ffn), p.output(m, c.ffn)};
+        int64_t fused_calls = 0;
+        for (int u = 0; u < 2; ++u) {
+          p.gpu.set_rows_fused(u == 0);
+          std::vector<backend::Backend::MatmulOut> og;
+          for (size_t i = 0; i < c.types.size(); ++i) {
+            outs[u].push_back(p.output(m, c.ns[i]));
+            og.push_back({&w[i].g, outs[u][i].g, bias ? &b[i].g : nullptr});
+          }
+          const int64_t before = p.gpu.rows_fused_calls();
+          p.gpu.matmul_multi(x.g, og);
+          p.gpu.matmul_swiglu(gate.g, up.g, x.g, sw[u].g, upo[u].g);
+          if (u == 0) fused_calls = p.gpu.rows_fused_calls() - before;
+        }
+        p.gpu.set_rows_fused(true);
+        std::string name = fmt::format("{}rows fused, {} rows:", det ? "deterministic " : "", m);
+        for (size_t i = 0; i < c.types.size(); ++i) name += fmt::format(" {} {}x{}", tensor_type_name(c.types[i]), c.ns[i], k);
+        name += fmt::format("{}, swiglu {} {}", bias ? " +bias" : "", tensor_type_name(ft), c.ffn);
+        // Against f64: each output over the largest of its matmul (one x row, weights of one scale).
+        double err = 0, same = 0;
+        size_t nonfinite = 0;
+        const auto rel_rows = [&](const std::vector<float>& got, const std::vector<double>& ref) {
+          double den = 0, e = 0;
+          for (const double r : ref) den = std::max(den, std::fabs(r));
+          for (size_t j = 0; j < got.size(); ++j) {
+            if (!std::isfinite(got[j])) return double(INFINITY);
+            e = std::max(e, std::fabs(double(got[j]) - ref[j]));
+          }
+          return den > 0 ? e / den : e;
+        };
+        for (size_t i = 0; i < c.types.size(); ++i) {
+          const auto got = p.get_gpu(outs[0][i].g), one = p.get_gpu(outs[1][i].g);
+          for (const float v : got) nonfinite += !std::isfinite(v);
+          same = std::max(same, max_abs_diff(got, one));
+          std::vector<double> ref;
+          for (int64_t r = 0; r < m; ++r) {
+            const auto o = ref_matmul(std::vector<float>(xv.begin() + r * k, xv.begin() + (r + 1) * k), hw[i], c.ns[i], k, bias ? &bv[i] : nullptr);
+            ref.insert(ref.end(), o.begin(), o.end());
+          }
+          err = std::max(err, rel_rows(got, ref) / gemv_bound(c.types[i], k));
+        }
+        const auto gs = p.get_gpu(sw[0].g), gs1 = p.get_gpu(sw[1].g);
+        for (const float v : gs) nonfinite += !std::isfinite(v);
+        same = std::max(same, max_abs_diff(gs, gs1));
+        std::vector<double> sref;
+        for (int64_t r = 0; r < std::min<int64_t>(m, 3); ++r) {  // the f64 SwiGLU of the first rows (time)
+          const std::vector<float> xr(xv.begin() + r * k, xv.begin() + (r + 1) * k);
+          const auto rg = ref_matmul(xr, hg, c.ffn, k), ru = ref_matmul(xr, hu, c.ffn, k);
+          for (int64_t o = 0; o < c.ffn; ++o) sref.push_back(rg[o] / (1.0 + std::exp(-rg[o])) * ru[o]);
+        }
+        err = std::max(err, rel_err(std::vector<float>(gs.begin(), gs.begin() + sref.size()), sref) / (3 * gemv_bound(ft, k)));
+        record(name + " vs f64 (error / bound)", err, 1, "int8 bound 2e-2 of each matmul's largest output; swiglu 3x");
+        record(name + " vs one launch each", nonfinite == 0 && fused_calls == 2 ? same : INFINITY, 0,
+               fmt::format("bit for bit; {} fused calls of 2, {} outputs not finite", fused_calls, nonfinite));
+      }
+    }
+    p.gpu.set_deterministic(false);
+    p.cpu.release_scratch();
+    p.gpu.release_scratch();
+  }
+}
+
 // rope_store_kv into layer 0 vs rope, rope, store_kv into layer 1 (GPU, bit for bit), and vs the
 // CPU's rope on q and k (f32 pool: stored K/V rows too).
 void check_rope_store_kv(Pair& p, const backend::RopeConfig& rc, const std::string& what, uint32_t heads,
@@ -5043,6 +5148,9 @@ int run(int argc, char** argv) {
     } else if (a == "--multi-only") {  // the fused one-row launches (matmul_multi's pair, SwiGLU, norms) alone
       Pair p;
       check_fused(p);
+    } else if (a == "--rows-fused-only") {  // round 52: 2-16 rows' Q/K/V and SwiGLU launches
+      Pair p;
+      check_rows_fused(p);
     } else if (a == "--norm-out-only") {  // round 43's producer alone
       Pair p;
       check_gemv_norm_out_all(p);
@@ -5085,7 +5193,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-clusters] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--rows-fused-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-clusters] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }
@@ -5170,6 +5278,7 @@ int run(int argc, char** argv) {
     p.cpu.release_scratch();
     p.gpu.release_scratch();
     check_fused(p);
+    check_rows_fused(p);
     check_layer_kernel(p);
     check_mma_stage_x(p);
     check_bf16_rows(p);

@@ -233,6 +233,7 @@ struct CudaBackend::Impl {
   cuda::RopeParams rope_cs_params{};
   cuda::DeviceBuffer q16_buf;      // q rotated and rounded to the pool's type (launch_rope_kv_rows)
   int64_t gemv_pair_calls = 0;     // batch-1 matmul_multi calls that took one pair launch (gemv_pair_calls())
+  int64_t rows_fused_calls = 0;    // round 52's fused 2-16-row launches recorded (rows_fused_calls())
   bool gemv_pair = [] {            // VELLUM_CUDA_GEMV_PAIR=0: two launches (measurement)
     const char* e = std::getenv("VELLUM_CUDA_GEMV_PAIR");
     return e == nullptr || std::string(e) != "0";
@@ -391,6 +392,11 @@ struct CudaBackend::Impl {
   // context, greedy, graphs: Q4_K_M 12 / 16 sequences 8.1 / 7.3 -> 4.9 / 4.9 ms a step, Q8_0 8.0 /
   // 7.1 -> 5.1 / 5.2; 8 sequences take 3.6 and 4.2 ms).
   int gemv_mma_max = cuda::kMmaRowsMax;
+  // Round 52: at 2-16 token rows on the int8 rows kernels (the rows GEMV or gemv_mma), a layer's Q, K
+  // and V of one type as one launch and gate/up with silu(gate)·up in the launch's epilogue (before:
+  // a launch a weight, then swiglu_kernel). The same bits. set_rows_fused / VELLUM_CUDA_ROWS_FUSED=0
+  // turn it off (measurements, checks).
+  bool rows_fused = true;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
@@ -581,6 +587,17 @@ struct CudaBackend::Impl {
     const int64_t least = gemv_mma_min > 0 ? gemv_mma_min : 3;
     return gemv_mma && !deterministic && m >= std::max<int64_t>(2, least) && m <= std::min<int64_t>(gemv_mma_max, cuda::kMmaRowsMax) &&
            int8_gemv && cuda::gemv_mma_supports(type, k);
+  }
+  // x's int8 rows for the int8 rows kernels (mma: gemv_mma's tiled layout): the copy the last such
+  // matmul left when it is x's (Q, K and V read one x), else x_q8_rows, to be quantized first
+  // (quantize). Recorded as x's copy; a caller whose output overlaps x forgets it.
+  void* q8_rows_input(const Tensor& x, bool mma, bool& quantize) {
+    const int64_t M = x.rows, K = x.cols;
+    quantize = !(x.data == q8r_of && M == q8r_rows && K == q8r_cols && mma == q8r_mma);
+    const size_t bytes = mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K);
+    void* q8 = quantize ? grow(x_q8_rows, bytes, "matmul activations (int8 rows)") : x_q8_rows.get();
+    q8r_of = x.data, q8r_rows = M, q8r_cols = K, q8r_mma = mma;
+    return q8;
   }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
@@ -896,6 +913,7 @@ CudaBackend::CudaBackend(int device) : impl_(std::make_unique<Impl>()) {
   if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA"); r != nullptr) m.gemv_mma = std::string(r) != "0";
   if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA_MIN"); r != nullptr) m.gemv_mma_min = std::max(0, std::atoi(r));
   if (const char* r = std::getenv("VELLUM_CUDA_GEMV_MMA_MAX"); r != nullptr) m.gemv_mma_max = std::max(0, std::atoi(r));
+  if (const char* r = std::getenv("VELLUM_CUDA_ROWS_FUSED"); r != nullptr) m.rows_fused = std::string(r) != "0";
   m.sms = prop.multiProcessorCount;
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA"); d != nullptr) m.dq_mma = m.dq_auto = std::string(d) != "0";
   if (const char* d = std::getenv("VELLUM_CUDA_DQ_MMA_ROWS"); d != nullptr) {
@@ -970,6 +988,7 @@ int64_t CudaBackend::residual_rows_calls() const { return impl_->residual_rows_c
 void CudaBackend::set_residual_rows(bool on) { impl_->residual_rows = on; }
 void CudaBackend::set_rope_rows(bool on) { impl_->rope_rows = on; }
 int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
+int64_t CudaBackend::rows_fused_calls() const { return impl_->rows_fused_calls; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
@@ -990,6 +1009,7 @@ void CudaBackend::set_dq_mma_rows(int64_t min_rows, int64_t max_rows) {
 }
 bool CudaBackend::has_int8_copy(const Tensor& x) const { return impl_->has_q8_copy(x); }
 void CudaBackend::set_gemv_mma(bool on) { impl_->gemv_mma = on; }
+void CudaBackend::set_rows_fused(bool on) { impl_->rows_fused = on; }
 void CudaBackend::set_int8_gemv_max_rows(int rows) { impl_->i8_rows_max = impl_->i8_rows_q8 = std::max(0, rows); }
 void CudaBackend::set_bf16_activations(bool on) {
   impl_->materialize();
@@ -1566,9 +1586,8 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     m.touch({x});
     const float* xd = x.data;
     const bool mma = m.mma_rows_for(type, M, K);
-    const bool quantize = !(xd == m.q8r_of && M == m.q8r_rows && K == m.q8r_cols && mma == m.q8r_mma);
-    const size_t xbytes = mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K);
-    void* q8 = quantize ? m.grow(m.x_q8_rows, xbytes, "matmul activations (int8 rows)") : m.x_q8_rows.get();
+    bool quantize = false;
+    void* q8 = m.q8_rows_input(x, mma, quantize);
     float* od = out.data;
     const int64_t ldo = out.cols;
     const size_t wsf = mma ? 0 : cuda::gemv_i8_rows_ws_floats(type, N, K, int(M), m.sms);
@@ -1584,11 +1603,7 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
       if (quantize) m.launched(cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream), "quantize_q8_rows kernel");
       m.launched(cuda::launch_gemv_i8_rows(type, wd, N, K, q8, int(M), od, ldo, b, ws, sms, m.stream), "int8 gemv rows kernel");
     });
-    const bool overlap = od < xd + M * K && xd < od + M * ldo;
-    m.q8r_of = overlap ? nullptr : xd;
-    m.q8r_rows = M;
-    m.q8r_cols = K;
-    m.q8r_mma = mma;
+    if (od < xd + M * K && xd < od + M * ldo) m.q8r_of = nullptr;  // the output overwrote x
     return;
   }
   // dq_mma (dq_mma_for: forced, or by default the shapes where it wins): bf16 tensor cores, the
@@ -2054,6 +2069,7 @@ void CudaBackend::matmul_multi(const Tensor& x, std::span<const MatmulOut> outs)
   Impl& m = *impl_;
   m.qkv_hint = m.rope_hint;  // this call's only (matmul_multi_dq)
   m.rope_hint.set = false;
+  if (x.rows != 1 && matmul_multi_int8_rows(x, outs)) return;
   if (x.rows != 1 && m.bf16_act && outs.size() >= 2) {
     matmul_multi_rows(x, outs);
     return;
@@ -2097,6 +2113,96 @@ void CudaBackend::Impl::gemv_multi_row(const Tensor& x, std::span<const MatmulOu
     return;
   }
   for (const auto& [type, segs] : groups) m.gemv_batch1(type, segs, x, rn);
+}
+
+// 2-16 rows on the int8 rows kernels (round 52): the weights of each type as one launch (Q4_K_M: Q
+// and K, then V; Q8_0: all three), x quantized once. False: nothing recorded (matmul, one by one).
+bool CudaBackend::matmul_multi_int8_rows(const Tensor& x, std::span<const MatmulOut> outs) {
+  Impl& m = *impl_;
+  const int64_t M = x.rows, K = x.cols;
+  if (!m.rows_fused || outs.size() < 2 || outs.size() > size_t(cuda::kMaxGemvSegs) || M < 2 || M > 65535) return false;
+  const TensorType t0 = outs[0].w->type;
+  const bool mma = m.mma_rows_for(t0, M, K);
+  for (const MatmulOut& o : outs) {
+    const Weight& w = *o.w;
+    // Shapes and biases matmul would refuse stay with matmul, which names the problem.
+    if (w.cols != K || o.out.cols != w.rows || o.out.rows != M || (o.bias != nullptr && (o.bias->type != TensorType::F32 || o.bias->cols != w.rows))) {
+      return false;
+    }
+    if (!m.int8_rows_for(w.type, M, K) || m.mma_rows_for(w.type, M, K) != mma) return false;
+    if (!mma && !cuda::gemv_i8_rows_fused_supports(w.type, K, int(M))) return false;
+  }
+  // Weights in order of first appearance by type, one launch each.
+  std::vector<std::pair<TensorType, cuda::GemvSegs>> groups;
+  for (const MatmulOut& o : outs) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == o.w->type; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {o.w->type, cuda::GemvSegs{}});
+    it->second.add(o.w->data, o.w->rows, o.out.data, o.bias != nullptr ? static_cast<const float*>(o.bias->data) : nullptr);
+  }
+  if (groups.size() == outs.size()) return false;  // nothing to merge: matmul's launches
+  for (const auto& [type, segs] : groups) {
+    if (mma && !cuda::gemv_mma_segs_supports(type, segs, K, m.sms)) return false;
+  }
+  m.touch({x});
+  for (const MatmulOut& o : outs) m.wrote(o.out);
+  bool quantize = false;
+  void* q8 = m.q8_rows_input(x, mma, quantize);
+  const float* xd = x.data;
+  const int sms = m.sms;
+  for (const auto& [type, segs] : groups) {
+    for (int g = 0; g < segs.count; ++g) m.graphs.mix(71, int(type), segs.w[g], segs.rows[g], segs.out[g], segs.bias[g]);
+  }
+  m.graphs.mix(72, xd, M, K, q8, quantize, mma, groups.size());
+  ++m.rows_fused_calls;
+  m.graphs.run([=, &m] {
+    if (quantize) {
+      m.launched(mma ? cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream) : cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream),
+                 mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
+    }
+    for (const auto& [type, segs] : groups) {
+      m.launched(mma ? cuda::launch_gemv_mma_segs(type, segs, K, q8, int(M), sms, m.stream)
+                     : cuda::launch_gemv_i8_rows_segs(type, segs, K, q8, int(M), m.stream),
+                 mma ? "int8 mma rows kernel (weights in one launch)" : "int8 gemv rows kernel (weights in one launch)");
+    }
+  });
+  for (const MatmulOut& o : outs) {  // an output over x: x's copy is stale
+    if (o.out.data < x.data + M * K && x.data < o.out.data + o.out.elements()) m.q8r_of = nullptr;
+  }
+  return true;
+}
+
+// 2-16 rows on the int8 rows kernels (round 52): gate and up in one launch that writes
+// silu(gate)·up. False: nothing recorded.
+bool CudaBackend::matmul_swiglu_int8_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out) {
+  Impl& m = *impl_;
+  const int64_t M = x.rows, N = gate.rows, K = gate.cols;
+  if (!m.rows_fused || M < 2 || M > 65535 || gate.type != up.type || up.rows != N || up.cols != K || x.cols != K ||
+      out.rows != M || out.cols != N || !m.int8_rows_for(gate.type, M, K)) {
+    return false;
+  }
+  const TensorType type = gate.type;
+  const bool mma = m.mma_rows_for(type, M, K);
+  if (!mma && !cuda::gemv_i8_rows_fused_supports(type, K, int(M))) return false;
+  m.touch({x});
+  m.wrote(out);
+  bool quantize = false;
+  void* q8 = m.q8_rows_input(x, mma, quantize);
+  const float* xd = x.data;
+  const void *gw = gate.data, *uw = up.data;
+  float* od = out.data;
+  const int sms = m.sms;
+  m.graphs.mix(73, int(type), gw, uw, N, K, M, xd, q8, quantize, mma, od);
+  ++m.rows_fused_calls;
+  m.graphs.run([=, &m] {
+    if (quantize) {
+      m.launched(mma ? cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream) : cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream),
+                 mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
+    }
+    m.launched(mma ? cuda::launch_gemv_mma_swiglu(type, gw, uw, N, K, q8, int(M), od, sms, m.stream)
+                   : cuda::launch_gemv_i8_rows_swiglu(type, gw, uw, N, K, q8, int(M), od, m.stream),
+               mma ? "int8 mma rows swiglu kernel" : "int8 gemv rows swiglu kernel");
+  });
+  return true;
 }
 
 // Many rows (round 33): the weights whose matmul would take the register-A dequantizing kernel
@@ -2201,6 +2307,7 @@ void CudaBackend::matmul_multi_rows(const Tensor& x, std::span<const MatmulOut> 
 
 void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tensor& x, Tensor out, Tensor up_out) {
   Impl& m = *impl_;
+  if (x.rows != 1 && matmul_swiglu_int8_rows(gate, up, x, out)) return;
   // (gate.rows % 8: the bf16 SwiGLU works in 16-byte pieces, and up's rows follow gate's in one buffer.)
   if (x.rows != 1 && m.bf16_act && m.swiglu_rows && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
       gate.rows % 8 == 0 && x.cols == gate.cols && out.cols == gate.rows && out.rows == x.rows &&

@@ -121,6 +121,9 @@ class CudaBackend final : public Backend {
   // deterministic mode); off: the int8 rows GEMV (Q8_0: up to 4 rows, then mmq), which gives every
   // row its batch-1 bits.
   void set_gemv_mma(bool on);
+  // Round 52: at 2-16 token rows on the int8 rows kernels, Q/K/V of one type in one launch and gate/up
+  // with the SwiGLU in the launch (default on; the same bits as the launches one by one).
+  void set_rows_fused(bool on);
   // Whether a batch-1 int8 matmul of x would read the int8 copy its producer wrote (a norm, or a
   // one-row attention) instead of quantizing x (for the checks).
   bool has_int8_copy(const Tensor& x) const;
@@ -154,6 +157,7 @@ class CudaBackend final : public Backend {
   void set_residual_rows(bool on);
   int64_t residual_rows_calls() const;  // matmuls that added into x that way (checks)
   int64_t gemv_pair_calls() const;     // batch-1 matmul_multi calls that took one pair launch (checks)
+  int64_t rows_fused_calls() const;    // 2-16-row matmul_multi / matmul_swiglu calls fused (set_rows_fused, checks)
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
   // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
   // takes its split path for every row. Norms and element-wise ops are per row already.
@@ -222,6 +226,8 @@ class CudaBackend final : public Backend {
   void matmul_swiglu_fused(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   void layer_tail_rows(const Tensor& attn, Tensor x, Tensor h, Tensor o, Tensor g, Tensor u, const LayerTail& t);
   bool layer_tail_row(const Tensor& attn, Tensor x, Tensor h, Tensor g, const LayerTail& t);
+  bool matmul_multi_int8_rows(const Tensor& x, std::span<const MatmulOut> outs);
+  bool matmul_swiglu_int8_rows(const Weight& gate, const Weight& up, const Tensor& x, Tensor out);
   bool matmul_add_rows(const Weight& w, const Tensor& a, Tensor x);
   void norm_rows16(Tensor x, const Weight& gain, float eps, Tensor h);
   bool rope_attention_rows(uint32_t layer, Tensor q, Tensor k, const Tensor& v, uint32_t head_dim, const RopeConfig& rc,

@@ -89,6 +89,16 @@ __device__ __forceinline__ void to_group(int groups, const X*& x, size_t xstride
   nb = min(B, nb - g * B);
 }
 
+// to_group for the int8 rows kernels, whose outputs are segments (RowsOut): moves x to this block's
+// group and returns the group's first token row; nb becomes its row count.
+template <int B, class X>
+__device__ __forceinline__ int to_x_group(int groups, const X*& x, size_t xstride, int& nb) {
+  const int g = int(blockIdx.x % unsigned(groups));
+  x += size_t(g) * B * xstride;
+  nb = min(B, nb - g * B);
+  return g * B;
+}
+
 // The persistent kernels' loop over their work items: two register buffers, item i in one while
 // item i + 1's loads are issued into the other.
 template <class Buf, class Load, class Use>
@@ -106,6 +116,11 @@ __device__ __forceinline__ void double_buffered(int64_t items, const Load& load,
 
 // Which weight rows a warp reads and where its results go. SwiGLU: a warp owns R/2 outputs and
 // reads their gate rows (w[0]) then their up rows (w[1]).
+// The int8 rows kernels' token-row strides, a segment each (round 52).
+struct RowsLd {
+  int64_t ldo[kMaxGemvSegs];
+};
+
 template <int R, bool kSwiglu>
 struct RowMap {
   static constexpr int kOut = kSwiglu ? R / 2 : R;  // output rows per warp
@@ -590,17 +605,13 @@ __global__ void __launch_bounds__(kWarps * 32, 8)
 // these sizes). Row b's sum is built exactly as the batch-1 kernels build it (a lane adds its passes
 // in order, then the warp's butterfly; x quantized per row as at batch 1), so a token row gives the
 // same bits alone or in a batch of up to kMaxI8Rows. x rows are q8_bytes(k) apart.
-// The rows kernels' weight rows o0 .. o0 + R - 1 (past the end: the last row, re-read and dropped).
-template <int R>
-__device__ __forceinline__ void warp_rows(const uint8_t* w, size_t rb, int64_t o0, int64_t n, const uint8_t* (&rows)[R]) {
-#pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = w + min(o0 + r, n - 1) * rb;
-}
 // The rows kernels' epilogue: each sum over the warp, then lane r·B + b writes output o0 + r of
-// token row b (bias added as at batch 1, RowMap::store).
-template <int R, int B>
-__device__ __forceinline__ void store_rows(float (&acc)[R][B], int64_t o0, int64_t n, int nb, float* out, int64_t ldo,
-                                           const float* bias) {
+// token row b (tok0 + b of the launch; bias added as at batch 1, RowMap::store). SwiGLU: output
+// o0 + r is silu(gate)·up of weight rows r and r + kOut (RowMap), as swiglu_kernel writes it.
+template <int R, int B, bool kSwiglu>
+__device__ __forceinline__ void store_rows(float (&acc)[R][B], const GemvSegs& s, const RowsLd& ld, int64_t o0, int64_t n,
+                                           int nb, int tok0) {
+  using Map = RowMap<R, kSwiglu>;
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -608,25 +619,39 @@ __device__ __forceinline__ void store_rows(float (&acc)[R][B], int64_t o0, int64
     for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
   }
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
+  for (int r = 0; r < Map::kOut; ++r) {
 #pragma unroll
     for (int b = 0; b < B; ++b) {
-      const int64_t o = o0 + r;
-      if (b < nb && lane == r * B + b && o < n) out[b * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
+      int64_t o = o0 + r;
+      if (b >= nb || lane != r * B + b || o >= n) continue;
+      const int64_t t = tok0 + b;
+      if constexpr (kSwiglu) {
+        const float g = acc[r][b];
+        s.out[0][t * ld.ldo[0] + o] = mul(g / (1.0f + expf(-g)), acc[r + Map::kOut][b]);
+      } else {
+        const int sg = Map::seg(s, o);
+        float* out = sg == 0 ? s.out[0] : sg == 1 ? s.out[1] : s.out[2];
+        const float* bias = sg == 0 ? s.bias[0] : sg == 1 ? s.bias[1] : s.bias[2];
+        const int64_t ldo = sg == 0 ? ld.ldo[0] : sg == 1 ? ld.ldo[1] : ld.ldo[2];
+        out[t * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
+      }
     }
   }
 }
 
-template <class F, int R, int B, int P>
-__global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
-                                                                   const int8_t* xq, size_t xstride, int nb, int groups,
-                                                                   float* out, int64_t ldo, const float* bias) {
+// A warp owns RowMap<R, kSwiglu>'s outputs (since round 52 over s's segments, or a SwiGLU pair).
+template <class F, int R, int B, int P, bool kSwiglu>
+__global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const GemvSegs s, const RowsLd ld, size_t rb, int64_t k,
+                                                                   const int8_t* xq, size_t xstride, int nb, int groups) {
+  using Map = RowMap<R, kSwiglu>;
   const int lane = threadIdx.x & 31;
-  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * R;
-  to_group<B>(groups, xq, xstride, out, ldo, nb);
+  const int64_t n = Map::total(s);
+  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * Map::kOut;
+  const int tok0 = to_x_group<B>(groups, xq, xstride, nb);
   const bool active = o0 < n;  // whole warps; no block-level synchronisation below
   const uint8_t* rows[R];
-  warp_rows<R>(w, rb, o0, n, rows);
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);
   const typename F::Lane L(lane);
   const int64_t nb256 = k / 256;
   const int passes = int((nb256 + 3) / 4), sb = lane / 8;
@@ -659,23 +684,25 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const uint8_t
     p0 += P;
     if (p0 < passes) load(p0);
   }
-  store_rows<R, B>(acc, o0, n, nb, out, ldo, bias);
+  store_rows<R, B, kSwiglu>(acc, s, ld, o0, n, nb, tok0);
 }
 
 // Q8_0 (DecQ8_0R's layout) for 2..kMaxI8Rows x rows, R weight rows a warp: lane l takes chunks l,
 // l + 32, ... of 64 elements in order, two in flight, as gemv_i8_kernel / gemv_i8p_kernel do at batch 1.
-template <int R, int B>
-__global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t* w, size_t rb, int64_t n, int64_t k,
-                                                                   const int8_t* xq, size_t xstride, int nb, int groups,
-                                                                   float* out, int64_t ldo, const float* bias) {
+template <int R, int B, bool kSwiglu>
+__global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const GemvSegs s, const RowsLd ld, size_t rb, int64_t k,
+                                                                   const int8_t* xq, size_t xstride, int nb, int groups) {
   using D = I8Q8_0;
+  using Map = RowMap<R, kSwiglu>;
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31;
-  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * R;
-  to_group<B>(groups, xq, xstride, out, ldo, nb);
+  const int64_t n = Map::total(s);
+  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * Map::kOut;
+  const int tok0 = to_x_group<B>(groups, xq, xstride, nb);
   const bool active = o0 < n;
   const uint8_t* rows[R];
-  warp_rows<R>(w, rb, o0, n, rows);
+#pragma unroll
+  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);
   const int64_t chunks = k / D::kChunk;
   typename D::Raw raw[U][R];
   const auto load = [&](int64_t c0) {
@@ -709,7 +736,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const uint8_t
     c0 += 32 * U;
     if (c0 < chunks) load(c0);
   }
-  store_rows<R, B>(acc, o0, n, nb, out, ldo, bias);
+  store_rows<R, B, kSwiglu>(acc, s, ld, o0, n, nb, tok0);
 }
 
 // x quantized per 32 elements: row y = blockIdx.y of x (ldx apart) into q8 row y (stride bytes
@@ -995,6 +1022,65 @@ size_t gemv_i8_rows_ws_floats(TensorType type, int64_t n, int64_t k, int rows, i
   return takes_rows_mma(type, k, rows) ? rows_mma_ws_floats(rows_mma_splits(type, n, rows, sms), n, rows) : 0;
 }
 
+namespace {
+// The int8 rows GEMV of s's segments (or a SwiGLU pair) at `rows` token rows, ld their strides.
+template <bool kSwiglu>
+cudaError_t launch_rows(TensorType type, const GemvSegs& s, const RowsLd& ld, int64_t k, const void* q8, int rows,
+                        cudaStream_t stream) {
+  const auto* xq = static_cast<const int8_t*>(q8);
+  const size_t xstride = q8_bytes(k);
+  // Weight rows a warp: x is read from L1 once for R of them. Measured on an H200 (round 8, llama3-8b
+  // decode of 2 / 4 / 8 sequences): Q4_K_M R = 1 508 / 735 / 975 tok/s, R = 2 532 / 775 / 1 162,
+  // R = 4 522 / 809 / 1 109; Q8_0 R = 1 316 / 425 / 543, R = 2 417 / 636 / 852, R = 4 429 / 699 / 984.
+  // A SwiGLU warp holds R / 2 outputs' gate and up rows: the default R (the knob's 1 and 4 are not
+  // built for it).
+  const int R = kSwiglu ? (type == TensorType::Q8_0 ? 4 : 2) : g_i8_rows_r != 0 ? g_i8_rows_r : type == TensorType::Q8_0 ? 4 : 2;
+  // More than 8 rows (deterministic mode): groups of 8 (to_x_group).
+  const int groups = (rows + kMaxI8Rows - 1) / kMaxI8Rows;
+  const int64_t n = kSwiglu ? s.rows[0] : s.rows[0] + s.rows[1] + s.rows[2];
+  const auto go = [&](auto kernel, size_t rb, int r) {
+    const int outs = kSwiglu ? r / 2 : r;
+    launch_kernel(kernel, blocks_for(n, int64_t(kWarps) * outs) * unsigned(groups), kWarps * 32, 0, stream, s, ld, rb, k, xq,
+                  xstride, rows, groups);
+    return cudaGetLastError();
+  };
+  // B, the kernel's row capacity: 2, 4 or 8 (rows <= B; the rest of the accumulators idle).
+  const auto kq = [&](auto f) {
+    using F = decltype(f);
+    const size_t rb = F::row_bytes(k);
+    if constexpr (!kSwiglu) {
+      if (R >= 4) {
+        return rows <= 2 ? go(gemv_kq_rows_kernel<F, 4, 2, 1, false>, rb, 4)
+               : rows <= 4 ? go(gemv_kq_rows_kernel<F, 4, 4, 1, false>, rb, 4) : go(gemv_kq_rows_kernel<F, 4, 8, 1, false>, rb, 4);
+      }
+      if (R == 1) {
+        return rows <= 2 ? go(gemv_kq_rows_kernel<F, 1, 2, 2, false>, rb, 1)
+               : rows <= 4 ? go(gemv_kq_rows_kernel<F, 1, 4, 2, false>, rb, 1) : go(gemv_kq_rows_kernel<F, 1, 8, 1, false>, rb, 1);
+      }
+    }
+    return rows <= 2 ? go(gemv_kq_rows_kernel<F, 2, 2, 1, kSwiglu>, rb, 2)
+           : rows <= 4 ? go(gemv_kq_rows_kernel<F, 2, 4, 1, kSwiglu>, rb, 2) : go(gemv_kq_rows_kernel<F, 2, 8, 1, kSwiglu>, rb, 2);
+  };
+  switch (type) {
+    case TensorType::Q4_K: return kq(GemvQ4K{});
+    case TensorType::Q6_K: return kq(GemvQ6K{});
+    case TensorType::Q8_0: {
+      const size_t rb = row_stride<DecQ8_0R>(k);
+      if constexpr (!kSwiglu) {
+        if (R == 2) {
+          return rows <= 2 ? go(gemv_q8_rows_kernel<2, 2, false>, rb, 2) : rows <= 4 ? go(gemv_q8_rows_kernel<2, 4, false>, rb, 2) : go(gemv_q8_rows_kernel<2, 8, false>, rb, 2);
+        }
+        if (R == 1) {
+          return rows <= 2 ? go(gemv_q8_rows_kernel<1, 2, false>, rb, 1) : rows <= 4 ? go(gemv_q8_rows_kernel<1, 4, false>, rb, 1) : go(gemv_q8_rows_kernel<1, 8, false>, rb, 1);
+        }
+      }
+      return rows <= 2 ? go(gemv_q8_rows_kernel<4, 2, kSwiglu>, rb, 4) : rows <= 4 ? go(gemv_q8_rows_kernel<4, 4, kSwiglu>, rb, 4) : go(gemv_q8_rows_kernel<4, 8, kSwiglu>, rb, 4);
+    }
+    default: return cudaErrorInvalidValue;
+  }
+}
+}  // namespace
+
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
                                 int64_t ldo, const float* bias, float* ws, int sms, cudaStream_t stream) {
   if (n <= 0 || rows < 2 || rows > 65535 || !int8_gemv_supports(type, k)) return cudaErrorInvalidValue;
@@ -1005,50 +1091,29 @@ cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64
     const cudaError_t rc = launch_rows_mma(type, w, n, k, q8, rows, out, ldo, bias, splits, ws, stream);
     if (rc != cudaErrorNotSupported) return rc;  // else k too wide for its stages: the GEMV below
   }
-  const auto* wb = static_cast<const uint8_t*>(w);
-  const auto* xq = static_cast<const int8_t*>(q8);
-  const size_t xstride = q8_bytes(k);
-  // Weight rows a warp: x is read from L1 once for R of them. Measured on an H200 (round 8, llama3-8b
-  // decode of 2 / 4 / 8 sequences): Q4_K_M R = 1 508 / 735 / 975 tok/s, R = 2 532 / 775 / 1 162,
-  // R = 4 522 / 809 / 1 109; Q8_0 R = 1 316 / 425 / 543, R = 2 417 / 636 / 852, R = 4 429 / 699 / 984.
-  const int R = g_i8_rows_r != 0 ? g_i8_rows_r : type == TensorType::Q8_0 ? 4 : 2;
-  // More than 8 rows (deterministic mode): groups of 8 (to_group).
-  const int groups = (rows + kMaxI8Rows - 1) / kMaxI8Rows;
-  const auto go = [&](auto kernel, size_t rb, int r) {
-    launch_kernel(kernel, blocks_for(n, int64_t(kWarps) * r) * unsigned(groups), kWarps * 32, 0, stream, wb, rb, n, k, xq, xstride, rows,
-                                                                                              groups, out, ldo, bias);
-    return cudaGetLastError();
-  };
-  // B, the kernel's row capacity: 2, 4 or 8 (rows <= B; the rest of the accumulators idle).
-  const auto kq = [&](auto f) {
-    using F = decltype(f);
-    const size_t rb = F::row_bytes(k);
-    if (R >= 4) {
-      return rows <= 2 ? go(gemv_kq_rows_kernel<F, 4, 2, 1>, rb, 4)
-             : rows <= 4 ? go(gemv_kq_rows_kernel<F, 4, 4, 1>, rb, 4) : go(gemv_kq_rows_kernel<F, 4, 8, 1>, rb, 4);
-    }
-    if (R == 2) {
-      return rows <= 2 ? go(gemv_kq_rows_kernel<F, 2, 2, 1>, rb, 2)
-             : rows <= 4 ? go(gemv_kq_rows_kernel<F, 2, 4, 1>, rb, 2) : go(gemv_kq_rows_kernel<F, 2, 8, 1>, rb, 2);
-    }
-    return rows <= 2 ? go(gemv_kq_rows_kernel<F, 1, 2, 2>, rb, 1)
-           : rows <= 4 ? go(gemv_kq_rows_kernel<F, 1, 4, 2>, rb, 1) : go(gemv_kq_rows_kernel<F, 1, 8, 1>, rb, 1);
-  };
-  switch (type) {
-    case TensorType::Q4_K: return kq(GemvQ4K{});
-    case TensorType::Q6_K: return kq(GemvQ6K{});
-    case TensorType::Q8_0: {
-      const size_t rb = row_stride<DecQ8_0R>(k);
-      if (R >= 4) {
-        return rows <= 2 ? go(gemv_q8_rows_kernel<4, 2>, rb, 4) : rows <= 4 ? go(gemv_q8_rows_kernel<4, 4>, rb, 4) : go(gemv_q8_rows_kernel<4, 8>, rb, 4);
-      }
-      if (R == 2) {
-        return rows <= 2 ? go(gemv_q8_rows_kernel<2, 2>, rb, 2) : rows <= 4 ? go(gemv_q8_rows_kernel<2, 4>, rb, 2) : go(gemv_q8_rows_kernel<2, 8>, rb, 2);
-      }
-      return rows <= 2 ? go(gemv_q8_rows_kernel<1, 2>, rb, 1) : rows <= 4 ? go(gemv_q8_rows_kernel<1, 4>, rb, 1) : go(gemv_q8_rows_kernel<1, 8>, rb, 1);
-    }
-    default: return cudaErrorInvalidValue;
-  }
+  GemvSegs s;
+  s.add(w, n, out, bias);
+  return launch_rows<false>(type, s, RowsLd{{ldo, 0, 0}}, k, q8, rows, stream);
+}
+
+bool gemv_i8_rows_fused_supports(TensorType type, int64_t k, int rows) {
+  return rows >= 2 && rows <= 65535 && int8_gemv_supports(type, k) && !takes_rows_mma(type, k, rows);
+}
+
+cudaError_t launch_gemv_i8_rows_segs(TensorType type, const GemvSegs& s, int64_t k, const void* q8, int rows, cudaStream_t stream) {
+  if (!gemv_i8_rows_fused_supports(type, k, rows) || s.count < 1 || s.count > kMaxGemvSegs) return cudaErrorInvalidValue;
+  GemvSegs c = s;  // absent segments: no rows
+  for (int g = c.count; g < kMaxGemvSegs; ++g) c.rows[g] = 0;
+  return launch_rows<false>(type, c, RowsLd{{c.rows[0], c.rows[1], c.rows[2]}}, k, q8, rows, stream);
+}
+
+cudaError_t launch_gemv_i8_rows_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* q8,
+                                       int rows, float* out, cudaStream_t stream) {
+  if (n <= 0 || !gemv_i8_rows_fused_supports(type, k, rows)) return cudaErrorInvalidValue;
+  GemvSegs s;
+  s.add(gate, n, out, nullptr);
+  s.add(up, n, out, nullptr);
+  return launch_rows<true>(type, s, RowsLd{{n, n, 0}}, k, q8, rows, stream);
 }
 
 namespace {

@@ -108,6 +108,15 @@ cudaError_t launch_quantize_q8_rows(const float* x, int64_t ldx, int rows, int64
 size_t gemv_i8_rows_ws_floats(TensorType type, int64_t n, int64_t k, int rows, int sms);
 cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64_t k, const void* q8, int rows, float* out,
                                 int64_t ldo, const float* bias, float* ws, int sms, cudaStream_t stream);
+// Round 52: the rows GEMV over several weights of one type that read the same x (a layer's Q, K and
+// V; token row r of segment g at segs.out[g] + r · segs.rows[g]), or a SwiGLU pair (out[r · n + o] =
+// silu(gate_o · x_r) · (up_o · x_r), a warp holding both rows of its outputs), in one launch. Every
+// output keeps its batch-1 bits, as launch_gemv_i8_rows's, for the row counts this supports (not
+// those launch_gemv_i8_rows sends to rows_mma).
+bool gemv_i8_rows_fused_supports(TensorType type, int64_t k, int rows);
+cudaError_t launch_gemv_i8_rows_segs(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, int rows, cudaStream_t stream);
+cudaError_t launch_gemv_i8_rows_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* q8,
+                                       int rows, float* out, cudaStream_t stream);
 // Bench knob (vellum_cuda_check's GEMV timings, not thread-safe): 0 = the default int8 kernel
 // choice (Q8_0: the one-shot kernel since round 12). Q8_0: 1 / 2 / 4 = the persistent kernel with that many rows a warp (SwiGLU at least 2),
 // 11 / 12 / 14 = the same with x staged in shared memory (an experiment), -1 = round 5's one-shot

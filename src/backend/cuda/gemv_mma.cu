@@ -263,8 +263,10 @@ struct StageCopy {
     }
   }
   // The q-th of the warp's super-blocks into the stage at shared address st.
-  __device__ void fill(unsigned st, int q) const {
-    const uint8_t* b = base + size_t(q) * (KW / 4) * T::kAdvance;
+  __device__ void fill(unsigned st, int q) const { fill_from(base, st, q); }
+  // The same pieces of another weight of this shape whose block starts at `other` (kPair's up rows).
+  __device__ void fill_from(const uint8_t* other, unsigned st, int q) const {
+    const uint8_t* b = other + size_t(q) * (KW / 4) * T::kAdvance;
 #pragma unroll
     for (int u = 0; u < kU; ++u) cp_async16_s(st + dst[u], b + off[u]);
   }
@@ -307,30 +309,58 @@ struct XStageCopy {
   }
 };
 
-template <int KW, int S, class T, bool kX, int NT>
+// Where a launch's sums go (round 52): up to kMaxGemvSegs weights of one type that read the same x
+// (a layer's Q, K and V), blocks [first[g], first[g + 1]) on weight g (16 rows each, the last one
+// ragged); or, with kPair, a SwiGLU's gate (w[0]) and up (w[1]) rows in each block, silu(gate)·up
+// into out[0]. Token row r of weight g's output o at out[g][r · ldo[g] + o].
+struct MmaOut {
+  const uint8_t* w[kMaxGemvSegs];
+  float* out[kMaxGemvSegs];
+  const float* bias[kMaxGemvSegs];
+  int64_t n[kMaxGemvSegs];
+  int64_t ldo[kMaxGemvSegs];
+  unsigned first[kMaxGemvSegs + 1];  // past the last weight: the grid's blocks
+};
+
+template <int KW, int S, class T, bool kX, int NT, bool kPair>
 constexpr int smem_bytes() {
-  return KW * S * stage_bytes<T, kX, NT>() + KW * NT * 4 * 32 * int(sizeof(float));
+  return KW * S * stage_bytes<T, kX, NT>() + (kPair ? 2 : 1) * KW * NT * 4 * 32 * int(sizeof(float));
 }
 
 // Each warp keeps up to S of its super-blocks in flight through a ring of S stages of its own (a
-// warp barrier, no block barrier, between a stage's use and its refill).
-template <class T, int KW, int S, bool kX, int NT>
-__global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __restrict__ w, size_t rb, int64_t n, int nsb,
-                                                           const uint8_t* __restrict__ xf, int rows,
-                                                           float* __restrict__ out, int64_t ldo, const float* __restrict__ bias) {
+// warp barrier, no block barrier, between a stage's use and its refill). kPair: the block's gate
+// rows, then its up rows, through the same ring (the up rows' first stages load during the gate's
+// last), each summed as a launch of that weight alone sums it.
+template <class T, int KW, int S, bool kX, int NT, bool kPair>
+__global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const MmaOut o, size_t rb, int nsb, const uint8_t* __restrict__ xf,
+                                                           int rows) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int lane = int(threadIdx.x & 31), wk = int(threadIdx.x / 32), g = lane / 4, t = lane % 4;
-  const int64_t n0 = int64_t(blockIdx.x) * 16;
+  // This block's weight (selects, not a run-time index into the parameter arrays).
+  const int seg = kPair || blockIdx.x < o.first[1] ? 0 : blockIdx.x < o.first[2] ? 1 : 2;
+  const uint8_t* w = seg == 0 ? o.w[0] : seg == 1 ? o.w[1] : o.w[2];
+  const int64_t n = seg == 0 ? o.n[0] : seg == 1 ? o.n[1] : o.n[2];
+  const int64_t n0 = int64_t(blockIdx.x - (seg == 0 ? o.first[0] : seg == 1 ? o.first[1] : o.first[2])) * 16;
   constexpr int kStage = stage_bytes<T, kX, NT>(), kW = 16 * T::kStride;  // a stage: weights, then x (kX)
+  constexpr int kMats = kPair ? 2 : 1;
   uint8_t* ring = smem + wk * S * kStage;
   float* red = reinterpret_cast<float*>(smem + KW * S * kStage);
   const int mine = nsb > wk ? (nsb - wk + KW - 1) / KW : 0;  // super-blocks wk, wk + KW, ...
+  const int total = kMats * mine;                              // stages: the gate's, then the up's (kPair)
   static_assert(KW % 4 == 0, "a warp's super-blocks keep their place in a group");
   const StageCopy<T, KW> copy(w, rb, n0, n, wk, lane);
+  const uint8_t* up = kPair ? o.w[1] + n0 * int64_t(rb) : nullptr;
+  const auto fill = [&](unsigned st, int qq) {  // stage qq of the warp's sequence
+    if (kPair && qq >= mine) {
+      copy.fill_from(up, st, qq - mine);
+    } else {
+      copy.fill(st, qq);
+    }
+  };
   const unsigned ring_s = static_cast<unsigned>(__cvta_generic_to_shared(ring));
 #pragma unroll
   for (int q = 0; q < S; ++q) {  // weights are read-only: staged before the programmatic wait
-    if (q < mine) copy.fill(ring_s + q * kStage, q);
+    if (q < total) fill(ring_s + q * kStage, q);
     if (!kX) cp_async_commit();
   }
   pdl_wait();
@@ -339,53 +369,73 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const uint8_t* __rest
   if constexpr (kX) {  // group q: stage q's x (group 0 also every stage's weights)
 #pragma unroll
     for (int q = 0; q < S; ++q) {
-      if (q < mine) xcopy.fill(ring_s + q * kStage + kW, wk + int64_t(q) * KW);
+      if (q < total) xcopy.fill(ring_s + q * kStage + kW, wk + int64_t(q % max(mine, 1)) * KW);
       cp_async_commit();
     }
   }
   const uint4* xb = reinterpret_cast<const uint4*>(xf) + lane;
   const float4* xsp = reinterpret_cast<const float4*>(xf + kMmaTile * kv) + t;
   const float4* xmp = reinterpret_cast<const float4*>(xf + mma_x_min_offset(kv)) + lane;
-  float acc[NT][4] = {};
-  for (int q = 0; q < mine; ++q) {
-    const int64_t j = wk + int64_t(q) * KW;
-    cp_async_wait<S - 1>();
-    __syncwarp();  // every lane's pieces of stage q % S have landed
-    const uint8_t* st = ring + (q % S) * kStage;
-    if constexpr (kX) {
-      const uint8_t* xst = st + kW;
-      constexpr int kFrag = NT * kMmaTile * kSuper;
-      T::template step<NT>(st, g, j, t,
-                           XSide{reinterpret_cast<const uint4*>(xst) + lane, reinterpret_cast<const float4*>(xst + kFrag) + t,
-                                 reinterpret_cast<const float4*>(xst + kFrag + NT * 512) + lane},
-                           acc);
-    } else {
-      T::template step<NT>(st, g, j, t, XSide{xb + j * NT * 128, xsp + j * NT * 32, xmp + j * NT * 32}, acc);
+  float acc[kMats][NT][4] = {};
+#pragma unroll
+  for (int m = 0; m < kMats; ++m) {
+    for (int q = 0; q < mine; ++q) {
+      const int qq = m * mine + q;
+      const int64_t j = wk + int64_t(q) * KW;
+      cp_async_wait<S - 1>();
+      __syncwarp();  // every lane's pieces of stage qq % S have landed
+      const uint8_t* st = ring + (qq % S) * kStage;
+      if constexpr (kX) {
+        const uint8_t* xst = st + kW;
+        constexpr int kFrag = NT * kMmaTile * kSuper;
+        T::template step<NT>(st, g, j, t,
+                             XSide{reinterpret_cast<const uint4*>(xst) + lane, reinterpret_cast<const float4*>(xst + kFrag) + t,
+                                   reinterpret_cast<const float4*>(xst + kFrag + NT * 512) + lane},
+                             acc[m]);
+      } else {
+        T::template step<NT>(st, g, j, t, XSide{xb + j * NT * 128, xsp + j * NT * 32, xmp + j * NT * 32}, acc[m]);
+      }
+      __syncwarp();  // and every lane has read them: the stage takes the warp's stage qq + S
+      const int nq = qq + S;
+      if (nq < total) {
+        fill(ring_s + (qq % S) * kStage, nq);
+        if constexpr (kX) xcopy.fill(ring_s + (qq % S) * kStage + kW, wk + int64_t(nq % mine) * KW);
+      }
+      cp_async_commit();
     }
-    __syncwarp();  // and every lane has read them: the stage takes super-block q + S
-    if (q + S < mine) {
-      copy.fill(ring_s + (q % S) * kStage, q + S);
-      if constexpr (kX) xcopy.fill(ring_s + (q % S) * kStage + kW, j + int64_t(S) * KW);
-    }
-    cp_async_commit();
   }
 #pragma unroll
-  for (int tt = 0; tt < NT; ++tt) {
+  for (int m = 0; m < kMats; ++m) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) red[((wk * NT + tt) * 4 + e) * 32 + lane] = acc[tt][e];
+    for (int tt = 0; tt < NT; ++tt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) red[((((m * KW) + wk) * NT + tt) * 4 + e) * 32 + lane] = acc[m][tt][e];
+    }
   }
   __syncthreads();
   static_assert(KW >= NT, "a warp adds up each tile");
   if (wk >= NT) return;
   const int tt = wk;
+  float* out = seg == 0 ? o.out[0] : seg == 1 ? o.out[1] : o.out[2];
+  const float* bias = seg == 0 ? o.bias[0] : seg == 1 ? o.bias[1] : o.bias[2];
+  const int64_t ldo = seg == 0 ? o.ldo[0] : seg == 1 ? o.ldo[1] : o.ldo[2];
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    float v = red[(tt * 4 + e) * 32 + lane];
+    float v[kMats];
 #pragma unroll
-    for (int q = 1; q < KW; ++q) v += red[((q * NT + tt) * 4 + e) * 32 + lane];
+    for (int m = 0; m < kMats; ++m) {
+      v[m] = red[((m * KW * NT + tt) * 4 + e) * 32 + lane];
+#pragma unroll
+      for (int q = 1; q < KW; ++q) v[m] += red[((((m * KW) + q) * NT + tt) * 4 + e) * 32 + lane];
+    }
     const int64_t row = n0 + g + 8 * (e / 2);
     const int token = kMmaTile * tt + 2 * t + e % 2;
-    if (row < n && token < rows) out[token * ldo + row] = bias != nullptr ? v + bias[row] : v;
+    if (row >= n || token >= rows) continue;
+    if constexpr (kPair) {
+      out[token * ldo + row] = mul(v[0] / (1.0f + expf(-v[0])), v[kMats - 1]);  // as swiglu_kernel
+    } else {
+      out[token * ldo + row] = bias != nullptr ? v[0] + bias[row] : v[0];
+    }
   }
 }
 
@@ -406,23 +456,21 @@ bool stage_x_r42(bool long_rows, bool wide) {
   return false;
 }
 
-template <class T, int KW, int S, bool kX, int NT>
-cudaError_t launch_shape_x(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
-                           const float* bias, cudaStream_t stream) {
-  constexpr int kSmem = smem_bytes<KW, S, T, kX, NT>();
+template <class T, int KW, int S, bool kX, int NT, bool kPair>
+cudaError_t launch_shape_x(const MmaOut& o, int64_t k, const void* xf, int rows, cudaStream_t stream) {
+  constexpr int kSmem = smem_bytes<KW, S, T, kX, NT, kPair>();
   static_assert(kSmem <= 227 * 1024, "a block's shared memory on sm_90");
-  const auto kernel = gemv_mma_kernel<T, KW, S, kX, NT>;
+  const auto kernel = gemv_mma_kernel<T, KW, S, kX, NT, kPair>;
   static const cudaError_t raised = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (raised != cudaSuccess) return raised;
-  launch_kernel(kernel, unsigned((n + 15) / 16), KW * 32, kSmem, stream, static_cast<const uint8_t*>(w), T::row_bytes(k), n,
-                int(k / kSuper), static_cast<const uint8_t*>(xf), rows, out, ldo, bias);
+  launch_kernel(kernel, o.first[kMaxGemvSegs], KW * 32, kSmem, stream, o, T::row_bytes(k), int(k / kSuper),
+                static_cast<const uint8_t*>(xf), rows);
   return cudaGetLastError();
 }
-template <class T, int KW, int S, int NT>
-cudaError_t launch_shape(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
-                         const float* bias, cudaStream_t stream, bool stage_x) {
-  return stage_x ? launch_shape_x<T, KW, S, true, NT>(w, n, k, xf, rows, out, ldo, bias, stream)
-                 : launch_shape_x<T, KW, S, false, NT>(w, n, k, xf, rows, out, ldo, bias, stream);
+template <class T, int KW, int S, int NT, bool kPair>
+cudaError_t launch_shape(const MmaOut& o, int64_t k, const void* xf, int rows, cudaStream_t stream, bool stage_x) {
+  return stage_x ? launch_shape_x<T, KW, S, true, NT, kPair>(o, k, xf, rows, stream)
+                 : launch_shape_x<T, KW, S, false, NT, kPair>(o, k, xf, rows, stream);
 }
 
 // Warps a block (KW) and super-blocks in flight a warp (S), with x staged (round 44, H200, call 6:
@@ -440,38 +488,70 @@ int g_shape = [] {
   const char* e = std::getenv("VELLUM_CUDA_MMA_SHAPE");
   return e != nullptr ? std::atoi(e) : 0;
 }();
-template <class T, int NT>
-cudaError_t launch_type(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
-                        const float* bias, int sms, cudaStream_t stream) {
-  const int64_t blocks = (n + 15) / 16, nsb = k / kSuper;
+// The launch shape (KW·10 + S) and x staging of a launch of `blocks` blocks of 16 rows, each
+// nsb super-blocks long. The shape sets a row's bits; staging and S do not.
+template <class T>
+int shape_for(int64_t blocks, int64_t nsb, int sms, bool& x) {
   const bool long_rows = nsb > 16, wide = !long_rows && blocks >= 4 * int64_t(sms);
   const bool r42 = g_shape == -1;
-  const bool x = g_stage_x < 0 ? (!r42 || stage_x_r42<T>(long_rows, wide)) : g_stage_x > 0;
+  x = g_stage_x < 0 ? (!r42 || stage_x_r42<T>(long_rows, wide)) : g_stage_x > 0;
   switch (g_shape) {
-    case 41: return launch_shape<T, 4, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 42: return launch_shape<T, 4, 2, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 43: return launch_shape<T, 4, 3, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 81: return launch_shape<T, 8, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 82: return launch_shape<T, 8, 2, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    case 161: return launch_shape<T, 16, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    case 41: case 42: case 43: case 81: case 82: case 161: return g_shape;
     default: break;
   }
   if (r42) {  // round 42's rule: kLong / kWide by type, then 8 warps x 2 stages, then 16 x 1
-    if (long_rows) return launch_shape<T, T::kLong / 10, T::kLong % 10, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    if (wide) return launch_shape<T, T::kWide / 10, T::kWide % 10, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    if (blocks >= sms) return launch_shape<T, 8, 2, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-    return launch_shape<T, 16, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+    if (long_rows) return T::kLong;
+    if (wide) return T::kWide;
+    return blocks >= sms ? 82 : 161;
   }
-  if (wide && !std::is_same_v<T, MmaQ8_0>) return launch_shape<T, 4, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
-  return launch_shape<T, 8, 1, NT>(w, n, k, xf, rows, out, ldo, bias, stream, x);
+  return wide && !std::is_same_v<T, MmaQ8_0> ? 41 : 81;
+}
+int shape_of(TensorType type, int64_t blocks, int64_t nsb, int sms) {
+  bool x = false;
+  if (type == TensorType::Q4_K) return shape_for<MmaQ4K>(blocks, nsb, sms, x);
+  if (type == TensorType::Q6_K) return shape_for<MmaQ6K>(blocks, nsb, sms, x);
+  return shape_for<MmaQ8_0>(blocks, nsb, sms, x);
+}
+template <class T, int NT, bool kPair>
+cudaError_t launch_type(const MmaOut& o, int64_t k, const void* xf, int rows, int64_t blocks, int sms, cudaStream_t stream) {
+  bool x = false;
+  switch (shape_for<T>(blocks, k / kSuper, sms, x)) {
+    case 41: return launch_shape<T, 4, 1, NT, kPair>(o, k, xf, rows, stream, x);
+    case 42: return launch_shape<T, 4, 2, NT, kPair>(o, k, xf, rows, stream, x);
+    case 43: return launch_shape<T, 4, 3, NT, kPair>(o, k, xf, rows, stream, x);
+    case 82: return launch_shape<T, 8, 2, NT, kPair>(o, k, xf, rows, stream, x);
+    case 161: return launch_shape<T, 16, 1, NT, kPair>(o, k, xf, rows, stream, x);
+    default: return launch_shape<T, 8, 1, NT, kPair>(o, k, xf, rows, stream, x);
+  }
 }
 
-// The launch of mma_tiles(rows) tiles.
-template <class T>
-cudaError_t launch_tiles(const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out, int64_t ldo,
-                         const float* bias, int sms, cudaStream_t stream) {
-  if (mma_tiles(rows) == 1) return launch_type<T, 1>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
-  return launch_type<T, 2>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
+// The launch of mma_tiles(rows) tiles; `blocks` (the shape's) of one weight for kPair, else all.
+template <class T, bool kPair>
+cudaError_t launch_tiles(const MmaOut& o, int64_t k, const void* xf, int rows, int64_t blocks, int sms, cudaStream_t stream) {
+  if (mma_tiles(rows) == 1) return launch_type<T, 1, kPair>(o, k, xf, rows, blocks, sms, stream);
+  return launch_type<T, 2, kPair>(o, k, xf, rows, blocks, sms, stream);
+}
+template <bool kPair>
+cudaError_t launch_out(TensorType type, const MmaOut& o, int64_t k, const void* xf, int rows, int64_t blocks, int sms,
+                       cudaStream_t stream) {
+  if (type == TensorType::Q4_K) return launch_tiles<MmaQ4K, kPair>(o, k, xf, rows, blocks, sms, stream);
+  if (type == TensorType::Q6_K) return launch_tiles<MmaQ6K, kPair>(o, k, xf, rows, blocks, sms, stream);
+  return launch_tiles<MmaQ8_0, kPair>(o, k, xf, rows, blocks, sms, stream);
+}
+
+// Blocks of 16 rows for weight g's n rows, after the others'; the unused weights' starts at the end.
+MmaOut mma_out(const GemvSegs& s, const int64_t* ldo) {
+  MmaOut o{};
+  unsigned blocks = 0;
+  for (int g = 0; g < kMaxGemvSegs; ++g) {
+    o.first[g] = blocks;
+    if (g >= s.count) continue;
+    o.w[g] = static_cast<const uint8_t*>(s.w[g]), o.out[g] = s.out[g], o.bias[g] = s.bias[g], o.n[g] = s.rows[g];
+    o.ldo[g] = ldo != nullptr ? ldo[g] : s.rows[g];
+    blocks += unsigned((s.rows[g] + 15) / 16);
+  }
+  o.first[kMaxGemvSegs] = blocks;
+  return o;
 }
 
 }  // namespace
@@ -501,9 +581,38 @@ cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t
 cudaError_t launch_gemv_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out,
                             int64_t ldo, const float* bias, int sms, cudaStream_t stream) {
   if (!gemv_mma_supports(type, k) || n <= 0 || rows < 1 || rows > kMmaRowsMax) return cudaErrorInvalidValue;
-  if (type == TensorType::Q4_K) return launch_tiles<MmaQ4K>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
-  if (type == TensorType::Q6_K) return launch_tiles<MmaQ6K>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
-  return launch_tiles<MmaQ8_0>(w, n, k, xf, rows, out, ldo, bias, sms, stream);
+  GemvSegs s;
+  s.add(w, n, out, bias);
+  return launch_out<false>(type, mma_out(s, &ldo), k, xf, rows, (n + 15) / 16, sms, stream);
+}
+
+bool gemv_mma_segs_supports(TensorType type, const GemvSegs& s, int64_t k, int sms) {
+  if (!gemv_mma_supports(type, k) || s.count < 1 || s.count > kMaxGemvSegs) return false;
+  int64_t blocks = 0;
+  for (int g = 0; g < s.count; ++g) blocks += (s.rows[g] + 15) / 16;
+  const int shape = shape_of(type, blocks, k / kSuper, sms);
+  for (int g = 0; g < s.count; ++g) {
+    if (s.rows[g] <= 0 || shape_of(type, (s.rows[g] + 15) / 16, k / kSuper, sms) != shape) return false;
+  }
+  return true;
+}
+
+cudaError_t launch_gemv_mma_segs(TensorType type, const GemvSegs& s, int64_t k, const void* xf, int rows, int sms,
+                                 cudaStream_t stream) {
+  if (!gemv_mma_segs_supports(type, s, k, sms) || rows < 1 || rows > kMmaRowsMax) return cudaErrorInvalidValue;
+  const MmaOut o = mma_out(s, nullptr);
+  return launch_out<false>(type, o, k, xf, rows, o.first[kMaxGemvSegs], sms, stream);
+}
+
+cudaError_t launch_gemv_mma_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* xf,
+                                   int rows, float* out, int sms, cudaStream_t stream) {
+  if (!gemv_mma_supports(type, k) || n <= 0 || rows < 1 || rows > kMmaRowsMax) return cudaErrorInvalidValue;
+  GemvSegs s;
+  s.add(gate, n, out, nullptr);
+  s.add(up, n, out, nullptr);
+  MmaOut o = mma_out(s, nullptr);
+  o.first[1] = o.first[2] = o.first[kMaxGemvSegs] = unsigned((n + 15) / 16);  // every block: gate and up rows
+  return launch_out<true>(type, o, k, xf, rows, (n + 15) / 16, sms, stream);
 }
 
 }  // namespace vellum::cuda

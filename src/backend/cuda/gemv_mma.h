@@ -17,6 +17,7 @@
 
 #include <cuda_runtime.h>
 
+#include "backend/cuda/gemv_kernels.h"
 #include "core/tensor_type.h"
 
 namespace vellum::cuda {
@@ -72,5 +73,16 @@ cudaError_t launch_quantize_mma_x(const float* x, int64_t ldx, int rows, int64_t
 // sms: the device's multiprocessors (how many warps share a row's K).
 cudaError_t launch_gemv_mma(TensorType type, const void* w, int64_t n, int64_t k, const void* xf, int rows, float* out,
                             int64_t ldo, const float* bias, int sms, cudaStream_t stream);
+// Round 52: the weights of s (one type, the same x: a layer's Q, K and V) in one launch, token row r of
+// segment g at s.out[g] + r · s.rows[g] (+ its bias). Where gemv_mma_segs_supports (every weight
+// alone would take the launch shape of them all), each output has the bits a launch of its weight
+// alone gives it.
+bool gemv_mma_segs_supports(TensorType type, const GemvSegs& s, int64_t k, int sms);
+cudaError_t launch_gemv_mma_segs(TensorType type, const GemvSegs& s, int64_t k, const void* xf, int rows, int sms,
+                                 cudaStream_t stream);
+// out[r · n + o] = silu(gate_o · x_r) · (up_o · x_r): a block's 16 gate rows, then its 16 up rows, so
+// that up never goes to memory; the bits of the two launches followed by swiglu_kernel.
+cudaError_t launch_gemv_mma_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* xf,
+                                   int rows, float* out, int sms, cudaStream_t stream);
 
 }  // namespace vellum::cuda

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Round 52, call 2: 2-16-row Q/K/V in one launch and gate/up with the SwiGLU in the launch (the int8
+# rows kernels). Checks (--rows-fused-only, --mma-x-only, model checks incl. --graphs), then aggregate
+# decode at 1k context with the fusion on and off (VELLUM_CUDA_ROWS_FUSED=0), alternating.
+D=$(cd "$(dirname "$0")" && pwd)
+for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+source $D/final_common.sh
+S=$O/summary.txt
+nvidia-smi -L > $S
+(for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
+timeout 300 $C --rows-fused-only > $O/rows-fused.txt 2>&1; echo "[${SECONDS}s] rows fused checks (exit $?): $(tail -1 $O/rows-fused.txt)" >> $S
+grep -E "FAIL" $O/rows-fused.txt | sed -E 's/ +/ /g' | cut -c1-250 | head -12 >> $S
+echo "rows fused: $(checks $O/rows-fused.txt 'rows fused') distinct checks pass" >> $S
+timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] mma x checks (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
+grep -E "FAIL" $O/mma-x.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
+wait
+echo "[${SECONDS}s] synth" >> $S
+for r in 1 2; do
+  seqs fused$r Q4_K_M 1,2,3,4,8,12,16
+  seqs off$r Q4_K_M 1,2,3,4,8,12,16 VELLUM_CUDA_ROWS_FUSED=0
+done
+for r in 1 2; do
+  seqs fused$r Q8_0 2,3,4,8,12,16
+  seqs off$r Q8_0 2,3,4,8,12,16 VELLUM_CUDA_ROWS_FUSED=0
+done
+echo "[${SECONDS}s]" >> $S
+model_checks >> $S 2>&1
+echo "[${SECONDS}s] model checks" >> $S
+VELLUM_PROFILE_SEQS=4 timeout 200 /usr/local/cuda/bin/ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \
+  $C --profile /tmp/l8b-Q4_K_M.gguf > $O/ncu-4.csv 2> $O/ncu-4.log
+echo "== ncu Q4_K_M, decode 4 seqs x 1k (exit $?)" >> $S
+python3 $D/ncu_kernels.py $O/ncu-4.csv 12 >> $S 2>&1
+echo "[${SECONDS}s]" >> $S
+cd $O && tar czf logs.tgz rows-fused.txt mma-x.txt seqs-*.log ncu*.csv && rm -f rows-fused.txt mma-x.txt ncu*.csv
+cat $S
