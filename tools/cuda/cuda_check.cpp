@@ -1060,10 +1060,10 @@ void check_rows_fused(Pair& p) {
             outs[u].push_back(p.output(m, c.ns[i]));
             og.push_back({&w[i].g, outs[u][i].g, bias ? &b[i].g : nullptr});
           }
-          const int64_t before = p.gpu.rows_fused_calls();
+          const int64_t before = p.gpu.rows_fused_stats().calls;
           p.gpu.matmul_multi(x.g, og);
           p.gpu.matmul_swiglu(gate.g, up.g, x.g, sw[u].g, upo[u].g);
-          if (u == 0) fused_calls = p.gpu.rows_fused_calls() - before;
+          if (u == 0) fused_calls = p.gpu.rows_fused_stats().calls - before;
         }
         p.gpu.set_rows_fused(true);
         std::string name = fmt::format("{}rows fused, {} rows:", det ? "deterministic " : "", m);
@@ -1105,6 +1105,39 @@ void check_rows_fused(Pair& p) {
         record(name + " vs f64 (error / bound)", err, 1, "int8 bound 2e-2 of each matmul's largest output; swiglu 3x");
         record(name + " vs one launch each", nonfinite == 0 && fused_calls == 2 ? same : INFINITY, 0,
                fmt::format("bit for bit; {} fused calls of 2, {} outputs not finite", fused_calls, nonfinite));
+        // A norm of this shape now writes the int8 copy the fused launches read (the hint the calls
+        // above left): h = rms_norm(x + d), then Q/K/V and the SwiGLU of h, against the same with the
+        // fusion off (the quantize kernels), bit for bit; the fused calls must not quantize.
+        auto x2 = p.tensor(xv, m, k), x3 = p.tensor(xv, m, k);
+        auto dl = p.tensor(randn(size_t(m * k)), m, k);
+        Pair::T2 h[2] = {p.output(m, k), p.output(m, k)};
+        std::vector<Pair::T2> nouts[2];
+        Pair::T2 nsw[2] = {p.output(m, c.ffn), p.output(m, c.ffn)};
+        const std::vector<float> gain_v = randn(size_t(k));
+        std::vector<uint8_t> gain_b(gain_v.size() * 4);
+        std::memcpy(gain_b.data(), gain_v.data(), gain_b.size());
+        auto gain = p.weight("gain", T::F32, k, 1, gain_b);
+        const auto s0 = p.gpu.rows_fused_stats();
+        for (int u = 0; u < 2; ++u) {
+          p.gpu.set_rows_fused(u == 0);
+          std::vector<backend::Backend::MatmulOut> og;
+          for (size_t i = 0; i < c.types.size(); ++i) {
+            nouts[u].push_back(p.output(m, c.ns[i]));
+            og.push_back({&w[i].g, nouts[u][i].g, bias ? &b[i].g : nullptr});
+          }
+          p.gpu.add_rms_norm(u == 0 ? x2.g : x3.g, dl.g, gain.g, 1e-5f, h[u].g);
+          p.gpu.matmul_multi(h[u].g, og);
+          p.gpu.add_rms_norm(u == 0 ? x2.g : x3.g, dl.g, gain.g, 1e-5f, h[u].g);
+          p.gpu.matmul_swiglu(gate.g, up.g, h[u].g, nsw[u].g, upo[u].g);
+          if (u == 0) p.gpu.set_rows_fused(true);
+        }
+        const auto s1 = p.gpu.rows_fused_stats();
+        double nsame = max_abs_diff(p.get_gpu(h[0].g), p.get_gpu(h[1].g));
+        for (size_t i = 0; i < c.types.size(); ++i) nsame = std::max(nsame, max_abs_diff(p.get_gpu(nouts[0][i].g), p.get_gpu(nouts[1][i].g)));
+        nsame = std::max(nsame, max_abs_diff(p.get_gpu(nsw[0].g), p.get_gpu(nsw[1].g)));
+        const int64_t copies = s1.norm_copies - s0.norm_copies, quantized = s1.quantized - s0.quantized, calls = s1.calls - s0.calls;
+        record(name + ": norm's int8 copy vs the quantize kernels", copies == 2 && quantized == 0 && calls == 2 ? nsame : INFINITY, 0,
+               fmt::format("bit for bit; {} norm copies of 2, {} of {} fused calls quantized", copies, quantized, calls));
       }
     }
     p.gpu.set_deterministic(false);

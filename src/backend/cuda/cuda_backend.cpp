@@ -233,7 +233,7 @@ struct CudaBackend::Impl {
   cuda::RopeParams rope_cs_params{};
   cuda::DeviceBuffer q16_buf;      // q rotated and rounded to the pool's type (launch_rope_kv_rows)
   int64_t gemv_pair_calls = 0;     // batch-1 matmul_multi calls that took one pair launch (gemv_pair_calls())
-  int64_t rows_fused_calls = 0;    // round 52's fused 2-16-row launches recorded (rows_fused_calls())
+  CudaBackend::RowsFusedStats rows_fused_stats;  // round 52's fused 2-16-row launches (rows_fused_stats())
   bool gemv_pair = [] {            // VELLUM_CUDA_GEMV_PAIR=0: two launches (measurement)
     const char* e = std::getenv("VELLUM_CUDA_GEMV_PAIR");
     return e == nullptr || std::string(e) != "0";
@@ -397,6 +397,12 @@ struct CudaBackend::Impl {
   // a launch a weight, then swiglu_kernel). The same bits. set_rows_fused / VELLUM_CUDA_ROWS_FUSED=0
   // turn it off (measurements, checks).
   bool rows_fused = true;
+  // The x layout the last fused launch read (its rows, columns and whether gemv_mma's): a norm of
+  // that shape writes its output's int8 copy in it (norm_q8_rows), so that the next fused launch
+  // (this step's next Q/K/V or gate/up) finds x quantized. A hint only: a consumer of another shape
+  // quantizes as before.
+  int64_t rows_hint_m = 0, rows_hint_k = 0;
+  bool rows_hint_mma = false;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
@@ -598,6 +604,18 @@ struct CudaBackend::Impl {
     void* q8 = quantize ? grow(x_q8_rows, bytes, "matmul activations (int8 rows)") : x_q8_rows.get();
     q8r_of = x.data, q8r_rows = M, q8r_cols = K, q8r_mma = mma;
     return q8;
+  }
+  // Round 52: where a norm of `out` (2-16 rows) should also write its int8 rows copy: the layout the
+  // last fused launch read, when out has its shape (else none). Recorded as out's copy; call after
+  // norm_q8 (which forgets the copies).
+  cuda::NormRowsQ8 norm_q8_rows(const Tensor& out) {
+    const int64_t M = out.rows, K = out.cols;
+    if (!rows_fused || M < 2 || M > cuda::kMmaRowsMax || M != rows_hint_m || K != rows_hint_k || K % 256 != 0) return {};
+    const bool mma = rows_hint_mma;
+    void* p = grow(x_q8_rows, mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K), "matmul activations (int8 rows)");
+    q8r_of = out.data, q8r_rows = M, q8r_cols = K, q8r_mma = mma;
+    ++rows_fused_stats.norm_copies;
+    return {p, mma ? 0 : cuda::q8_bytes(K), mma ? cuda::mma_tiles(int(M)) : 0};
   }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
   void* norm_q8(const Tensor& out) {
@@ -988,7 +1006,7 @@ int64_t CudaBackend::residual_rows_calls() const { return impl_->residual_rows_c
 void CudaBackend::set_residual_rows(bool on) { impl_->residual_rows = on; }
 void CudaBackend::set_rope_rows(bool on) { impl_->rope_rows = on; }
 int64_t CudaBackend::gemv_pair_calls() const { return impl_->gemv_pair_calls; }
-int64_t CudaBackend::rows_fused_calls() const { return impl_->rows_fused_calls; }
+CudaBackend::RowsFusedStats CudaBackend::rows_fused_stats() const { return impl_->rows_fused_stats; }
 void CudaBackend::set_dq_mma(bool on) { impl_->dq_mma = impl_->dq_auto = on; }
 void CudaBackend::set_dq_rs(int kernel) { impl_->dq_rs = std::clamp(kernel, 0, 4); }
 void CudaBackend::set_dq_tma(int mode) { impl_->dq_tma = std::clamp(mode, 0, 2); }
@@ -2058,10 +2076,12 @@ void CudaBackend::add_rms_norm(Tensor x, const Tensor& delta, const Weight& gain
   void* q8 = m.norm_q8(out);
   bool f16 = false;
   void* xb = m.norm_copy16(out, f16);
+  const cuda::NormRowsQ8 rq = m.norm_q8_rows(out);
   m.graphs.mix(14, x.data, d, g, x.rows, x.cols, eps, out.data, q8, xb, f16);
+  m.graphs.mix(74, rq.base, rq.stride, rq.nt);
   m.graphs.run([=, &m] {
     if (x.rows == 1 && m.skip(1)) return;
-    m.launched(cuda::launch_add_rms_norm(x.data, d, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb, f16), "add_rms_norm kernel");
+    m.launched(cuda::launch_add_rms_norm(x.data, d, g, x.rows, x.cols, eps, out.data, q8, m.stream, xb, f16, rq), "add_rms_norm kernel");
   });
 }
 
@@ -2141,7 +2161,7 @@ bool CudaBackend::matmul_multi_int8_rows(const Tensor& x, std::span<const Matmul
   }
   if (groups.size() == outs.size()) return false;  // nothing to merge: matmul's launches
   for (const auto& [type, segs] : groups) {
-    if (mma && !cuda::gemv_mma_segs_supports(type, segs, K, m.sms)) return false;
+    if (mma ? !cuda::gemv_mma_segs_supports(type, segs, K, m.sms) : !cuda::gemv_i8_rows_segs_supports(type, segs, K, int(M))) return false;
   }
   m.touch({x});
   for (const MatmulOut& o : outs) m.wrote(o.out);
@@ -2153,7 +2173,9 @@ bool CudaBackend::matmul_multi_int8_rows(const Tensor& x, std::span<const Matmul
     for (int g = 0; g < segs.count; ++g) m.graphs.mix(71, int(type), segs.w[g], segs.rows[g], segs.out[g], segs.bias[g]);
   }
   m.graphs.mix(72, xd, M, K, q8, quantize, mma, groups.size());
-  ++m.rows_fused_calls;
+  ++m.rows_fused_stats.calls;
+  m.rows_fused_stats.quantized += quantize;
+  m.rows_hint_m = M, m.rows_hint_k = K, m.rows_hint_mma = mma;
   m.graphs.run([=, &m] {
     if (quantize) {
       m.launched(mma ? cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream) : cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream),
@@ -2192,7 +2214,9 @@ bool CudaBackend::matmul_swiglu_int8_rows(const Weight& gate, const Weight& up, 
   float* od = out.data;
   const int sms = m.sms;
   m.graphs.mix(73, int(type), gw, uw, N, K, M, xd, q8, quantize, mma, od);
-  ++m.rows_fused_calls;
+  ++m.rows_fused_stats.calls;
+  m.rows_fused_stats.quantized += quantize;
+  m.rows_hint_m = M, m.rows_hint_k = K, m.rows_hint_mma = mma;
   m.graphs.run([=, &m] {
     if (quantize) {
       m.launched(mma ? cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream) : cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream),

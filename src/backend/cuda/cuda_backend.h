@@ -157,7 +157,12 @@ class CudaBackend final : public Backend {
   void set_residual_rows(bool on);
   int64_t residual_rows_calls() const;  // matmuls that added into x that way (checks)
   int64_t gemv_pair_calls() const;     // batch-1 matmul_multi calls that took one pair launch (checks)
-  int64_t rows_fused_calls() const;    // 2-16-row matmul_multi / matmul_swiglu calls fused (set_rows_fused, checks)
+  // Round 52's fused 2-16-row launches (set_rows_fused; checks): matmul_multi / matmul_swiglu calls
+  // fused, those of them that quantized x first, and norms that wrote the next one's int8 copy.
+  struct RowsFusedStats {
+    int64_t calls = 0, quantized = 0, norm_copies = 0;
+  };
+  RowsFusedStats rows_fused_stats() const;
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits
   // the batch-1 GEMV gives it (int8 or f32 GEMV kernels over any number of rows), and attention
   // takes its split path for every row. Norms and element-wise ops are per row already.

@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/dequant.cuh"
+#include "backend/cuda/gemv_mma.h"
 #include "backend/cuda/pack16.cuh"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/q8_block.cuh"
@@ -37,10 +38,27 @@ int g_norm_threads = [] {
 // x is read once and every load is issued before the first use (the old kernel walked the row
 // twice with one dependent load at a time: 9.3 us for 4096 floats on an H200).
 // xb: the 16-bit copy (T: bf16, or f16 for F16 weights since round 14), when not null.
+// Round 52: float4 i of token row `token` (a norm block's row) into gemv_mma's x layout of nt tiles
+// (gemv_mma.h), the bits quantize_mma_x_kernel writes; all 8 threads of the 32-element block call it.
+__device__ __forceinline__ void quantize_mma_float4(float4 y, int64_t i, bool store, uint8_t* xf, int token, int64_t k, int nt) {
+  const Q8Float4 q = q8_float4(y);
+  if (!store) return;
+  const int64_t e0 = 4 * i, kv = k * nt;
+  const int e = int(e0 % 256), s = e / 32, col = token % kMmaTile;
+  const int64_t vj = mma_x_vsb(e0 / 256, token, nt);
+  *reinterpret_cast<uint32_t*>(xf + mma_x_frag_byte(vj, col, e)) = q.packed;
+  if ((threadIdx.x & 7) != 0) return;
+  reinterpret_cast<float2*>(xf + kMmaTile * kv)[mma_x_scale_index(vj, col, s)] = q.pair;
+  const float m = q.pair.y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);  // as quantize_mma_x_kernel
+  float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
+  xm[mma_x_min_index(vj, col, s, false)] = hi;
+  xm[mma_x_min_index(vj, col, s, true)] = m - hi;
+}
+
 template <int V, typename T, int kNormThreads>
 __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, const float* delta, const float* gain,
                                                                     int64_t cols, float eps, float* out, int8_t* xq,
-                                                                    float2* xs, T* xb) {
+                                                                    float2* xs, T* xb, NormRowsQ8 rq) {
   __shared__ float partial[kNormThreads / 32];
   const int64_t n4 = cols / 4;
   float4* xr = reinterpret_cast<float4*>(x + int64_t(blockIdx.x) * cols);
@@ -99,6 +117,12 @@ __global__ void __launch_bounds__(kNormThreads) add_rms_norm_kernel(float* x, co
     }
     // 8 consecutive threads hold one 32-element block (cols % 32 == 0)
     if (xq != nullptr) quantize_q8_float4(y, i, i < n4, xq, xs);
+    if (rq.base != nullptr && rq.stride != 0) {  // q8 rows (the rows GEMV)
+      int8_t* r8 = static_cast<int8_t*>(rq.base) + blockIdx.x * rq.stride;
+      quantize_q8_float4(y, i, i < n4, r8, reinterpret_cast<float2*>(r8 + (cols + 15) / 16 * 16));
+    } else if (rq.base != nullptr) {  // gemv_mma's tiles
+      quantize_mma_float4(y, i, i < n4, static_cast<uint8_t*>(rq.base), int(blockIdx.x), cols, rq.nt);
+    }
   }
 }
 
@@ -239,20 +263,20 @@ __global__ void __launch_bounds__(256) rope_kv_rows_kernel(const float* q, int64
 
 template <typename T, int NT>
 void launch_norm_nt(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps, float* out,
-                    int8_t* xq, float2* xs, T* xb, cudaStream_t stream) {
+                    int8_t* xq, float2* xs, T* xb, const NormRowsQ8& rq, cudaStream_t stream) {
   const int64_t per = (cols / 4 + NT - 1) / NT;  // float4s per thread
   const dim3 grid(static_cast<unsigned>(rows));
-  if (per <= 1) launch_kernel(add_rms_norm_kernel<1, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 2) launch_kernel(add_rms_norm_kernel<2, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
-  else if (per <= 4) launch_kernel(add_rms_norm_kernel<4, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
-  else launch_kernel(add_rms_norm_kernel<8, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb);
+  if (per <= 1) launch_kernel(add_rms_norm_kernel<1, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb, rq);
+  else if (per <= 2) launch_kernel(add_rms_norm_kernel<2, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb, rq);
+  else if (per <= 4) launch_kernel(add_rms_norm_kernel<4, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb, rq);
+  else launch_kernel(add_rms_norm_kernel<8, T, NT>, grid, NT, 0, stream, x, delta, gain, cols, eps, out, xq, xs, xb, rq);
 }
 template <typename T>
 void launch_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps, float* out,
-                 int8_t* xq, float2* xs, T* xb, cudaStream_t stream) {
-  if (g_norm_threads == 1024) launch_norm_nt<T, 1024>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, stream);
-  else if (g_norm_threads == 512) launch_norm_nt<T, 512>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, stream);
-  else launch_norm_nt<T, 256>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, stream);
+                 int8_t* xq, float2* xs, T* xb, const NormRowsQ8& rq, cudaStream_t stream) {
+  if (g_norm_threads == 1024) launch_norm_nt<T, 1024>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, rq, stream);
+  else if (g_norm_threads == 512) launch_norm_nt<T, 512>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, rq, stream);
+  else launch_norm_nt<T, 256>(x, delta, gain, rows, cols, eps, out, xq, xs, xb, rq, stream);
 }
 
 }  // namespace
@@ -260,17 +284,18 @@ void launch_norm(float* x, const float* delta, const float* gain, int64_t rows, 
 int norm_threads() { return g_norm_threads; }
 
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
-                                float* out, void* q8, cudaStream_t stream, void* copy16, bool f16) {
-  if (!fast_norm_supports(cols) || (q8 != nullptr && (rows != 1 || cols % 32 != 0)) || (out == nullptr && copy16 == nullptr)) {
+                                float* out, void* q8, cudaStream_t stream, void* copy16, bool f16, const NormRowsQ8& rq) {
+  if (!fast_norm_supports(cols) || (q8 != nullptr && (rows != 1 || cols % 32 != 0)) || (out == nullptr && copy16 == nullptr) ||
+      (rq.base != nullptr && (rows < 2 || rows > kMmaRowsMax || cols % 256 != 0 || (rq.stride == 0 && rq.nt != mma_tiles(int(rows)))))) {
     return cudaErrorInvalidValue;
   }
   if (rows == 0) return cudaSuccess;
   auto* xq = static_cast<int8_t*>(q8);
   auto* xs = q8 ? reinterpret_cast<float2*>(static_cast<uint8_t*>(q8) + (cols + 15) / 16 * 16) : nullptr;
   if (f16) {
-    launch_norm(x, delta, gain, rows, cols, eps, out, xq, xs, static_cast<__half*>(copy16), stream);
+    launch_norm(x, delta, gain, rows, cols, eps, out, xq, xs, static_cast<__half*>(copy16), rq, stream);
   } else {
-    launch_norm(x, delta, gain, rows, cols, eps, out, xq, xs, static_cast<__nv_bfloat16*>(copy16), stream);
+    launch_norm(x, delta, gain, rows, cols, eps, out, xq, xs, static_cast<__nv_bfloat16*>(copy16), rq, stream);
   }
   return cudaGetLastError();
 }

@@ -22,8 +22,18 @@ int norm_threads();
 // With copy16 (any rows) also out rounded to bf16 (f16 when f16: F16 weights, round 14) [rows][cols],
 // the copy a cuBLAS GEMM reads, so the next many-row matmul skips its conversion (round 7). out may
 // alias x only without delta. out may be null with copy16 (round 34: the copy alone).
+// Round 52: with rq.base (2..kMmaRowsMax rows, cols % 256 == 0), also out's int8 copy for the int8 rows
+// kernels (the bits their quantize kernels write): stride != 0, rows q8_bytes(cols) apart
+// (launch_quantize_q8_rows); stride == 0, gemv_mma's layout in nt tiles (launch_quantize_mma_x; token
+// columns past `rows` are not written: their sums are dropped).
+struct NormRowsQ8 {
+  void* base = nullptr;
+  size_t stride = 0;
+  int nt = 0;
+};
 cudaError_t launch_add_rms_norm(float* x, const float* delta, const float* gain, int64_t rows, int64_t cols, float eps,
-                                float* out, void* q8, cudaStream_t stream, void* copy16 = nullptr, bool f16 = false);
+                                float* out, void* q8, cudaStream_t stream, void* copy16 = nullptr, bool f16 = false,
+                                const NormRowsQ8& rq = {});
 
 // RoPE on q (q_cols = heads × head_dim) and k in place at the step's positions, then k and v
 // (kv_heads × head_dim each) into their slots: one thread per rotated or stored pair. head_dim even.

@@ -605,53 +605,70 @@ __global__ void __launch_bounds__(kWarps * 32, 8)
 // these sizes). Row b's sum is built exactly as the batch-1 kernels build it (a lane adds its passes
 // in order, then the warp's butterfly; x quantized per row as at batch 1), so a token row gives the
 // same bits alone or in a batch of up to kMaxI8Rows. x rows are q8_bytes(k) apart.
-// The rows kernels' epilogue: each sum over the warp, then lane r·B + b writes output o0 + r of
-// token row b (tok0 + b of the launch; bias added as at batch 1, RowMap::store). SwiGLU: output
-// o0 + r is silu(gate)·up of weight rows r and r + kOut (RowMap), as swiglu_kernel writes it.
+// A rows kernel warp's outputs (round 52): kOut of one segment of s (launch_rows keeps every segment
+// but the last a multiple of 4 rows, so a warp's rows never straddle two), or of a SwiGLU pair, whose
+// warp reads kOut gate rows, then their up rows. Its segment is found once, so that only g, the
+// segment's first row o0 and its rows n stay live across the K loop.
+template <int R, bool kSwiglu>
+struct WarpRows {
+  static constexpr int kOut = kSwiglu ? R / 2 : R;
+  int g = 0;
+  int64_t o0, n;
+  __device__ WarpRows(const GemvSegs& s, int64_t first) : o0(first), n(s.rows[0]) {
+    if (kSwiglu || o0 < n) return;
+    o0 -= n, n = s.rows[1], g = 1;
+    if (o0 < n) return;
+    o0 -= n, n = s.rows[2], g = 2;
+  }
+  __device__ const uint8_t* row(const GemvSegs& s, size_t rb, int r) const {
+    const void* w = kSwiglu ? (r < kOut ? s.w[0] : s.w[1]) : g == 0 ? s.w[0] : g == 1 ? s.w[1] : s.w[2];
+    return static_cast<const uint8_t*>(w) + min(o0 + r % kOut, n - 1) * rb;  // past the end: re-read, dropped
+  }
+};
+
+// The rows kernels' epilogue: each sum over the warp, then lane r·B + b writes output r of the warp
+// (wr) for token row b (tok0 + b of the launch; bias added as at batch 1, RowMap::store). SwiGLU:
+// silu(gate)·up of weight rows r and r + kOut, as swiglu_kernel writes it.
 template <int R, int B, bool kSwiglu>
-__device__ __forceinline__ void store_rows(float (&acc)[R][B], const GemvSegs& s, const RowsLd& ld, int64_t o0, int64_t n,
+__device__ __forceinline__ void store_rows(float (&acc)[R][B], const GemvSegs& s, const RowsLd& ld, const WarpRows<R, kSwiglu>& wr,
                                            int nb, int tok0) {
-  using Map = RowMap<R, kSwiglu>;
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
 #pragma unroll
     for (int b = 0; b < B; ++b) acc[r][b] = warp_sum(acc[r][b]);
   }
+  const int g = wr.g;
+  float* out = g == 0 ? s.out[0] : g == 1 ? s.out[1] : s.out[2];
+  const float* bias = g == 0 ? s.bias[0] : g == 1 ? s.bias[1] : s.bias[2];
+  const int64_t ldo = g == 0 ? ld.ldo[0] : g == 1 ? ld.ldo[1] : ld.ldo[2];
 #pragma unroll
-  for (int r = 0; r < Map::kOut; ++r) {
+  for (int r = 0; r < WarpRows<R, kSwiglu>::kOut; ++r) {
 #pragma unroll
     for (int b = 0; b < B; ++b) {
-      int64_t o = o0 + r;
-      if (b >= nb || lane != r * B + b || o >= n) continue;
-      const int64_t t = tok0 + b;
+      const int64_t o = wr.o0 + r, t = tok0 + b;
+      if (b >= nb || lane != r * B + b || o >= wr.n) continue;
       if constexpr (kSwiglu) {
-        const float g = acc[r][b];
-        s.out[0][t * ld.ldo[0] + o] = mul(g / (1.0f + expf(-g)), acc[r + Map::kOut][b]);
+        const float gv = acc[r][b];
+        out[t * ldo + o] = mul(gv / (1.0f + expf(-gv)), acc[r + WarpRows<R, kSwiglu>::kOut][b]);
       } else {
-        const int sg = Map::seg(s, o);
-        float* out = sg == 0 ? s.out[0] : sg == 1 ? s.out[1] : s.out[2];
-        const float* bias = sg == 0 ? s.bias[0] : sg == 1 ? s.bias[1] : s.bias[2];
-        const int64_t ldo = sg == 0 ? ld.ldo[0] : sg == 1 ? ld.ldo[1] : ld.ldo[2];
         out[t * ldo + o] = bias != nullptr ? acc[r][b] + bias[o] : acc[r][b];
       }
     }
   }
 }
 
-// A warp owns RowMap<R, kSwiglu>'s outputs (since round 52 over s's segments, or a SwiGLU pair).
+// A warp owns WarpRows<R, kSwiglu>'s outputs (since round 52 of one of s's segments, or a SwiGLU pair).
 template <class F, int R, int B, int P, bool kSwiglu>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const GemvSegs s, const RowsLd ld, size_t rb, int64_t k,
                                                                    const int8_t* xq, size_t xstride, int nb, int groups) {
-  using Map = RowMap<R, kSwiglu>;
   const int lane = threadIdx.x & 31;
-  const int64_t n = Map::total(s);
-  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * Map::kOut;
+  const WarpRows<R, kSwiglu> wr(s, (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * WarpRows<R, kSwiglu>::kOut);
   const int tok0 = to_x_group<B>(groups, xq, xstride, nb);
-  const bool active = o0 < n;  // whole warps; no block-level synchronisation below
+  const bool active = wr.o0 < wr.n;  // whole warps; no block-level synchronisation below
   const uint8_t* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);
+  for (int r = 0; r < R; ++r) rows[r] = wr.row(s, rb, r);
   const typename F::Lane L(lane);
   const int64_t nb256 = k / 256;
   const int passes = int((nb256 + 3) / 4), sb = lane / 8;
@@ -670,21 +687,26 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const GemvSeg
       if (p >= passes) break;                      // warp-uniform
       if (int64_t(p) * 4 + sb >= nb256) continue;  // a short last group: this super-block does not exist
       const int64_t e = int64_t(p) * 1024 + 32 * lane;
+      // Every row's scale pair first: issued with the quants (ptxas otherwise placed the load after
+      // the first row's dot products, round 52: +14% a launch).
+      float2 xsv[B];
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        if (b < nb) xsv[b] = reinterpret_cast<const float2*>(xq + b * xstride + xs_off)[e / 32];
+      }
 #pragma unroll
       for (int b = 0; b < B; ++b) {
         if (b >= nb) break;
-        const int8_t* xb = xq + b * xstride;
-        const uint4* xp = reinterpret_cast<const uint4*>(xb + e);
+        const uint4* xp = reinterpret_cast<const uint4*>(xq + b * xstride + e);
         const uint4 x0 = xp[0], x1 = xp[1];
-        const float2 xsv = reinterpret_cast<const float2*>(xb + xs_off)[e / 32];
 #pragma unroll
-        for (int r = 0; r < R; ++r) acc[r][b] += F::dot(raw[u][r], x0, x1, xsv, L);
+        for (int r = 0; r < R; ++r) acc[r][b] += F::dot(raw[u][r], x0, x1, xsv[b], L);
       }
     }
     p0 += P;
     if (p0 < passes) load(p0);
   }
-  store_rows<R, B, kSwiglu>(acc, s, ld, o0, n, nb, tok0);
+  store_rows<R, B, kSwiglu>(acc, s, ld, wr, nb, tok0);
 }
 
 // Q8_0 (DecQ8_0R's layout) for 2..kMaxI8Rows x rows, R weight rows a warp: lane l takes chunks l,
@@ -693,16 +715,14 @@ template <int R, int B, bool kSwiglu>
 __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const GemvSegs s, const RowsLd ld, size_t rb, int64_t k,
                                                                    const int8_t* xq, size_t xstride, int nb, int groups) {
   using D = I8Q8_0;
-  using Map = RowMap<R, kSwiglu>;
   constexpr int U = D::kInFlight;
   const int lane = threadIdx.x & 31;
-  const int64_t n = Map::total(s);
-  const int64_t o0 = (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * Map::kOut;
+  const WarpRows<R, kSwiglu> wr(s, (int64_t(blockIdx.x / unsigned(groups)) * kWarps + threadIdx.x / 32) * WarpRows<R, kSwiglu>::kOut);
   const int tok0 = to_x_group<B>(groups, xq, xstride, nb);
-  const bool active = o0 < n;
+  const bool active = wr.o0 < wr.n;
   const uint8_t* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) rows[r] = Map::row(s, rb, o0, r, n);
+  for (int r = 0; r < R; ++r) rows[r] = wr.row(s, rb, r);
   const int64_t chunks = k / D::kChunk;
   typename D::Raw raw[U][R];
   const auto load = [&](int64_t c0) {
@@ -736,7 +756,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_q8_rows_kernel(const GemvSeg
     c0 += 32 * U;
     if (c0 < chunks) load(c0);
   }
-  store_rows<R, B, kSwiglu>(acc, s, ld, o0, n, nb, tok0);
+  store_rows<R, B, kSwiglu>(acc, s, ld, wr, nb, tok0);
 }
 
 // x quantized per 32 elements: row y = blockIdx.y of x (ldx apart) into q8 row y (stride bytes
@@ -1100,8 +1120,16 @@ bool gemv_i8_rows_fused_supports(TensorType type, int64_t k, int rows) {
   return rows >= 2 && rows <= 65535 && int8_gemv_supports(type, k) && !takes_rows_mma(type, k, rows);
 }
 
+bool gemv_i8_rows_segs_supports(TensorType type, const GemvSegs& s, int64_t k, int rows) {
+  if (!gemv_i8_rows_fused_supports(type, k, rows) || s.count < 1 || s.count > kMaxGemvSegs) return false;
+  for (int g = 0; g < s.count; ++g) {
+    if (s.rows[g] <= 0 || (g + 1 < s.count && s.rows[g] % 4 != 0)) return false;  // a warp's rows in one segment (WarpRows)
+  }
+  return true;
+}
+
 cudaError_t launch_gemv_i8_rows_segs(TensorType type, const GemvSegs& s, int64_t k, const void* q8, int rows, cudaStream_t stream) {
-  if (!gemv_i8_rows_fused_supports(type, k, rows) || s.count < 1 || s.count > kMaxGemvSegs) return cudaErrorInvalidValue;
+  if (!gemv_i8_rows_segs_supports(type, s, k, rows)) return cudaErrorInvalidValue;
   GemvSegs c = s;  // absent segments: no rows
   for (int g = c.count; g < kMaxGemvSegs; ++g) c.rows[g] = 0;
   return launch_rows<false>(type, c, RowsLd{{c.rows[0], c.rows[1], c.rows[2]}}, k, q8, rows, stream);

@@ -114,6 +114,8 @@ cudaError_t launch_gemv_i8_rows(TensorType type, const void* w, int64_t n, int64
 // output keeps its batch-1 bits, as launch_gemv_i8_rows's, for the row counts this supports (not
 // those launch_gemv_i8_rows sends to rows_mma).
 bool gemv_i8_rows_fused_supports(TensorType type, int64_t k, int rows);
+// Segments: every one but the last a multiple of 4 rows (a warp's rows lie in one).
+bool gemv_i8_rows_segs_supports(TensorType type, const GemvSegs& segs, int64_t k, int rows);
 cudaError_t launch_gemv_i8_rows_segs(TensorType type, const GemvSegs& segs, int64_t k, const void* q8, int rows, cudaStream_t stream);
 cudaError_t launch_gemv_i8_rows_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* q8,
                                        int rows, float* out, cudaStream_t stream);

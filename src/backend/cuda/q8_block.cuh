@@ -20,9 +20,13 @@ __device__ __forceinline__ void quantize_q8_warp(float v, int8_t* q_out, float2*
 }
 
 // The same block held as one float4 by each of 8 consecutive threads (thread 8m + r: elements
-// 4r..4r + 3 of block m; a norm's layout): float4 i of the row into xq, the block's pair into xs
-// by its first thread. All 8 threads call it (shuffles); `store` false: compute only.
-__device__ __forceinline__ void quantize_q8_float4(float4 y, int64_t i, bool store, int8_t* xq, float2* xs) {
+// 4r..4r + 3 of block m; a norm's layout): the float4's four int8 values packed in a word, and the
+// block's pair (d, d·Σq). All 8 threads call it (shuffles).
+struct Q8Float4 {
+  uint32_t packed;
+  float2 pair;
+};
+__device__ __forceinline__ Q8Float4 q8_float4(float4 y) {
   float amax = fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w)));
 #pragma unroll
   for (int o = 4; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(kFull, amax, o));
@@ -32,10 +36,16 @@ __device__ __forceinline__ void quantize_q8_float4(float4 y, int64_t i, bool sto
   int sum = q0 + q1 + q2 + q3;
 #pragma unroll
   for (int o = 4; o > 0; o /= 2) sum += __shfl_xor_sync(kFull, sum, o);
+  return {(uint32_t(q0) & 0xFFu) | ((uint32_t(q1) & 0xFFu) << 8) | ((uint32_t(q2) & 0xFFu) << 16) | (uint32_t(q3) << 24),
+          make_float2(d, d * float(sum))};
+}
+// float4 i of the row into xq (q8_bytes layout), the block's pair into xs by its first thread;
+// `store` false: compute only.
+__device__ __forceinline__ void quantize_q8_float4(float4 y, int64_t i, bool store, int8_t* xq, float2* xs) {
+  const Q8Float4 q = q8_float4(y);
   if (store) {
-    reinterpret_cast<uint32_t*>(xq)[i] =
-        (uint32_t(q0) & 0xFFu) | ((uint32_t(q1) & 0xFFu) << 8) | ((uint32_t(q2) & 0xFFu) << 16) | (uint32_t(q3) << 24);
-    if ((threadIdx.x & 7) == 0) xs[i / 8] = make_float2(d, d * float(sum));
+    reinterpret_cast<uint32_t*>(xq)[i] = q.packed;
+    if ((threadIdx.x & 7) == 0) xs[i / 8] = q.pair;
   }
 }
 
