@@ -461,6 +461,34 @@ TEST(CudaLayout, GemvMmaTiledX) {
   }
 }
 
+// Round 52: which weights a 2-16-row step launches together. gemv_mma merges weights only where
+// each alone would take the merged launch's shape (a row's bits depend on it); the rows GEMV needs
+// every segment but the last a multiple of 4 rows (a warp's rows in one segment) and no rows_mma.
+TEST(CudaLayout, RowsFusedSupports) {
+  const auto segs = [](std::initializer_list<int64_t> rows) {
+    GemvSegs s;
+    for (const int64_t n : rows) s.add(nullptr, n, nullptr, nullptr);
+    return s;
+  };
+  const int sms = 132;  // an H100 / H200: "wide" from 4 x 132 blocks of 16 rows
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4096, sms));       // llama3-8b Q, K
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q8_0, segs({4096, 1024, 1024}), 4096, sms));  // and V
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 14336}), 4096, sms));     // both wide
+  // 896 + 64 blocks: the merged launch is wide (4 warps a block), 1 024 rows alone are not (8).
+  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 4096, sms));
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q8_0, segs({14336, 1024}), 4096, sms));  // Q8_0: one shape
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 14336, sms));  // long rows: one shape
+  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4000, sms));   // k % 256
+  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::F16, segs({4096, 1024}), 4096, sms));
+  EXPECT_TRUE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4096, 1024, 1024}), 4096, 2));
+  EXPECT_TRUE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4096, 1023}), 4096, 2));   // the last may be ragged
+  EXPECT_FALSE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4094, 1024}), 4096, 2));  // a warp across two
+  EXPECT_TRUE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4096, 12));  // groups of 8 rows
+  EXPECT_FALSE(gemv_i8_rows_fused_supports(TensorType::Q4_K, 4096, 16));  // rows_mma's from 16 rows
+  EXPECT_TRUE(gemv_i8_rows_fused_supports(TensorType::Q6_K, 4096, 16));   // Q6_K's from 32
+  EXPECT_FALSE(gemv_i8_rows_fused_supports(TensorType::Q4_K, 4096, 1));
+}
+
 // Round 43's row norm: a producer owns whole blocks of 32 rows, and a consumer needs a k the
 // copy's groups of 32 divide (and, for Q8_0, the default kernel, not a persistent knob variant).
 TEST(CudaLayout, RowNormShapes) {
