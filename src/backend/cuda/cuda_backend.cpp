@@ -605,6 +605,17 @@ struct CudaBackend::Impl {
     q8r_of = x.data, q8r_rows = M, q8r_cols = K, q8r_mma = mma;
     return q8;
   }
+  // x (rows M, K columns) quantized into q8_rows_input's layout.
+  cudaError_t quantize_rows(bool mma, const float* x, int64_t M, int64_t K, void* q8) const {
+    return mma ? cuda::launch_quantize_mma_x(x, K, int(M), K, q8, stream) : cuda::launch_quantize_q8_rows(x, K, int(M), K, q8, stream);
+  }
+  // A fused 2-16-row launch recorded (round 52): its stats, and the layout of its x, which a norm of
+  // that shape writes next (norm_q8_rows).
+  void rows_fused_recorded(int64_t M, int64_t K, bool mma, bool quantized) {
+    ++rows_fused_stats.calls;
+    rows_fused_stats.quantized += quantized;
+    rows_hint_m = M, rows_hint_k = K, rows_hint_mma = mma;
+  }
   // Round 52: where a norm of `out` (2-16 rows) should also write its int8 rows copy: the layout the
   // last fused launch read, when out has its shape (else none). Recorded as out's copy; call after
   // norm_q8 (which forgets the copies).
@@ -1613,12 +1624,11 @@ void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor out, const Wei
     const int sms = m.sms;
     m.graphs.mix(45, type, wd, N, K, M, xd, q8, quantize, od, ldo, b, ws, mma);
     m.graphs.run([=, &m] {
+      if (quantize) m.launched(m.quantize_rows(mma, xd, M, K, q8), mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
       if (mma) {
-        if (quantize) m.launched(cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream), "quantize_mma_x kernel");
         m.launched(cuda::launch_gemv_mma(type, wd, N, K, q8, int(M), od, ldo, b, sms, m.stream), "int8 mma rows kernel");
         return;
       }
-      if (quantize) m.launched(cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream), "quantize_q8_rows kernel");
       m.launched(cuda::launch_gemv_i8_rows(type, wd, N, K, q8, int(M), od, ldo, b, ws, sms, m.stream), "int8 gemv rows kernel");
     });
     if (od < xd + M * K && xd < od + M * ldo) m.q8r_of = nullptr;  // the output overwrote x
@@ -2173,14 +2183,9 @@ bool CudaBackend::matmul_multi_int8_rows(const Tensor& x, std::span<const Matmul
     for (int g = 0; g < segs.count; ++g) m.graphs.mix(71, int(type), segs.w[g], segs.rows[g], segs.out[g], segs.bias[g]);
   }
   m.graphs.mix(72, xd, M, K, q8, quantize, mma, groups.size());
-  ++m.rows_fused_stats.calls;
-  m.rows_fused_stats.quantized += quantize;
-  m.rows_hint_m = M, m.rows_hint_k = K, m.rows_hint_mma = mma;
+  m.rows_fused_recorded(M, K, mma, quantize);
   m.graphs.run([=, &m] {
-    if (quantize) {
-      m.launched(mma ? cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream) : cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream),
-                 mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
-    }
+    if (quantize) m.launched(m.quantize_rows(mma, xd, M, K, q8), mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
     for (const auto& [type, segs] : groups) {
       m.launched(mma ? cuda::launch_gemv_mma_segs(type, segs, K, q8, int(M), sms, m.stream)
                      : cuda::launch_gemv_i8_rows_segs(type, segs, K, q8, int(M), m.stream),
@@ -2214,14 +2219,9 @@ bool CudaBackend::matmul_swiglu_int8_rows(const Weight& gate, const Weight& up, 
   float* od = out.data;
   const int sms = m.sms;
   m.graphs.mix(73, int(type), gw, uw, N, K, M, xd, q8, quantize, mma, od);
-  ++m.rows_fused_stats.calls;
-  m.rows_fused_stats.quantized += quantize;
-  m.rows_hint_m = M, m.rows_hint_k = K, m.rows_hint_mma = mma;
+  m.rows_fused_recorded(M, K, mma, quantize);
   m.graphs.run([=, &m] {
-    if (quantize) {
-      m.launched(mma ? cuda::launch_quantize_mma_x(xd, K, int(M), K, q8, m.stream) : cuda::launch_quantize_q8_rows(xd, K, int(M), K, q8, m.stream),
-                 mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
-    }
+    if (quantize) m.launched(m.quantize_rows(mma, xd, M, K, q8), mma ? "quantize_mma_x kernel" : "quantize_q8_rows kernel");
     m.launched(mma ? cuda::launch_gemv_mma_swiglu(type, gw, uw, N, K, q8, int(M), od, sms, m.stream)
                    : cuda::launch_gemv_i8_rows_swiglu(type, gw, uw, N, K, q8, int(M), od, m.stream),
                mma ? "int8 mma rows swiglu kernel" : "int8 gemv rows swiglu kernel");

@@ -89,7 +89,7 @@ __device__ __forceinline__ void to_group(int groups, const X*& x, size_t xstride
   nb = min(B, nb - g * B);
 }
 
-// to_group for the int8 rows kernels, whose outputs are segments (RowsOut): moves x to this block's
+// to_group for the int8 rows kernels, whose outputs are segments (store_rows): moves x to this block's
 // group and returns the group's first token row; nb becomes its row count.
 template <int B, class X>
 __device__ __forceinline__ int to_x_group(int groups, const X*& x, size_t xstride, int& nb) {
@@ -114,13 +114,13 @@ __device__ __forceinline__ void double_buffered(int64_t items, const Load& load,
   }
 }
 
-// Which weight rows a warp reads and where its results go. SwiGLU: a warp owns R/2 outputs and
-// reads their gate rows (w[0]) then their up rows (w[1]).
 // The int8 rows kernels' token-row strides, a segment each (round 52).
 struct RowsLd {
   int64_t ldo[kMaxGemvSegs];
 };
 
+// Which weight rows a warp reads and where its results go. SwiGLU: a warp owns R/2 outputs and
+// reads their gate rows (w[0]) then their up rows (w[1]).
 template <int R, bool kSwiglu>
 struct RowMap {
   static constexpr int kOut = kSwiglu ? R / 2 : R;  // output rows per warp
@@ -687,8 +687,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kq_rows_kernel(const GemvSeg
       if (p >= passes) break;                      // warp-uniform
       if (int64_t(p) * 4 + sb >= nb256) continue;  // a short last group: this super-block does not exist
       const int64_t e = int64_t(p) * 1024 + 32 * lane;
-      // Every row's scale pair first: issued with the quants (ptxas otherwise placed the load after
-      // the first row's dot products, round 52: +14% a launch).
+      // Every row's scale pair first, issued with the quants. ptxas had placed the load after the first
+      // row's dot products (round 52: a 2-sequence step with the fusion off 615-623 -> 636-637 tok/s).
       float2 xsv[B];
 #pragma unroll
       for (int b = 0; b < B; ++b) {

@@ -21,6 +21,9 @@
 // once and multiplies it by every tile's B fragment, so 9..16 rows read the weights once, as 8 do;
 // each tile's sums are added in the one-tile kernel's order, so a token's output does not depend on
 // NT at a given launch shape.
+// Round 52: a launch may cover up to three weights of one type that read the same x (a layer's Q, K
+// and V: blocks by weight, MmaOut), or a SwiGLU pair (kPair: each block's gate rows, then its up
+// rows, silu(gate)·up stored), every row summed as in a launch of its weight alone.
 
 #include "backend/cuda/gemv_mma.h"
 
