@@ -1043,6 +1043,15 @@ void check_rows_fused(Pair& p) {
     const HostWeight hg = make_weight(ft, c.ffn, k), hu = make_weight(ft, c.ffn, k);
     auto gate = p.weight("gate", ft, k, c.ffn, hg.bytes), up = p.weight("up", ft, k, c.ffn, hu.bytes);
     const bool bias = ft == T::Q8_0;
+    // Fresh (poisoned) outputs for the case's weights, appended to dst, as matmul_multi's list.
+    const auto multi_outs = [&](std::vector<Pair::T2>& dst, int64_t m) {
+      std::vector<backend::Backend::MatmulOut> og;
+      for (size_t i = 0; i < c.types.size(); ++i) {
+        dst.push_back(p.output(m, c.ns[i]));
+        og.push_back({&w[i].g, dst.back().g, bias ? &b[i].g : nullptr});
+      }
+      return og;
+    };
     for (const bool det : {false, true}) {
       p.gpu.set_deterministic(det);
       for (const int64_t m : {2, 3, 5, 8, 12, 16}) {
@@ -1055,11 +1064,7 @@ void check_rows_fused(Pair& p) {
         int64_t fused_calls = 0;
         for (int u = 0; u < 2; ++u) {
           p.gpu.set_rows_fused(u == 0);
-          std::vector<backend::Backend::MatmulOut> og;
-          for (size_t i = 0; i < c.types.size(); ++i) {
-            outs[u].push_back(p.output(m, c.ns[i]));
-            og.push_back({&w[i].g, outs[u][i].g, bias ? &b[i].g : nullptr});
-          }
+          const auto og = multi_outs(outs[u], m);
           const int64_t before = p.gpu.rows_fused_stats().calls;
           p.gpu.matmul_multi(x.g, og);
           p.gpu.matmul_swiglu(gate.g, up.g, x.g, sw[u].g, upo[u].g);
@@ -1120,11 +1125,7 @@ void check_rows_fused(Pair& p) {
         const auto s0 = p.gpu.rows_fused_stats();
         for (int u = 0; u < 2; ++u) {
           p.gpu.set_rows_fused(u == 0);
-          std::vector<backend::Backend::MatmulOut> og;
-          for (size_t i = 0; i < c.types.size(); ++i) {
-            nouts[u].push_back(p.output(m, c.ns[i]));
-            og.push_back({&w[i].g, nouts[u][i].g, bias ? &b[i].g : nullptr});
-          }
+          const auto og = multi_outs(nouts[u], m);
           p.gpu.add_rms_norm(u == 0 ? x2.g : x3.g, dl.g, gain.g, 1e-5f, h[u].g);
           p.gpu.matmul_multi(h[u].g, og);
           p.gpu.add_rms_norm(u == 0 ? x2.g : x3.g, dl.g, gain.g, 1e-5f, h[u].g);

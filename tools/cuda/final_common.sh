@@ -113,3 +113,20 @@ checks() {
   grep -E "$2" "$1" | grep PASS | { if [ -n "${3:-}" ]; then grep -v -- "$3"; else cat; fi; } |
     sed -E 's/ err .*| +[0-9.e+-]+ +[0-9e+-]+ +PASS.*//' | sort -u | wc -l
 }
+# ---- round 52 -----------------------------------------------------------------------------------
+# begin_call: the stripped binaries beside the caller ($D) unpacked, and S = $O/summary.txt begun with the GPU's name.
+begin_call() {
+  for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
+  S=$O/summary.txt
+  nvidia-smi -L > $S
+}
+# synth_l8b TYPE...: synthetic llama3-8b models /tmp/l8b-TYPE.gguf (about 35 s each).
+synth_l8b() {
+  for T in "$@"; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+}
+# rows_fused_checks: --rows-fused-only, its verdict, failures and distinct passing checks, into $S.
+rows_fused_checks() {
+  timeout 300 $C --rows-fused-only > $O/rows-fused.txt 2>&1; echo "[${SECONDS}s] rows fused checks (exit $?): $(tail -1 $O/rows-fused.txt)" >> $S
+  grep -E "FAIL" $O/rows-fused.txt | sed -E 's/ +/ /g' | cut -c1-250 | head -12 >> $S
+  echo "rows fused: $(checks $O/rows-fused.txt 'rows fused') distinct checks pass, $(checks $O/rows-fused.txt "norm's int8 copy") of them the norm copies" >> $S
+}

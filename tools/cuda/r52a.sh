@@ -2,11 +2,9 @@
 # Round 52, call 1: where a 1-4-sequence decode step of llama3-8b at 1k context goes. Aggregate decode
 # at 1-4 and 8 sequences (Q4_K_M, Q8_0), and ncu of one eager step of 1, 2 and 4 sequences (time per kernel).
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+begin_call
+synth_l8b Q4_K_M Q8_0
 echo "[${SECONDS}s] synth" >> $S
 seqs default Q4_K_M 1,2,3,4,8
 seqs default Q8_0 1,2,3,4,8

@@ -3,14 +3,10 @@
 # rows kernels). Checks (--rows-fused-only, --mma-x-only, model checks incl. --graphs), then aggregate
 # decode at 1k context with the fusion on and off (VELLUM_CUDA_ROWS_FUSED=0), alternating.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-(for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
-timeout 300 $C --rows-fused-only > $O/rows-fused.txt 2>&1; echo "[${SECONDS}s] rows fused checks (exit $?): $(tail -1 $O/rows-fused.txt)" >> $S
-grep -E "FAIL" $O/rows-fused.txt | sed -E 's/ +/ /g' | cut -c1-250 | head -12 >> $S
-echo "rows fused: $(checks $O/rows-fused.txt 'rows fused') distinct checks pass" >> $S
+begin_call
+synth_l8b Q4_K_M Q8_0 &
+rows_fused_checks
 timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] mma x checks (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
 grep -E "FAIL" $O/mma-x.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
 wait

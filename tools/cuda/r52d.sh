@@ -2,16 +2,12 @@
 # Round 52, call 4: the norms write the fused launches' int8 rows copy; the Q4_K rows kernel's scale
 # loads issued with its quants. Checks (--rows-fused-only with the norm copies, --mma-x-only,
 # --multi-only, the model checks, the deterministic mode's invariance and proofs), then aggregate
-# decode at 1k context fused vs off, alternating, and batch 1.
+# decode at 1k context, 1-16 sequences, fused vs off, alternating.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-(for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done) &
-timeout 300 $C --rows-fused-only > $O/rows-fused.txt 2>&1; echo "[${SECONDS}s] rows fused checks (exit $?): $(tail -1 $O/rows-fused.txt)" >> $S
-grep -E "FAIL" $O/rows-fused.txt | sed -E 's/ +/ /g' | cut -c1-250 | head -12 >> $S
-echo "rows fused: $(checks $O/rows-fused.txt 'rows fused') distinct checks pass, $(checks $O/rows-fused.txt "norm's int8 copy") of them the norm copies" >> $S
+begin_call
+synth_l8b Q4_K_M Q8_0 &
+rows_fused_checks
 timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] mma x checks (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
 timeout 200 $C --multi-only > $O/multi.txt 2>&1; echo "[${SECONDS}s] multi checks (exit $?): $(tail -1 $O/multi.txt)" >> $S
 grep -hE "FAIL" $O/mma-x.txt $O/multi.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S

@@ -2,10 +2,8 @@
 # Round 52, call 5 (the final binary): run5.sh's checks (every op against the CPU, stories260K greedy,
 # graphs vs eager, CPU vs GPU greedy), each distinct check counted once.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
+begin_call
 bash $D/run5.sh checks > $O/run5.txt 2>&1
 echo "[${SECONDS}s] op table: $(tail -1 $O/check_table.txt)" >> $S
 grep FAIL $O/check_table.txt | cut -c1-200 | head -10 >> $S

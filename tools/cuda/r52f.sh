@@ -2,11 +2,9 @@
 # Round 52, call 6 (the final binary): the quick bench of llama3-8b Q4_K_M and Q8_0 (batch 1, aggregate
 # decode at 1k context 1-256 sequences, prefill 512 / 2 048), and 2-16 sequences fused vs off once more.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+begin_call
+synth_l8b Q4_K_M Q8_0
 echo "[${SECONDS}s] synth" >> $S
 q final Q4_K_M
 q final Q8_0
