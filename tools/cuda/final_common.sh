@@ -130,3 +130,11 @@ rows_fused_checks() {
   grep -E "FAIL" $O/rows-fused.txt | sed -E 's/ +/ /g' | cut -c1-250 | head -12 >> $S
   echo "rows fused: $(checks $O/rows-fused.txt 'rows fused') distinct checks pass, $(checks $O/rows-fused.txt "norm's int8 copy") of them the norm copies" >> $S
 }
+# fused_vs_off TYPE FUSED_SEQS OFF_SEQS: two alternating rounds of seqs with round 52's fused launches
+# (labels fused1, fused2) and without them (off1, off2; VELLUM_CUDA_ROWS_FUSED=0).
+fused_vs_off() {
+  for r in 1 2; do
+    seqs fused$r $1 $2
+    seqs off$r $1 $3 VELLUM_CUDA_ROWS_FUSED=0
+  done
+}

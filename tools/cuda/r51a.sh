@@ -4,11 +4,9 @@
 # 9-16, dq_mma 17-32, dq_tma 33+), with mmq or dq_tma taking more rows; ncu of one eager 32-sequence
 # step, time per kernel.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-$V gguf synth --preset llama3-8b --type Q4_K_M -o /tmp/l8b-Q4_K_M.gguf > /dev/null 2>&1 &
+begin_call
+synth_l8b Q4_K_M &
 timeout 60 $C --attn-clusters > $O/clusters.txt 2>&1; echo "[${SECONDS}s] --attn-clusters (exit $?)" >> $S
 timeout 250 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
 grep -E "FAIL" $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S

@@ -5,10 +5,8 @@
 # alone at 2..32 rows (--rows-mma-bench) and at 32 rows by launch shape; llama3-8b Q4_K_M and Q8_0
 # aggregate decode at 1k, 8..64 sequences, against VELLUM_CUDA_GEMV_MMA_MAX=8 (round 50's paths).
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
+begin_call
 (for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf; done;
  $V gguf synth --preset llama3.2-1b --type Q4_K_M --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/p4.gguf) > /dev/null 2>&1 &
 chk() {  # chk LABEL ARGS...: a check run's verdict and its failures

@@ -2,10 +2,8 @@
 # Round 51, call 3: the tiled rows kernel alone (bench_gemv_mma: x loaded vs staged, mmq) at 8 / 16
 # / 32 rows by launch shape (VELLUM_CUDA_MMA_SHAPE, KW·10 + S), llama3-8b's four shapes, three types.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
+begin_call
 for R in 8 16 32; do
   for SH in 0 41 42 81 82 161; do
     VELLUM_CUDA_MMA_SHAPE=$SH VELLUM_BENCH_MMA_ROWS=$R VELLUM_BENCH_MMA_ONLY=1 timeout 100 $C --only-bench --gemv-only > $O/b-$R-$SH.txt 2>&1

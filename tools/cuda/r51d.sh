@@ -3,11 +3,9 @@
 # aggregate decode at 1k, greedy, graphs): the tiled rows kernel up to 16 rows then dq_tma from 17
 # (a), the tiled kernel up to 32 (b), up to 16 then round 50's dq_mma (c), round 50's paths (d).
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+begin_call
+synth_l8b Q4_K_M Q8_0
 echo "[${SECONDS}s] synth" >> $S
 for T in Q4_K_M Q8_0; do
   seqs a-mma16-tma17 $T 12,16,20,24,32 VELLUM_CUDA_GEMV_MMA_MAX=16 VELLUM_CUDA_DQ_TMA_MIN=17

@@ -4,10 +4,8 @@
 # llama3.2-1b Q4_K_M, CPU vs GPU greedy); the quick bench of llama3-8b Q4_K_M (batch 1, decode at 1k
 # from 1 to 256 sequences, prefill) and Q8_0's decode.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
+begin_call
 (for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf; done) > /dev/null 2>&1 &
 timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] --mma-x-only (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
 grep FAIL $O/mma-x.txt | awk '!s[$0]++' | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S

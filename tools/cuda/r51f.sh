@@ -3,11 +3,9 @@
 # (VELLUM_CUDA_GEMV_MMA_MIN=2) against the rows GEMV; the decode attention's variants and chunks a
 # block at 16 / 32 sequences (VELLUM_CUDA_ATTN_DECODE, VELLUM_CUDA_ATTN_SPB). llama3-8b Q4_K_M at 1k.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-for T in Q4_K_M Q8_0; do $V gguf synth --preset llama3-8b --type $T -o /tmp/l8b-$T.gguf > /dev/null 2>&1; done
+begin_call
+synth_l8b Q4_K_M Q8_0
 echo "[${SECONDS}s] synth" >> $S
 for T in Q4_K_M Q8_0; do
   seqs rows $T 2,3

@@ -3,11 +3,9 @@
 # llama3.2-1b Q4_K_M; the decode attention's variant 2 and one chunk a block against the default at
 # 24-128 sequences, alternating (llama3-8b Q4_K_M at 1k).
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
-$V gguf synth --preset llama3-8b --type Q4_K_M -o /tmp/l8b-Q4_K_M.gguf > /dev/null 2>&1 &
+begin_call
+synth_l8b Q4_K_M &
 $V gguf synth --preset llama3.2-1b --type Q4_K_M --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/p4.gguf > /dev/null 2>&1
 timeout 200 $C --graphs /tmp/p4.gguf 2>&1 | grep -E "graphs vs|kernel vs|FAIL" | awk '!s[$0]++' | sed -E 's/ +/ /g' | cut -c1-220 >> $S
 wait

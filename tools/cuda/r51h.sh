@@ -3,10 +3,8 @@
 # --attn-only (variant 6 vs 4 bit for bit, every kernel against the CPU); --attn-bench (the decode
 # kernels' variants at 1k-32k, the prefill attention), for the rule that picks the decode variant.
 D=$(cd "$(dirname "$0")" && pwd)
-for f in vellum vellum_cuda_check; do gunzip -kf $D/$f.gz; chmod +x $D/$f; done
 source $D/final_common.sh
-S=$O/summary.txt
-nvidia-smi -L > $S
+begin_call
 timeout 200 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
 grep -E "FAIL" $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
 echo "long kernel 6 vs 4: $(checks $O/attn.txt 'long kernel 6 vs 4') pass, $(checks $O/attn.txt 'long kernel 6 vs 4' '0 cluster launch') with a cluster launch" >> $S

@@ -13,14 +13,8 @@ timeout 200 $C --multi-only > $O/multi.txt 2>&1; echo "[${SECONDS}s] multi check
 grep -hE "FAIL" $O/mma-x.txt $O/multi.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
 wait
 echo "[${SECONDS}s] synth" >> $S
-for r in 1 2; do
-  seqs fused$r Q4_K_M 1,2,3,4,8,12,16
-  seqs off$r Q4_K_M 1,2,3,4,8,12,16 VELLUM_CUDA_ROWS_FUSED=0
-done
-for r in 1 2; do
-  seqs fused$r Q8_0 1,2,3,4,8,12,16
-  seqs off$r Q8_0 2,3,4,8,12,16 VELLUM_CUDA_ROWS_FUSED=0
-done
+fused_vs_off Q4_K_M 1,2,3,4,8,12,16 1,2,3,4,8,12,16
+fused_vs_off Q8_0 1,2,3,4,8,12,16 2,3,4,8,12,16
 echo "[${SECONDS}s]" >> $S
 model_checks >> $S 2>&1
 echo "[${SECONDS}s] model checks" >> $S

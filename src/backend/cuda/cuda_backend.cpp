@@ -598,12 +598,15 @@ struct CudaBackend::Impl {
   // matmul left when it is x's (Q, K and V read one x), else x_q8_rows, to be quantized first
   // (quantize). Recorded as x's copy; a caller whose output overlaps x forgets it.
   void* q8_rows_input(const Tensor& x, bool mma, bool& quantize) {
+    quantize = !(x.data == q8r_of && x.rows == q8r_rows && x.cols == q8r_cols && mma == q8r_mma);
+    return quantize ? q8_rows_for(x, mma) : x_q8_rows.get();
+  }
+  // x_q8_rows sized for x's int8 rows in that layout, recorded as x's copy (to be written next).
+  void* q8_rows_for(const Tensor& x, bool mma) {
     const int64_t M = x.rows, K = x.cols;
-    quantize = !(x.data == q8r_of && M == q8r_rows && K == q8r_cols && mma == q8r_mma);
-    const size_t bytes = mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K);
-    void* q8 = quantize ? grow(x_q8_rows, bytes, "matmul activations (int8 rows)") : x_q8_rows.get();
+    void* p = grow(x_q8_rows, mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K), "matmul activations (int8 rows)");
     q8r_of = x.data, q8r_rows = M, q8r_cols = K, q8r_mma = mma;
-    return q8;
+    return p;
   }
   // x (rows M, K columns) quantized into q8_rows_input's layout.
   cudaError_t quantize_rows(bool mma, const float* x, int64_t M, int64_t K, void* q8) const {
@@ -623,8 +626,7 @@ struct CudaBackend::Impl {
     const int64_t M = out.rows, K = out.cols;
     if (!rows_fused || M < 2 || M > cuda::kMmaRowsMax || M != rows_hint_m || K != rows_hint_k || K % 256 != 0) return {};
     const bool mma = rows_hint_mma;
-    void* p = grow(x_q8_rows, mma ? cuda::mma_x_bytes(K, int(M)) : size_t(M) * cuda::q8_bytes(K), "matmul activations (int8 rows)");
-    q8r_of = out.data, q8r_rows = M, q8r_cols = K, q8r_mma = mma;
+    void* p = q8_rows_for(out, mma);
     ++rows_fused_stats.norm_copies;
     return {p, mma ? 0 : cuda::q8_bytes(K), mma ? cuda::mma_tiles(int(M)) : 0};
   }

@@ -1130,9 +1130,7 @@ bool gemv_i8_rows_segs_supports(TensorType type, const GemvSegs& s, int64_t k, i
 
 cudaError_t launch_gemv_i8_rows_segs(TensorType type, const GemvSegs& s, int64_t k, const void* q8, int rows, cudaStream_t stream) {
   if (!gemv_i8_rows_segs_supports(type, s, k, rows)) return cudaErrorInvalidValue;
-  GemvSegs c = s;  // absent segments: no rows
-  for (int g = c.count; g < kMaxGemvSegs; ++g) c.rows[g] = 0;
-  return launch_rows<false>(type, c, RowsLd{{c.rows[0], c.rows[1], c.rows[2]}}, k, q8, rows, stream);
+  return launch_rows<false>(type, s, RowsLd{{s.rows[0], s.rows[1], s.rows[2]}}, k, q8, rows, stream);  // absent segments: 0 rows
 }
 
 cudaError_t launch_gemv_i8_rows_swiglu(TensorType type, const void* gate, const void* up, int64_t n, int64_t k, const void* q8,
