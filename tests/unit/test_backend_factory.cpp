@@ -62,7 +62,6 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/gemv_mma.h"
-#include "backend/cuda/gemv_mma_wide.h"
 
 namespace vellum::cuda {
 namespace {
@@ -418,8 +417,7 @@ TEST(CudaLayout, GemvMmaXSidePerSuperBlock) {
   }
 }
 
-// Round 51: x of 2 tiles (9..16 token rows) is the one-tile layout of a K twice as long (round 53:
-// of 4 tiles, 17..32 rows, four times as long). Every element, scale pair and minimums' pair of every token has its own place inside
+// Round 51: x of 2 tiles (9..16 token rows) is the one-tile layout of a K twice as long. Every element, scale pair and minimums' pair of every token has its own place inside
 // mma_x_bytes(k, rows), and a super-block's x side is still three contiguous runs (what
 // XStageCopy copies): its tiles' B fragments in [2 048·nt·j, 2 048·nt·(j + 1)), their scale pairs
 // and their minimums' pairs in 512·nt bytes each.
@@ -427,10 +425,8 @@ TEST(CudaLayout, GemvMmaTiledX) {
   EXPECT_EQ(mma_tiles(1), 1);
   EXPECT_EQ(mma_tiles(8), 1);
   EXPECT_EQ(mma_tiles(9), 2);
-  EXPECT_EQ(mma_tiles(16), 2);
-  EXPECT_EQ(mma_tiles(17), 4);
-  EXPECT_EQ(mma_tiles(kMmaRowsMax), 4);
-  for (const int rows : {9, 12, 16, 17, 24, 32}) {
+  EXPECT_EQ(mma_tiles(kMmaRowsMax), 2);
+  for (const int rows : {9, 12, 16}) {
     const int nt = mma_tiles(rows);
     for (const int64_t k : {256, 1280}) {
       const int64_t kv = k * nt, frag_bytes = kv * kMmaTile, min_off = mma_x_min_offset(kv);
@@ -475,25 +471,15 @@ TEST(CudaLayout, RowsFusedSupports) {
     return s;
   };
   const int sms = 132;  // an H100 / H200: "wide" from 4 x 132 blocks of 16 rows
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4096, 8, sms));       // llama3-8b Q, K
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q8_0, segs({4096, 1024, 1024}), 4096, 8, sms));  // and V
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 14336}), 4096, 8, sms));     // both wide
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4096, sms));       // llama3-8b Q, K
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q8_0, segs({4096, 1024, 1024}), 4096, sms));  // and V
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 14336}), 4096, sms));     // both wide
   // 896 + 64 blocks: the merged launch is wide (4 warps a block), 1 024 rows alone are not (8).
-  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 4096, 8, sms));
-  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 4096, 16, sms));
-  // Round 53: at 17-32 rows (gemv_mma_wide.h) a row's bits depend on k alone: any weights merge.
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 4096, 17, sms));
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q6_K, segs({14336, 1024}), 4096, 32, sms));
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q8_0, segs({14336, 1024}), 4096, 8, sms));  // Q8_0: one shape
-  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 14336, 8, sms));  // long rows: one shape
-  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4000, 8, sms));   // k % 256
-  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4000, 24, sms));
-  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::F16, segs({4096, 1024}), 4096, 8, sms));
-  // The wide kernel's K split (a cluster of blocks): by k alone, 8 super-blocks a split at least.
-  EXPECT_EQ(gemv_mma_wide_splits(1024), 1);
-  EXPECT_EQ(gemv_mma_wide_splits(4096), 2);
-  EXPECT_EQ(gemv_mma_wide_splits(14336), 7);
-  EXPECT_EQ(gemv_mma_wide_splits(65536), 8);
+  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 4096, sms));
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q8_0, segs({14336, 1024}), 4096, sms));  // Q8_0: one shape
+  EXPECT_TRUE(gemv_mma_segs_supports(TensorType::Q4_K, segs({14336, 1024}), 14336, sms));  // long rows: one shape
+  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::Q4_K, segs({4096, 1024}), 4000, sms));   // k % 256
+  EXPECT_FALSE(gemv_mma_segs_supports(TensorType::F16, segs({4096, 1024}), 4096, sms));
   EXPECT_TRUE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4096, 1024, 1024}), 4096, 2));
   EXPECT_TRUE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4096, 1023}), 4096, 2));   // the last may be ragged
   EXPECT_FALSE(gemv_i8_rows_segs_supports(TensorType::Q4_K, segs({4094, 1024}), 4096, 2));  // a warp across two

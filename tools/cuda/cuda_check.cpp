@@ -305,16 +305,14 @@ void check_matmul(Pair& p, TensorType type, int64_t k, int64_t n, const std::vec
 // Round 42: gemv_mma's launch shapes (gemv_mma.cu, launch_type) by this device's multiprocessors:
 // many short rows (at least 4 blocks of 16 rows an SM), at least one block an SM, and rows of more
 // than 16 super-blocks; ragged ends, 4..8 token rows (check_matmul's mode 8, run twice bit for bit),
-// since round 51 2 tiles of 8 (12 / 13 / 16 rows), and since round 53 the wide kernel's 4 tiles
-// (17-32 rows; gemv_mma_wide.h) with K in 1, 2 and 7 splits.
+// and since round 51 2 tiles of 8 (12 / 13 / 16 rows).
 void check_gemv_mma_shapes(Pair& p) {
   int sms = 0;
   cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sms");
   for (TensorType t : {TensorType::Q4_K, TensorType::Q8_0, TensorType::Q6_K}) {
-    check_matmul(p, t, 512, int64_t(sms) * 64 + 24, {8, 5, 13, 20}, false);
-    check_matmul(p, t, 1024, int64_t(sms) * 16 + 8, {4, 12, 32}, true);
-    check_matmul(p, t, 4352, 40, {8, 16, 24}, false);  // round 53: 17 super-blocks in 2 splits of 9 and 8
-    check_matmul(p, t, 14336, 1000, {17, 32}, true);   // 7 splits (a cluster of 7 blocks), a ragged block
+    check_matmul(p, t, 512, int64_t(sms) * 64 + 24, {8, 5, 13}, false);
+    check_matmul(p, t, 1024, int64_t(sms) * 16 + 8, {4, 12}, true);
+    check_matmul(p, t, 4352, 40, {8, 16}, false);
     p.cpu.release_scratch();
     p.gpu.release_scratch();
   }
@@ -1014,8 +1012,7 @@ void check_matmul_swiglu(Pair& p, TensorType type, int64_t n, int64_t k) {
 // deterministic mode, gemv_mma from 3): matmul_multi's weights of one type in one launch and
 // matmul_swiglu's gate/up with the SwiGLU in the launch, against the same calls unfused
 // (set_rows_fused(false): a launch a weight, then swiglu_kernel) bit for bit, and against f64.
-// Outputs are poisoned (NaN) before each call; the fused path must have run. Round 53: 20 and 32
-// rows, on the wide kernel (gemv_mma_wide.h).
+// Outputs are poisoned (NaN) before each call; the fused path must have run.
 void check_rows_fused(Pair& p) {
   using T = TensorType;
   struct Case {
@@ -1057,7 +1054,7 @@ void check_rows_fused(Pair& p) {
     };
     for (const bool det : {false, true}) {
       p.gpu.set_deterministic(det);
-      for (const int64_t m : {2, 3, 5, 8, 12, 16, 20, 32}) {
+      for (const int64_t m : {2, 3, 5, 8, 12, 16}) {
         if (det && m > 12) continue;
         const std::vector<float> xv = randn(size_t(m * k));
         auto x = p.tensor(xv, m, k);
@@ -3351,7 +3348,7 @@ void bench_gemv_mma(double bw) {
       const size_t copies = std::clamp<size_t>((size_t(256) << 20) / bytes + 1, 1, 8);
       std::vector<Weight> ws;
       for (size_t c = 0; c < copies; ++c) ws.push_back(upload_repeated(be, t, n, k, 64));
-      for (const int m : {2, 4, 6, 8, 12, 16, 24, 32}) {
+      for (const int m : {2, 4, 6, 8, 12, 16}) {
         if (const char* only_m = std::getenv("VELLUM_BENCH_MMA_ROWS"); only_m != nullptr && std::atoi(only_m) != m) continue;
         const bool rows_gemv = m <= cuda::kMaxI8Rows;  // past it: mmq's outputs are the comparison
         Tensor x = be.scratch(m, k), out = be.scratch(m, n);
@@ -5185,7 +5182,7 @@ int run(int argc, char** argv) {
     } else if (a == "--multi-only") {  // the fused one-row launches (matmul_multi's pair, SwiGLU, norms) alone
       Pair p;
       check_fused(p);
-    } else if (a == "--rows-fused-only") {  // round 52: 2-16 rows' Q/K/V and SwiGLU launches (round 53: to 32)
+    } else if (a == "--rows-fused-only") {  // round 52: 2-16 rows' Q/K/V and SwiGLU launches
       Pair p;
       check_rows_fused(p);
     } else if (a == "--norm-out-only") {  // round 43's producer alone

@@ -390,8 +390,7 @@ struct CudaBackend::Impl {
   // Round 51: the same kernel up to gemv_mma_max rows (kMmaRowsMax, 16; VELLUM_CUDA_GEMV_MMA_MAX=N,
   // measurements), in tiles of 8 token columns, instead of mmq at 9-16 rows (H200, llama3-8b at 1k
   // context, greedy, graphs: Q4_K_M 12 / 16 sequences 8.1 / 7.3 -> 4.9 / 4.9 ms a step, Q8_0 8.0 /
-  // 7.1 -> 5.1 / 5.2; 8 sequences take 3.6 and 4.2 ms). Round 53: 17-32 rows on gemv_mma_wide.h's
-  // kernel instead of dq_tma (VELLUM_CUDA_GEMV_MMA_MAX=16 gives round 52's paths).
+  // 7.1 -> 5.1 / 5.2; 8 sequences take 3.6 and 4.2 ms).
   int gemv_mma_max = cuda::kMmaRowsMax;
   // Round 52: at 2-16 token rows on the int8 rows kernels (the rows GEMV or gemv_mma), a layer's Q, K
   // and V of one type as one launch and gate/up with silu(gate)·up in the launch's epilogue (before:
@@ -699,7 +698,7 @@ struct CudaBackend::Impl {
   // Whether matmul() takes the bf16 cuBLAS path for `M` rows of a `type` weight with `K` columns
   // (F16 weights take their own f16 GEMM); `w`, the weight's data, where it may have a dense copy.
   bool cublas_bf16(TensorType type, int64_t M, int64_t K, int64_t N, const void* w = nullptr) const {
-    if (deterministic || type == TensorType::F32 || type == TensorType::F16 || M < 2 || int8_rows_for(type, M, K)) return false;
+    if (deterministic || type == TensorType::F32 || type == TensorType::F16 || M < 2) return false;
     const bool plain = type == TensorType::F16 || type == TensorType::BF16;
     if (M <= (plain ? gemv_max_rows_plain : gemv_max_rows_quant) || dq_mma_for(type, M, K, N, w)) return false;
     return !(M <= mmq_max_rows && mmq && cuda::mmq_supports(type, K));
@@ -709,9 +708,7 @@ struct CudaBackend::Impl {
   // dq_mma 3 754 against 2 770).
   static constexpr int64_t kDenseDqMaxRows = 32;
   bool dq_mma_for(TensorType type, int64_t M, int64_t K, int64_t N, const void* w = nullptr) const {
-    // Not where matmul takes the int8 rows kernels (2-32 rows since round 53), so that the fused
-    // paths (SwiGLU, Q/K/V, x += w·a) never pick a kernel matmul would not.
-    if (deterministic || !cuda::dq_mma_supports(type, K) || int8_rows_for(type, M, K)) return false;
+    if (deterministic || !cuda::dq_mma_supports(type, K)) return false;
     if (dq_mma) return M >= dq_min_rows && M <= dq_max_rows;
     if (w != nullptr && M > kDenseDqMaxRows && dense.count(w) != 0) return false;
     if (tma_for(type, M, K)) return true;
@@ -2176,7 +2173,7 @@ bool CudaBackend::matmul_multi_int8_rows(const Tensor& x, std::span<const Matmul
   }
   if (groups.size() == outs.size()) return false;  // nothing to merge: matmul's launches
   for (const auto& [type, segs] : groups) {
-    if (mma ? !cuda::gemv_mma_segs_supports(type, segs, K, int(M), m.sms) : !cuda::gemv_i8_rows_segs_supports(type, segs, K, int(M))) return false;
+    if (mma ? !cuda::gemv_mma_segs_supports(type, segs, K, m.sms) : !cuda::gemv_i8_rows_segs_supports(type, segs, K, int(M))) return false;
   }
   m.touch({x});
   for (const MatmulOut& o : outs) m.wrote(o.out);

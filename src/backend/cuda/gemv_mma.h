@@ -1,6 +1,6 @@
 #pragma once
 // Up to kMmaRowsMax token rows of a Q8_0 / Q4_K / Q6_K weight on int8 tensor cores (round 41; 8
-// rows until round 51, 16 until round 53, now 32), for decode steps of a few sequences and speculative verification
+// rows until round 51, now 16), for decode steps of a few sequences and speculative verification
 // (the backend takes it from 3 rows; 4 until round 51). Each weight byte is read once for all rows;
 // a warp multiplies 16 weight rows by each 8-column tile of token rows with mma.sync m16n8k32 (Q6_K:
 // two m16n8k16), reading its A fragments from the weights' device layout as its own cp.async ring in
@@ -22,16 +22,15 @@
 
 namespace vellum::cuda {
 
-// Token columns of one mma.sync n-tile, and the most token rows a launch takes: 2 tiles up to 16
-// rows (round 51), each weight fragment multiplied by both before the next is loaded; 4 tiles for
-// 17-32 rows (round 53) on gemv_mma_wide.h's kernel. Round 51 measured 4 tiles on this file's
-// kernel and dropped them: each warp's x side per super-block (3 KB a tile) then outweighs its
-// 2.3 KB of Q4_K weights, and the kernel ran at 20-24% of copy bandwidth alone (docs/cuda.md, round
-// 51); the wide kernel shares one staged x side among a block's warps instead.
+// Token columns of one mma.sync n-tile, and the most token rows a launch takes: 2 tiles (round
+// 51), each weight fragment multiplied by both before the next is loaded. 4 tiles (32 rows) were
+// measured and dropped: each warp's x side per super-block (3 KB a tile) then outweighs its 2.3 KB
+// of Q4_K weights, and the kernel ran at 20-24% of copy bandwidth alone, no faster end to end than
+// dq_mma and 13-15% slower than dq_tma (docs/cuda.md, round 51).
 inline constexpr int kMmaTile = 8;
-inline constexpr int kMmaRowsMax = 32;
-// Tiles of a launch of `rows` token rows: 1, 2 or 4.
-__host__ __device__ constexpr int mma_tiles(int rows) { return rows <= kMmaTile ? 1 : rows <= 2 * kMmaTile ? 2 : 4; }
+inline constexpr int kMmaRowsMax = 16;
+// Tiles of a launch of `rows` token rows: 1 or 2.
+__host__ __device__ constexpr int mma_tiles(int rows) { return rows <= kMmaTile ? 1 : 2; }
 bool gemv_mma_supports(TensorType type, int64_t k);
 // Bytes of the fragment-ordered int8 x of launch_quantize_mma_x for `rows` token rows (1..kMmaRowsMax).
 size_t mma_x_bytes(int64_t k, int rows);
@@ -76,9 +75,9 @@ cudaError_t launch_gemv_mma(TensorType type, const void* w, int64_t n, int64_t k
                             int64_t ldo, const float* bias, int sms, cudaStream_t stream);
 // Round 52: the weights of s (one type, the same x: a layer's Q, K and V) in one launch, token row r of
 // segment g at s.out[g] + r · s.rows[g] (+ its bias). Where gemv_mma_segs_supports (every weight
-// alone would take the launch shape of them all; always at 17-32 rows, gemv_mma_wide.h), each output
-// has the bits a launch of its weight alone gives it.
-bool gemv_mma_segs_supports(TensorType type, const GemvSegs& s, int64_t k, int rows, int sms);
+// alone would take the launch shape of them all), each output has the bits a launch of its weight
+// alone gives it.
+bool gemv_mma_segs_supports(TensorType type, const GemvSegs& s, int64_t k, int sms);
 cudaError_t launch_gemv_mma_segs(TensorType type, const GemvSegs& s, int64_t k, const void* xf, int rows, int sms,
                                  cudaStream_t stream);
 // out[r · n + o] = silu(gate_o · x_r) · (up_o · x_r): a block's 16 gate rows, then its 16 up rows, so
