@@ -2920,7 +2920,8 @@ bool g_prefill_attn_only = false;  // --prefill-attn-only: the tensor-core prefi
 
 void bench_attention(double bw) {
   const std::vector<std::pair<TensorType, std::vector<std::pair<uint32_t, uint32_t>>>> decode = {
-      {TensorType::F16, {{1024, 1}, {1024, 32}, {1024, 128}, {8192, 1}, {8192, 8}, {8192, 64}, {32768, 1}, {32768, 8}}},
+      {TensorType::F16, {{1024, 1}, {1024, 2}, {1024, 4}, {1024, 8}, {1024, 16}, {1024, 32}, {1024, 128}, {8192, 1}, {8192, 8}, {8192, 64},
+                         {32768, 1}, {32768, 8}}},
       {TensorType::BF16, {{8192, 8}}},
       {TensorType::F32, {{8192, 1}, {8192, 8}}}};
   for (const auto& [kv_type, cases] : decode) {
@@ -4140,7 +4141,9 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   size_t free_b = 0, total_b = 0;
   cuda::check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   be.init_kv(layout, 1);  // free the old pool first
-  const uint32_t per_seq = (1024 + 16) / bs + 1;
+  // VELLUM_BENCH_SEQ_CTX=N (round 53): the aggregate decode's context, 1 024 by default.
+  const uint32_t seq_ctx = std::getenv("VELLUM_BENCH_SEQ_CTX") != nullptr ? uint32_t(std::max(16, std::atoi(std::getenv("VELLUM_BENCH_SEQ_CTX")))) : 1024u;
+  const uint32_t per_seq = (seq_ctx + 16) / bs + 1;
   const uint64_t fit = uint64_t(double(free_b) * 0.85) / layout.bytes_per_block();
   const uint32_t blocks = uint32_t(std::min<uint64_t>(fit, uint64_t(per_seq) * 256));
   be.init_kv(layout, blocks);
@@ -4224,7 +4227,7 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       engine::Batch b;
       b.block_size = bs;
       for (uint32_t q = 0; q < B; ++q) {
-        b.add_sequence({int32_t(q % hp.vocab)}, 1024, std::vector<int32_t>(all.begin() + q * per_seq, all.begin() + (q + 1) * per_seq),
+        b.add_sequence({int32_t(q % hp.vocab)}, seq_ctx, std::vector<int32_t>(all.begin() + q * per_seq, all.begin() + (q + 1) * per_seq),
                        engine::Batch::Logits::Last);
       }
       model.forward(b, std::vector<int32_t>(B, keep));
@@ -4238,7 +4241,8 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
       step();  // eager first step of the class; time_ms's warm-up captures
       const double ds = time_ms(step, 10) / 1e3;
       const auto st = be.graph_stats();
-      bench_line(fmt::format("decode {} seqs x 1k context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+      bench_line(fmt::format("decode {} seqs x {} context, {} KV, {} [graphs {}]: {:.1f} ms/step, {:.0f} tok/s aggregate{}", B,
+                             seq_ctx == 1024 ? std::string("1k") : std::to_string(seq_ctx),
                              tensor_type_name(g_kv_type),
                              keep == 1   ? "greedy (argmax on the GPU)"
                              : keep == 0 ? "all logits to the host"
@@ -4391,8 +4395,8 @@ void compare_greedy(const std::string& path) {
 }
 
 // CUDA graph replay against the eager path: the same greedy decode (one sequence: an 8-token prompt
-// then 24 single-token steps; four sequences: 3-token prompts then 12 steps together; 12, 20, then
-// 40 sequences: 2-token prompts then 6 steps together, through the many-row matmul paths) with
+// then 24 single-token steps; four sequences: 3-token prompts then 12 steps together; 2, 12, 20,
+// then 40 sequences: 2-token prompts then 6 steps together, through the many-row matmul paths) with
 // graphs off and on must give bit-identical logits, and the second run must have replayed graphs
 // whose kernels launch programmatically (pdl.cuh).
 void check_graphs(const std::string& path) {
@@ -4476,10 +4480,10 @@ void check_graphs(const std::string& path) {
       }
       cuda::set_attn_long(lv, lmin);
     }
-    // Many rows (a quantized model's matmuls: the int8 tensor-core rows kernel in two tiles at 12
-    // rows, dq_tma at 20 and 40 since round 51; a plain model's: cuBLAS), under capture: 2-token
-    // prompts, then 6 steps together.
-    for (const uint32_t rows : {12u, 20u, kManyRows}) {
+    // Many rows (a quantized model's matmuls: the rows GEMV at 2 rows (round 53), the int8
+    // tensor-core rows kernel in two tiles at 12 rows, dq_tma at 20 and 40 since round 51; a plain
+    // model's: cuBLAS), under capture: 2-token prompts, then 6 steps together.
+    for (const uint32_t rows : {2u, 12u, 20u, kManyRows}) {
       std::vector<std::vector<int32_t>> mx(rows);
       for (uint32_t q = 0; q < rows; ++q) mx[q] = {prompt[q % prompt.size()], prompt[(q * 7 + rows) % prompt.size()]};
       past = 0;
@@ -4497,7 +4501,9 @@ void check_graphs(const std::string& path) {
   };
   // The defaults first (round 43's row norm on where the weights are its types).
   const int64_t row_calls = gpu.row_norm_calls();
+  const auto fused0 = gpu.rows_fused_stats();
   const std::vector<float> eager = decode(false), graph = decode(true);
+  const auto fused1 = gpu.rows_fused_stats();
   const auto st = gpu.graph_stats();
   const int64_t row_took = gpu.row_norm_calls() - row_calls;
   // Round 43: the same steps with the norm kernels. Other bits (z = x ⊙ gain quantized, not y),
@@ -4523,6 +4529,22 @@ void check_graphs(const std::string& path) {
            ops.size() == kernel.size() && !kernel.empty() ? double(d) : 1.0, 0,
            fmt::format("{} differ; layer kernel calls {} (0: the model's weights are not its types)", d, took));
   }
+  {
+    // Round 53: round 52's fused 2-16-row launches and the int8 rows copies the norms and the
+    // attention write for them, against the ops unfused (set_rows_fused(false): a quantize kernel
+    // before each int8 rows matmul), the graph run's tokens: bit for bit.
+    replay = true;
+    gpu.set_rows_fused(false);
+    const std::vector<float> unfused = decode(true);
+    gpu.set_rows_fused(true);
+    replay = false;
+    size_t d = 0;
+    for (size_t i = 0; i < graph.size() && i < unfused.size(); ++i) d += std::memcmp(&graph[i], &unfused[i], sizeof(float)) != 0;
+    record(fmt::format("rows fused vs unfused, {} logits (graphs)", graph.size()),
+           graph.size() == unfused.size() && !graph.empty() ? double(d) : 1.0, 0,
+           fmt::format("{} differ; fused calls {}, norm copies {}, attention copies {} (eager and graphs)", d,
+                       fused1.calls - fused0.calls, fused1.norm_copies - fused0.norm_copies, fused1.attn_copies - fused0.attn_copies));
+  }
   size_t differ = 0;
   double max_diff = 0;
   for (size_t i = 0; i < eager.size(); ++i) {
@@ -4530,9 +4552,9 @@ void check_graphs(const std::string& path) {
     max_diff = std::max(max_diff, double(std::fabs(eager[i] - graph[i])));
   }
   const bool same_size = eager.size() == graph.size() && !eager.empty();
-  record(fmt::format("cuda graphs vs eager{}, {} KV, {} logits of {} steps (1, 4, 12, 20, 40 rows{})", g_deterministic ? " (deterministic)" : "",
+  record(fmt::format("cuda graphs vs eager{}, {} KV, {} logits of {} steps (1, 4, 2, 12, 20, 40 rows{})", g_deterministic ? " (deterministic)" : "",
                      tensor_type_name(g_kv_type), eager.size(),
-                     long_phase ? 66 : 59, long_phase ? "; 1 row at 1 100+" : ""),
+                     long_phase ? 73 : 66, long_phase ? "; 1 row at 1 100+" : ""),
          same_size && st.replays > 0 && st.programmatic_edges > 0 ? double(differ) : 1.0, 0,
          fmt::format("{} differ (max |diff| {:.3g}); {} captures, {} replays, {} eager fallbacks, {} programmatic edges", differ,
                      max_diff, st.captures, st.replays, st.eager_fallbacks, st.programmatic_edges));

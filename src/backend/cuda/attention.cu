@@ -160,6 +160,22 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 
 // ---- fused merge of a row's spans (both 16-bit decode kernels) ----------------------------------
 
+// Row r's output v at dim i into the launch's int8 copy: one row's (out_q8), or the rows' (q8_rows,
+// round 53). A full warp calls it with 32 consecutive dims (one quantization block).
+__device__ __forceinline__ void store_q8(const AttnParams& p, int64_t r, int64_t i, float v) {
+  if (p.out_q8 != nullptr) {
+    quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
+  } else if (p.q8_rows != nullptr) {
+    const int64_t k = int64_t(p.heads) * p.kv.head_dim;
+    uint8_t* base = static_cast<uint8_t*>(p.q8_rows);
+    if (p.q8_rows_stride != 0) {
+      quantize_q8_row_warp(v, base, p.q8_rows_stride, int(r), i, k);
+    } else {
+      quantize_mma_warp(v, base, int(r), i, k, p.q8_rows_nt);
+    }
+  }
+}
+
 // After a block has written its spans' partials it counts them in on the (row, KV head group)'s
 // arrival counter (arrive_last.cuh); the block that completes the row merges it.
 
@@ -167,8 +183,8 @@ __global__ void __launch_bounds__(kAttnThreads) attn_split_kernel(AttnParams p, 
 // and the weight sum by butterflies over lanes (lane s takes span s), the V sums in span order, each
 // lane's dims lane + 32e; every order depends on the span count only. Round 14: the partials'
 // loads are independent (8 spans' in flight a lane) instead of one span a step (a serial chain of
-// L2 round trips, ~5 µs at 32 spans). With p.out_q8 (one row) it also writes the int8 copy: dims
-// 32e..32e+31 are one quantization block.
+// L2 round trips, ~5 µs at 32 spans). With p.out_q8 (one row) or p.q8_rows it also writes the int8
+// copy (store_q8): dims 32e..32e+31 are one quantization block.
 // SPLIT > 1 (round 17): this warp takes only the part-th of SPLIT slices of the head's dims (lane +
 // 32e for e in [part·DPL/SPLIT, (part+1)·DPL/SPLIT)), so that SPLIT warps share a head; the
 // same sums in the same order per dim.
@@ -176,7 +192,7 @@ static_assert(kAttnFuseSpans <= 32, "merge_head gives each lane one span");
 // The merge's arithmetic, shared by merge_head (partials in global memory) and cluster_merge (in
 // a cluster's shared memory), so that both give the same bits: lane s holds span s's (max, weight
 // sum) in `mine` ((-inf, 0) past the spans); v_at(s, e) is span s's V sum at this lane's e-th dim.
-// Writes row r's dims i0 + 32e, and their int8 copy with p.out_q8.
+// Writes row r's dims i0 + 32e, and their int8 copy (store_q8).
 template <int DPL, class VAt>
 __device__ __forceinline__ void merge_spans(const AttnParams& p, float2 mine, int spans, const VAt& v_at, int64_t r, int64_t i0) {
   const float m = warp_max(mine.x);
@@ -196,10 +212,7 @@ __device__ __forceinline__ void merge_spans(const AttnParams& p, float2 mine, in
   for (int e = 0; e < DPL; ++e) {
     const float v = o[e] / sum;
     out[32 * e] = v;
-    if (p.out_q8 != nullptr) {
-      const int64_t i = i0 + 32 * e;
-      quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
-    }
+    store_q8(p, r, i0 + 32 * e, v);
   }
 }
 template <int HD, int SPLIT = 1>
@@ -1021,10 +1034,7 @@ __global__ void __launch_bounds__(kCombineThreads) attn_combine_kernel(AttnParam
   if (warp != 0) return;
   const float v = d < hd ? tree8(part[lane], false) / sum : 0.0f;
   if (d < hd) p.out[r * p.ldo + int64_t(h) * hd + d] = v;
-  if (p.out_q8 != nullptr) {  // one row, hd % 32 == 0: these 32 outputs are one quantization block
-    const int64_t i = int64_t(h) * hd + d;
-    quantize_q8_warp(v, p.out_q8 + i, reinterpret_cast<float2*>(p.out_q8 + p.q8_xs_off) + i / 32);
-  }
+  store_q8(p, r, int64_t(h) * hd + d, v);  // hd % 32 == 0 with a copy: these 32 outputs are one quantization block
 }
 
 // ---- tensor-core path ----------------------------------------------------------------------------
@@ -1491,7 +1501,8 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     // deterministic mode.
     const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
     const int64_t blocks = rows * p.kv.kv_heads * groups * ((p.max_splits * kAttnSplit + kChunk - 1) / kChunk);
-    v = p.deterministic ? 2 : small ? 1 : blocks >= 2 * device_sms() ? 4 : 2;
+    const bool round7 = rows <= kAttnRound7Rows && p.max_splits <= kAttnFuseSpans;  // round 53 (attention.h)
+    v = p.deterministic ? 2 : small ? 1 : round7 || blocks < 2 * device_sms() ? 2 : 4;
   }
   const bool hd128 = p.kv.head_dim == 128;
   fused = p.counters != nullptr;
@@ -1554,6 +1565,10 @@ cudaError_t launch_attention(const AttnParams& p, int64_t row0, int64_t rows, cu
   const int G = p.heads / p.kv.kv_heads, hd = p.kv.head_dim;
   if (G > kMaxAttnGroup || hd > kMaxAttnHeadDim) return cudaErrorInvalidValue;
   if (p.out_q8 != nullptr && (rows != 1 || p.split_rows != nullptr)) return cudaErrorInvalidValue;  // the caller's one row
+  if (p.q8_rows != nullptr && (p.out_q8 != nullptr || p.split_rows != nullptr || row0 != 0 || rows < 2 || rows > kMmaRowsMax ||
+                               hd % 32 != 0 || (p.q8_rows_stride == 0 && p.q8_rows_nt != mma_tiles(int(rows))))) {
+    return cudaErrorInvalidValue;
+  }
   // The int8 copy is written by whichever kernel merges the row (32 dims of a head are one
   // quantization block), else by a quantize kernel at the end.
   const bool q8_in_merge = hd % 32 == 0;

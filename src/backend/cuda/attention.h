@@ -29,6 +29,12 @@ inline constexpr int kAttnTileRows = 64;  // query rows per tensor-core tile
 // Rows with at most this many spans are merged by the decode kernel's last block of each (row, KV
 // head group); longer rows by the combine kernel (one merging block per row would be a serial tail).
 inline constexpr int kAttnFuseSpans = 32;
+// Round 53: decode launches of more than AttnParams::small_rows and at most this many rows whose rows
+// have at most kAttnFuseSpans spans (2k positions: a decode graph's class of 1 025-2 048 positions)
+// take round 7's kernel, not round 14's (H200, llama3-8b Q4_K_M in decode graphs, 4 / 6 / 8 / 12
+// sequences: +2.4 / +1.5 / +5.9 / +4.6% after 1k positions, +9.3 / +3.5 / +1.0 / +0.1% after 2k; from 16
+// sequences round 14's is 0.6-3% faster after 2k, so the blocks rule keeps those).
+inline constexpr int64_t kAttnRound7Rows = 12;
 // The deterministic mode's spans (round 24), by default: positions [z · S, (z + 1) · S) of every row,
 // S = kDetSpanTiles tiles of 64 whatever its batch, are one tensor-core block's work; the spans are
 // merged per row in order.
@@ -74,6 +80,14 @@ struct AttnParams {
   // quantize kernel after them.
   int8_t* out_q8 = nullptr;
   int64_t q8_xs_off = 0;
+  // Round 53: a decode launch of 2..kMmaRowsMax rows (one launch, no split_rows): out's int8 rows for
+  // the output projection's int8 rows kernels, written where each row is merged (head_dim a multiple
+  // of 32), as fused_kernels.h's NormRowsQ8 lays them out: rows q8_rows_stride bytes apart
+  // (launch_quantize_q8_rows), or gemv_mma's x of q8_rows_nt tiles when the stride is 0
+  // (launch_quantize_mma_x). nullptr: none.
+  void* q8_rows = nullptr;
+  size_t q8_rows_stride = 0;
+  int q8_rows_nt = 0;
   // Set by the caller for a step of one token row (round 12; launch_attention ignores it in other
   // launches): the decode kernel may load the row's older K/V before its programmatic wait
   // (pdl.cuh), since only position ctx - 1 is written during the step.
@@ -97,8 +111,8 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
 // first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
-// launches, AttnParams::small_rows; 4 for launches of at least two blocks per SM; 2 otherwise and in
-// the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
+// launches, AttnParams::small_rows; 2 up to kAttnRound7Rows rows of ≤ kAttnFuseSpans spans; 4 for
+// launches of at least two blocks per SM; 2 otherwise and in the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
 // cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
 // 2 with 3 stages, 4 = round 14 (a cp.async ring of 2 tiles and an online softmax per warp, one
 // partial per 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 3

@@ -74,8 +74,9 @@ constexpr int32_t kMinGraphSplitsOneRow = 256 / cuda::kAttnSplit;
 // Default of set_attention_tc_rows: sequences adding at least this many rows in a step take the
 // tensor-core attention (measured crossover, docs/cuda.md round 5).
 constexpr int kAttnTcRows = 8;
-// AttnParams::small_rows: decode launches of up to this many rows keep round 5's kernel.
-constexpr int64_t kAttnSmallRows = 8;
+// AttnParams::small_rows: decode launches of up to this many rows keep round 5's kernel (8 until
+// round 53, which measured round 7's faster from 4 rows: attention.h, kAttnRound7Rows).
+constexpr int64_t kAttnSmallRows = 3;
 
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -402,6 +403,12 @@ struct CudaBackend::Impl {
   // (this step's next Q/K/V or gate/up) finds x quantized. A hint only: a consumer of another shape
   // quantizes as before.
   int64_t rows_hint_m = 0, rows_hint_k = 0;
+  // Round 53: whether a 2-16-row decode attention writes those int8 rows for the output projection
+  // (VELLUM_CUDA_ATTN_Q8_ROWS=0: no, a measurement knob; rows_fused off: no).
+  bool attn_q8_rows = [] {
+    const char* e = std::getenv("VELLUM_CUDA_ATTN_Q8_ROWS");
+    return e == nullptr || std::string(e) != "0";
+  }();
   bool rows_hint_mma = false;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
@@ -622,12 +629,13 @@ struct CudaBackend::Impl {
   // Round 52: where a norm of `out` (2-16 rows) should also write its int8 rows copy: the layout the
   // last fused launch read, when out has its shape (else none). Recorded as out's copy; call after
   // norm_q8 (which forgets the copies).
-  cuda::NormRowsQ8 norm_q8_rows(const Tensor& out) {
+  // norm: counted as a norm's copy (attention counts its own).
+  cuda::NormRowsQ8 norm_q8_rows(const Tensor& out, bool norm = true) {
     const int64_t M = out.rows, K = out.cols;
     if (!rows_fused || M < 2 || M > cuda::kMmaRowsMax || M != rows_hint_m || K != rows_hint_k || K % 256 != 0) return {};
     const bool mma = rows_hint_mma;
     void* p = q8_rows_for(out, mma);
-    ++rows_fused_stats.norm_copies;
+    rows_fused_stats.norm_copies += norm;
     return {p, mma ? 0 : cuda::q8_bytes(K), mma ? cuda::mma_tiles(int(M)) : 0};
   }
   // Where a norm of `out` should also write its int8 copy (nullptr: it should not).
@@ -1881,6 +1889,15 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   m.forget_q8();
   Impl::AttnLaunch a;
   if (!m.attn_launch(layer, q, shape, out, a)) return;
+  // Round 53: a decode step of 2-16 rows in one launch writes the int8 rows the output projection's
+  // int8 rows kernels read, in the layout the step's last fused launch read (norm_q8_rows), so
+  // that matmul quantizes nothing.
+  if (m.attn_q8_rows && a.rows >= 2 && a.rows == q.rows && a.launch_rows == a.rows && a.n_tiles == 0 && !a.det_spans && !a.q8_copy &&
+      shape.head_dim % 32 == 0) {
+    const cuda::NormRowsQ8 rq = m.norm_q8_rows(out, false);
+    a.p.q8_rows = rq.base, a.p.q8_rows_stride = rq.stride, a.p.q8_rows_nt = rq.nt;
+    if (rq.base != nullptr) ++m.rows_fused_stats.attn_copies;
+  }
   const cuda::AttnParams p = a.p;
   const cuda::AttnTile* tiles = a.tiles;
   const int n_tiles = a.n_tiles;
@@ -1889,7 +1906,7 @@ void CudaBackend::attention(uint32_t layer, const Tensor& q, const AttentionShap
   m.graphs.mix(8, p.q, p.ldq, p.out, p.ldo, p.kv.pool, p.kv.block_elems, int(p.kv.type), p.kv.k_off, p.kv.v_off, p.kv.block_size,
                p.kv.kv_heads, p.kv.head_dim, p.row_ctx, p.row_table, p.tables, p.heads, p.scale, p.max_splits, p.part_acc,
                p.part_ml, p.counters, rows, launch_rows, p.split_rows, tiles, n_tiles, p.small_rows, p.out_q8, p.q8_xs_off,
-               p.kv_before_wait, p.deterministic, p.spans, p.tc_sub, p.span_tiles);
+               p.kv_before_wait, p.deterministic, p.spans, p.tc_sub, p.span_tiles, p.q8_rows, p.q8_rows_stride, p.q8_rows_nt);
   m.graphs.run([=, &m] {
     if (rows == 1 && m.skip(4)) return;
     if (n_tiles > 0) m.launched(cuda::launch_attention_tc(p, tiles, n_tiles, m.stream), "tensor-core attention kernel");

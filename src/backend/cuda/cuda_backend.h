@@ -161,6 +161,7 @@ class CudaBackend final : public Backend {
   // fused, those of them that quantized x first, and norms that wrote the next one's int8 copy.
   struct RowsFusedStats {
     int64_t calls = 0, quantized = 0, norm_copies = 0;
+    int64_t attn_copies = 0;  // round 53: attention launches that wrote the output projection's int8 rows
   };
   RowsFusedStats rows_fused_stats() const;
   // Batch invariance (default off; cost in docs/cuda.md, round 9): every matmul row gets the bits

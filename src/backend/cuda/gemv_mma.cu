@@ -47,19 +47,9 @@ constexpr uint32_t kLo = 0x0F0F0F0Fu;
 // the fragment order of gemv_mma.h (mma_x_vsb, mma_x_frag_byte, mma_x_scale_index) for nt tiles.
 __global__ void quantize_mma_x_kernel(const float* x, int64_t ldx, int rows, int64_t k, int nt, uint8_t* xf) {
   pdl_wait();
-  const int64_t j = blockIdx.x, kv = k * nt;
-  const int token = int(blockIdx.y), e = int(threadIdx.x), s = e / 32, col = token % kMmaTile;
-  const int64_t vj = mma_x_vsb(j, token, nt);
-  const float v = token < rows ? x[token * ldx + j * kSuper + e] : 0.0f;
-  float2* xs = reinterpret_cast<float2*>(xf + kMmaTile * kv) + mma_x_scale_index(vj, col, s);
-  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(vj, col, e)), xs);
-  __syncwarp();
-  if (e % 32 == 0) {  // the minimums' tf32 pair of d·Σq (the lane wrote *xs)
-    const float m = xs->y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
-    float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
-    xm[mma_x_min_index(vj, col, s, false)] = hi;
-    xm[mma_x_min_index(vj, col, s, true)] = m - hi;
-  }
+  const int64_t i = int64_t(blockIdx.x) * kSuper + threadIdx.x;
+  const int token = int(blockIdx.y);
+  quantize_mma_warp(token < rows ? x[token * ldx + i] : 0.0f, xf, token, i, k, nt);
 }
 
 __device__ __forceinline__ uint32_t lds32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }

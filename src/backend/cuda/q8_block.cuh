@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backend/cuda/gemv_mma.h"
 #include "backend/cuda/warp_reduce.cuh"
 
 namespace vellum::cuda {
@@ -17,6 +18,29 @@ __device__ __forceinline__ void quantize_q8_warp(float v, int8_t* q_out, float2*
   *q_out = static_cast<int8_t>(q);
   const int sum = __reduce_add_sync(kFull, q);
   if ((threadIdx.x & 31) == 0) *scale_out = make_float2(d, d * float(sum));
+}
+
+// Round 53: the block (lane i: element i0 + i, i0 % 32 == 0, of token row `token`) into row `token`
+// of int8 rows `stride` bytes apart over k: launch_quantize_q8_rows' layout (gemv_kernels.h).
+__device__ __forceinline__ void quantize_q8_row_warp(float v, uint8_t* base, size_t stride, int token, int64_t i, int64_t k) {
+  int8_t* xq = reinterpret_cast<int8_t*>(base + size_t(token) * stride);
+  quantize_q8_warp(v, xq + i, reinterpret_cast<float2*>(xq + (k + 15) / 16 * 16) + i / 32);
+}
+// The same block into gemv_mma's x layout of nt tiles over k (gemv_mma.h): the bits
+// quantize_mma_x_kernel writes (it calls this), and the minimums' tf32 pair of d·Σq.
+__device__ __forceinline__ void quantize_mma_warp(float v, uint8_t* xf, int token, int64_t i, int64_t k, int nt) {
+  const int64_t kv = k * nt;
+  const int e = int(i % 256), s = e / 32, col = token % kMmaTile;
+  const int64_t vj = mma_x_vsb(i / 256, token, nt);
+  float2* xs = reinterpret_cast<float2*>(xf + kMmaTile * kv) + mma_x_scale_index(vj, col, s);
+  quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(vj, col, e)), xs);
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) {  // this lane wrote *xs
+    const float m = xs->y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
+    float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
+    xm[mma_x_min_index(vj, col, s, false)] = hi;
+    xm[mma_x_min_index(vj, col, s, true)] = m - hi;
+  }
 }
 
 // The same block held as one float4 by each of 8 consecutive threads (thread 8m + r: elements
