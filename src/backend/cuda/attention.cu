@@ -1263,15 +1263,6 @@ int decode_variant() {
   if (g_decode_variant < 0) g_decode_variant = env_int("VELLUM_CUDA_ATTN_DECODE", 0);
   return g_decode_variant;
 }
-// Round 53: whether round 5's kernel merges the rows of a launch of several rows itself (its last
-// block of each row and KV head group, as at one row) instead of the combine kernel;
-// VELLUM_CUDA_ATTN_V1_FUSE=0: the combine kernel (round 12's choice for 4-8 rows, where it measured 1%
-// faster; round 53 gives round 5's kernel 2-3 rows only).
-int g_v1_fuse = -1;
-bool v1_fuse_rows() {
-  if (g_v1_fuse < 0) g_v1_fuse = env_int("VELLUM_CUDA_ATTN_V1_FUSE", 1) != 0 ? 1 : 0;
-  return g_v1_fuse == 1;
-}
 int forced_spans_per_block() {
   if (g_spans_per_block < 0) g_spans_per_block = std::max(0, env_int("VELLUM_CUDA_ATTN_SPB", 0));
   return g_spans_per_block;
@@ -1516,10 +1507,10 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
   const bool hd128 = p.kv.head_dim == 128;
   fused = p.counters != nullptr;
   if (v == 1 || !fused) {
-    // Round 5's kernel merged only one-row launches until round 53 (round 12: as fast as the combine
-    // kernel at batch 1; at 4-8 rows 1% slower than it, BF16 llama3-8b); v1_fuse_rows.
+    // Round 5's kernel merges only one-row launches (round 12: as fast as the combine kernel at
+    // batch 1; at 4-8 rows 1% slower than it, BF16 llama3-8b).
     AttnParams p1 = p;
-    if (rows != 1 && !v1_fuse_rows()) p1.counters = nullptr, fused = false;
+    if (rows != 1) p1.counters = nullptr, fused = false;
     hd128 ? launch_decode<T, 128>(p1, row0, rows, stream) : launch_decode<T, 64>(p1, row0, rows, stream);
     rc = cudaGetLastError();
   } else if (v == 3) {  // measurement only: 3 stages (2 blocks per SM)
