@@ -30,10 +30,11 @@ inline constexpr int kAttnTileRows = 64;  // query rows per tensor-core tile
 // head group); longer rows by the combine kernel (one merging block per row would be a serial tail).
 inline constexpr int kAttnFuseSpans = 32;
 // Round 53: decode launches of more than AttnParams::small_rows and at most this many rows whose rows
-// have at most kAttnFuseSpans spans (2k positions: a decode graph's class of 1 025-2 048 positions)
-// take round 7's kernel, not round 14's (H200, llama3-8b Q4_K_M in decode graphs, 4 / 6 / 8 / 12
-// sequences: +2.4 / +1.5 / +5.9 / +4.6% after 1k positions, +9.3 / +3.5 / +1.0 / +0.1% after 2k; from 16
-// sequences round 14's is 0.6-3% faster after 2k, so the blocks rule keeps those).
+// have at most kAttnFuseSpans spans (a decode graph's class of 1 025-2 048 positions and below) take
+// round 7's kernel, not round 5's or round 14's (H200, llama3-8b Q4_K_M in decode graphs after 1 024
+// positions, 4 / 6 / 8 / 12 sequences: +2.4 / +1.5 / +5.9 / +4.6%; after 2 048, the next class, which
+// keeps the blocks rule, round 7's forced measured +9.3 / +3.5 / +1.0 / +0.1% against it, and 0.6-3%
+// slower from 16 sequences: docs/cuda.md, round 53).
 inline constexpr int64_t kAttnRound7Rows = 12;
 // The deterministic mode's spans (round 24), by default: positions [z · S, (z + 1) · S) of every row,
 // S = kDetSpanTiles tiles of 64 whatever its batch, are one tensor-core block's work; the spans are
