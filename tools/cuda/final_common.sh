@@ -138,3 +138,12 @@ fused_vs_off() {
     seqs off$r $1 $3 VELLUM_CUDA_ROWS_FUSED=0
   done
 }
+# ---- round 53 -----------------------------------------------------------------------------------
+# graphs_1b TYPE: --graphs on a synthetic llama3.2-1b of TYPE (deepseek-llm's vocabulary), its verdict
+# and its comparison lines (graphs vs eager, the layer kernel, rows fused vs unfused) into $S.
+graphs_1b() {
+  $V gguf synth --preset llama3.2-1b --type $1 --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/g-$1.gguf > /dev/null 2>&1
+  timeout 200 $C --graphs /tmp/g-$1.gguf > $O/graphs-$1.txt 2>&1
+  echo "[${SECONDS}s] --graphs llama3.2-1b $1 (exit $?): $(tail -1 $O/graphs-$1.txt)" >> $S
+  grep -E "rows fused vs|graphs vs|kernel vs|FAIL" $O/graphs-$1.txt | grep -v " err " | sed -E 's/ +/ /g' | cut -c1-260 >> $S
+}

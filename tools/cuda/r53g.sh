@@ -6,12 +6,7 @@
 D=$(cd "$(dirname "$0")" && pwd); . $D/final_common.sh
 begin_call
 (synth_l8b Q4_K_M Q8_0) &
-for T in Q4_K_M Q8_0; do
-  $V gguf synth --preset llama3.2-1b --type $T --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/g-$T.gguf > /dev/null 2>&1
-  timeout 200 $C --graphs /tmp/g-$T.gguf > $O/graphs-$T.txt 2>&1
-  echo "[${SECONDS}s] --graphs llama3.2-1b $T (exit $?): $(tail -1 $O/graphs-$T.txt)" >> $S
-  grep -E "rows fused vs|graphs vs|kernel vs|FAIL" $O/graphs-$T.txt | grep -v " err " | sed -E 's/ +/ /g' | cut -c1-260 >> $S
-done
+for T in Q4_K_M Q8_0; do graphs_1b $T; done
 det_proofs Q4_K_M >> $S 2>&1
 echo "[${SECONDS}s] det proofs" >> $S
 wait

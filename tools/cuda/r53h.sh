@@ -7,10 +7,7 @@ begin_call
 (synth_l8b Q4_K_M Q8_0) &
 timeout 250 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
 grep FAIL $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -5 >> $S
-$V gguf synth --preset llama3.2-1b --type Q4_K_M --vocab $D/fixtures/ggml-vocab-deepseek-llm.gguf -o /tmp/g.gguf > /dev/null 2>&1
-timeout 200 $C --graphs /tmp/g.gguf > $O/graphs.txt 2>&1
-echo "[${SECONDS}s] --graphs llama3.2-1b Q4_K_M (exit $?): $(tail -1 $O/graphs.txt)" >> $S
-grep -E "rows fused vs|graphs vs|kernel vs|FAIL" $O/graphs.txt | grep -v " err " | sed -E 's/ +/ /g' | cut -c1-260 >> $S
+graphs_1b Q4_K_M
 wait
 for r in 1 2 3; do
   seqs fuse$r Q4_K_M 2,3
@@ -21,5 +18,5 @@ for r in 1 2; do
   seqs comb$r Q8_0 2,3 VELLUM_CUDA_ATTN_V1_FUSE=0
 done
 echo "[${SECONDS}s]" >> $S
-cd $O && tar czf logs.tgz seqs-*.log attn.txt graphs.txt && rm -f seqs-*.log attn.txt graphs.txt
+cd $O && tar czf logs.tgz seqs-*.log attn.txt graphs-*.txt && rm -f seqs-*.log attn.txt graphs-*.txt
 cat $S
