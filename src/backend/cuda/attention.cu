@@ -1478,11 +1478,10 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
                 bool& merged, int& part_len) {
   if (!rows_aligned8(p.kv) || (p.kv.head_dim != 64 && p.kv.head_dim != 128)) return false;
   // Default: round 5's kernel only where it was measured faster end to end (F16 pools, ≤ 3 rows since
-  // round 53, 8 before; contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on BF16
-  // pools. (One row
-  // at 8k, llama3-8b Q4_K_M batch 1 in a decode graph: round 5's 2.70-2.92 ms a token, round 7's
-  // 2.78, round 14's 2.85-2.91 over three calls, i.e. within the calls' spread; at 32k round 14's
-  // 3.59-3.70 against round 7's 4.42 and round 5's 4.89.)
+  // round 53, 8 before; contexts ≤ 2k); alone, round 7's is faster at 8k-32k and twice as fast on
+  // BF16 pools. (One row at 8k, llama3-8b Q4_K_M batch 1 in a decode graph: round 5's 2.70-2.92 ms
+  // a token, round 7's 2.78, round 14's 2.85-2.91 over three calls, i.e. within the calls' spread;
+  // at 32k round 14's 3.59-3.70 against round 7's 4.42 and round 5's 4.89.)
   const int knob = decode_variant();
   // One row that may be long (round 17): a run of tiles a block, merged by the row's last block.
   if (knob == 0 && rows == 1 && !p.deterministic && p.counters != nullptr && long_variant() > 0 &&

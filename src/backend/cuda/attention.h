@@ -113,8 +113,8 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
 // first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
 // launches, AttnParams::small_rows; 2 up to kAttnRound7Rows rows of ≤ kAttnFuseSpans spans; 4 for
-// launches of at least two blocks per SM; 2 otherwise and in the deterministic mode), 1 = round 5 (one span per block, registers, CUDA
-// cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
+// launches of at least two blocks per SM; 2 otherwise and in the deterministic mode), 1 = round 5
+// (one span per block, registers, CUDA cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
 // 2 with 3 stages, 4 = round 14 (a cp.async ring of 2 tiles and an online softmax per warp, one
 // partial per 256-position chunk; tensor cores, Q and P rounded as in 2), 5 = variant 4 with 3
 // stages a warp;

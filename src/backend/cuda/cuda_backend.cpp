@@ -403,13 +403,13 @@ struct CudaBackend::Impl {
   // (this step's next Q/K/V or gate/up) finds x quantized. A hint only: a consumer of another shape
   // quantizes as before.
   int64_t rows_hint_m = 0, rows_hint_k = 0;
+  bool rows_hint_mma = false;
   // Round 53: whether a 2-16-row decode attention writes those int8 rows for the output projection
   // (VELLUM_CUDA_ATTN_Q8_ROWS=0: no, a measurement knob; rows_fused off: no).
   bool attn_q8_rows = [] {
     const char* e = std::getenv("VELLUM_CUDA_ATTN_Q8_ROWS");
     return e == nullptr || std::string(e) != "0";
   }();
-  bool rows_hint_mma = false;
   // Likewise the bf16 copy of a matmul input (cuBLAS path) at bf16_at: Q, K and V (and gate and up)
   // read the same normed rows, so they are converted once, not once per weight. Since round 7 the
   // producers write it themselves at 2+ rows: the norms into x_bf16, the many-row SwiGLU into
