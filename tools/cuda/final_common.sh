@@ -147,3 +147,9 @@ graphs_1b() {
   echo "[${SECONDS}s] --graphs llama3.2-1b $1 (exit $?): $(tail -1 $O/graphs-$1.txt)" >> $S
   grep -E "rows fused vs|graphs vs|kernel vs|FAIL" $O/graphs-$1.txt | grep -v " err " | sed -E 's/ +/ /g' | cut -c1-260 >> $S
 }
+# flag_checks FLAG NAME [TIMEOUT]: vellum_cuda_check FLAG (e.g. --mma-x-only) into $O/NAME.txt, its
+# verdict and its failures into $S.
+flag_checks() {
+  timeout ${3:-200} $C $1 > $O/$2.txt 2>&1; echo "[${SECONDS}s] $2 checks (exit $?): $(tail -1 $O/$2.txt)" >> $S
+  grep FAIL $O/$2.txt | sed -E 's/ +/ /g' | cut -c1-220 | head -10 >> $S
+}

@@ -7,8 +7,7 @@ source $D/final_common.sh
 begin_call
 synth_l8b Q4_K_M Q8_0 &
 rows_fused_checks
-timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] mma x checks (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
-grep -E "FAIL" $O/mma-x.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
+flag_checks --mma-x-only mma-x
 wait
 echo "[${SECONDS}s] synth" >> $S
 fused_vs_off Q4_K_M 1,2,3,4,8,12,16 1,2,3,4,8,12,16

@@ -8,9 +8,8 @@ source $D/final_common.sh
 begin_call
 synth_l8b Q4_K_M Q8_0 &
 rows_fused_checks
-timeout 200 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] mma x checks (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
-timeout 200 $C --multi-only > $O/multi.txt 2>&1; echo "[${SECONDS}s] multi checks (exit $?): $(tail -1 $O/multi.txt)" >> $S
-grep -hE "FAIL" $O/mma-x.txt $O/multi.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -8 >> $S
+flag_checks --mma-x-only mma-x
+flag_checks --multi-only multi
 wait
 echo "[${SECONDS}s] synth" >> $S
 fused_vs_off Q4_K_M 1,2,3,4,8,12,16 1,2,3,4,8,12,16

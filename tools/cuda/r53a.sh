@@ -4,8 +4,7 @@
 # 32 rows with its shape knobs, and llama3-8b Q4_K_M at 16-32 sequences against round 52's dq_tma.
 D=$(cd "$(dirname "$0")" && pwd); . $D/final_common.sh
 begin_call
-timeout 400 $C --mma-x-only > $O/mma-x.txt 2>&1; echo "[${SECONDS}s] mma x checks (exit $?): $(tail -1 $O/mma-x.txt)" >> $S
-grep FAIL $O/mma-x.txt | sed -E 's/ +/ /g' | cut -c1-220 | head -12 >> $S
+flag_checks --mma-x-only mma-x 400
 echo "wide (17-32 rows) checks passed: $(checks $O/mma-x.txt 'rows (17|20|24|32) \(int8 mma rows')" >> $S
 rows_fused_checks
 (synth_l8b Q4_K_M Q8_0) &

@@ -5,8 +5,7 @@
 D=$(cd "$(dirname "$0")" && pwd); . $D/final_common.sh
 begin_call
 (synth_l8b Q4_K_M Q8_0) &
-timeout 250 $C --attn-only > $O/attn.txt 2>&1; echo "[${SECONDS}s] attention checks (exit $?): $(tail -1 $O/attn.txt)" >> $S
-grep FAIL $O/attn.txt | sed -E 's/ +/ /g' | cut -c1-200 | head -5 >> $S
+flag_checks --attn-only attn 250
 graphs_1b Q4_K_M
 wait
 for r in 1 2 3; do

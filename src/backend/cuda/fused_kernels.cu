@@ -49,10 +49,7 @@ __device__ __forceinline__ void quantize_mma_float4(float4 y, int64_t i, bool st
   *reinterpret_cast<uint32_t*>(xf + mma_x_frag_byte(vj, col, e)) = q.packed;
   if ((threadIdx.x & 7) != 0) return;
   reinterpret_cast<float2*>(xf + kMmaTile * kv)[mma_x_scale_index(vj, col, s)] = q.pair;
-  const float m = q.pair.y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);  // as quantize_mma_x_kernel
-  float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
-  xm[mma_x_min_index(vj, col, s, false)] = hi;
-  xm[mma_x_min_index(vj, col, s, true)] = m - hi;
+  store_mma_min_pair(xf, kv, vj, col, s, q.pair.y);  // as quantize_mma_x_kernel
 }
 
 template <int V, typename T, int kNormThreads>

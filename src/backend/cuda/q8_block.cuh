@@ -26,6 +26,15 @@ __device__ __forceinline__ void quantize_q8_row_warp(float v, uint8_t* base, siz
   int8_t* xq = reinterpret_cast<int8_t*>(base + size_t(token) * stride);
   quantize_q8_warp(v, xq + i, reinterpret_cast<float2*>(xq + (k + 15) / 16 * 16) + i / 32);
 }
+// The K-quant minimums' tf32 pair of a block's d·Σq (m) in gemv_mma's x layout over kv = k · nt:
+// hi (m's top 19 bits, what tf32 keeps) and lo (the rest), for block s of virtual super-block vj,
+// token column col.
+__device__ __forceinline__ void store_mma_min_pair(uint8_t* xf, int64_t kv, int64_t vj, int col, int s, float m) {
+  const float hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
+  float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
+  xm[mma_x_min_index(vj, col, s, false)] = hi;
+  xm[mma_x_min_index(vj, col, s, true)] = m - hi;
+}
 // The same block into gemv_mma's x layout of nt tiles over k (gemv_mma.h): the bits
 // quantize_mma_x_kernel writes (it calls this), and the minimums' tf32 pair of d·Σq.
 __device__ __forceinline__ void quantize_mma_warp(float v, uint8_t* xf, int token, int64_t i, int64_t k, int nt) {
@@ -35,12 +44,7 @@ __device__ __forceinline__ void quantize_mma_warp(float v, uint8_t* xf, int toke
   float2* xs = reinterpret_cast<float2*>(xf + kMmaTile * kv) + mma_x_scale_index(vj, col, s);
   quantize_q8_warp(v, reinterpret_cast<int8_t*>(xf + mma_x_frag_byte(vj, col, e)), xs);
   __syncwarp();
-  if ((threadIdx.x & 31) == 0) {  // this lane wrote *xs
-    const float m = xs->y, hi = __uint_as_float(__float_as_uint(m) & 0xFFFFE000u);
-    float* xm = reinterpret_cast<float*>(xf + mma_x_min_offset(kv));
-    xm[mma_x_min_index(vj, col, s, false)] = hi;
-    xm[mma_x_min_index(vj, col, s, true)] = m - hi;
-  }
+  if ((threadIdx.x & 31) == 0) store_mma_min_pair(xf, kv, vj, col, s, xs->y);  // this lane wrote *xs
 }
 
 // The same block held as one float4 by each of 8 consecutive threads (thread 8m + r: elements
