@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round 54, call 2: dq_rows (17-64 token rows of Q4_K / Q6_K on bf16 mma.sync, dq_rows.h). Its checks
+# Round 54, call 2 (and 3, the weights through a cp.async ring): dq_rows (17-64 token rows of Q4_K / Q6_K on bf16 mma.sync, dq_rows.h). Its checks
 # (--dq-rows-only: against f64, dq_tma, bits; the fused SwiGLU), the many-row layer tails at 24 / 40
 # rows (the adding store), --plan-bench at 24 / 32 / 64 rows (default = dq_rows, forced = dq_tma),
 # llama3-8b Q4_K_M aggregate decode at 16-64 sequences against VELLUM_CUDA_DQ_ROWS_MAX=0, and ncu of a

@@ -44,26 +44,38 @@ constexpr int kSuper = 256;
 constexpr int kRowBytes = 528;
 constexpr uint32_t kLo = 0x0F0F0F0Fu;
 
-__device__ __forceinline__ uint4 ldg128(const uint8_t* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
-__device__ __forceinline__ uint2 ldg64(const uint8_t* p) { return __ldg(reinterpret_cast<const uint2*>(p)); }
-__device__ __forceinline__ uint32_t ldg16(const uint8_t* p) { return __ldg(reinterpret_cast<const unsigned short*>(p)); }
+__device__ __forceinline__ uint4 lds128(const uint8_t* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ uint2 lds64(const uint8_t* p) { return *reinterpret_cast<const uint2*>(p); }
+__device__ __forceinline__ uint32_t lds16(const uint8_t* p) { return *reinterpret_cast<const unsigned short*>(p); }
 // Byte t of w.
 __device__ __forceinline__ uint32_t byte_at(uint32_t w, int t) { return __byte_perm(w, 0, 0x4440u + uint32_t(t)); }
 
-// Each type: Raw, one sub-block of one row as loaded (load: sub-block s of super-block j); Scales,
-// what its bf16 pairs need (scales<H>: sub-block 4H + t); pairs<NIB>: elements 16·NIB + 4w .. +3
-// as bf16 pairs (lo: the first two, hi: the next two), the values of dq_weights.cuh's frag.
-struct RQ4K {
+// Each type: kWarpBytes, a warp's 32 rows of one super-block in a stage; fill, lane i's copies of
+// warp row i (cp.async, 16-byte pieces); Raw, sub-block s of warp row ri as read from the stage;
+// Scales, what its bf16 pairs need (scales<H>: sub-block 4H + t); pairs<NIB>: elements 16·NIB + 4w
+// .. +3 as bf16 pairs (lo: the first two, hi: the next two), the values of dq_weights.cuh's frag.
+// A row's 16-byte quant pieces are stored at piece ^ (4 · (row & 1)): lanes g and g + 1 of a
+// quarter warp read other banks.
+__device__ __forceinline__ int piece_at(int ri, int s) { return s ^ ((ri & 1) << 2); }
+
+struct RQ4K {  // headers (d, dmin, 12 scale bytes) [32][16], then quants [32][128]
+  static constexpr int kWarpBytes = 32 * 16 + 32 * 128;
   struct Raw {
-    uint4 q, h;  // the sub-block's 16 quant bytes; the super-block's header (d, dmin, 12 scale bytes)
+    uint4 q, h;
   };
   struct Scales {
     uint32_t d, m;
   };
   static size_t row_bytes(int64_t k) { return DecQ4_KR::repacked_row_bytes(k); }
-  __device__ static Raw load(const uint8_t* row, int j, int s) {
+  __device__ static void fill(unsigned dst, const uint8_t* row, int j, int lane) {
     const uint8_t* g = row + size_t(j / 4) * DecQ4_KR::kGroupBytes;
-    return Raw{ldg128(g + DecQ4_KR::kQuantOff + 128 * (j % 4) + 16 * s), ldg128(g + 16 * (j % 4))};
+    cp_async16_s(dst + 16 * lane, g + 16 * (j % 4));
+    const uint8_t* q = g + DecQ4_KR::kQuantOff + 128 * (j % 4);
+#pragma unroll
+    for (int u = 0; u < 8; ++u) cp_async16_s(dst + 512 + 128 * lane + 16 * piece_at(lane, u), q + 16 * u);
+  }
+  __device__ static Raw read(const uint8_t* w, int ri, int s, int) {
+    return Raw{lds128(w + 512 + 128 * ri + 16 * piece_at(ri, s)), lds128(w + 16 * ri)};
   }
   template <int H>
   __device__ static Scales scales(const Raw& r, int t) {  // scale_min_k4 of sub-block 4H + t
@@ -87,7 +99,8 @@ struct RQ4K {
   }
 };
 
-struct RQ6K {
+struct RQ6K {  // ql [32][128], qh [32][96] (64 used: rows 24 words apart, conflict-free), scales [32][16], d [32][8]
+  static constexpr int kQh = 32 * 128, kSc = kQh + 32 * 96, kD = kSc + 32 * 16, kWarpBytes = kD + 32 * 8;
   struct Raw {
     uint4 ql;     // low 4 bits
     uint2 qh;     // high 2 bits
@@ -98,11 +111,19 @@ struct RQ6K {
     uint32_t d0, d1;
   };
   static size_t row_bytes(int64_t k) { return DecQ6_KR::repacked_row_bytes(k); }
-  __device__ static Raw load(const uint8_t* row, int j, int s) {
+  __device__ static void fill(unsigned dst, const uint8_t* row, int j, int lane) {
     const uint8_t* g = row + size_t(j / 4) * DecQ6_KR::kGroupBytes;
-    const int c = 8 * (j % 4) + s;
-    return Raw{ldg128(g + 16 * c), ldg64(g + DecQ6_KR::kQhOff + 8 * c), ldg16(g + DecQ6_KR::kScOff + 2 * c),
-               ldg16(g + DecQ6_KR::kDOff + 2 * (j % 4))};
+    const int c0 = 8 * (j % 4);
+#pragma unroll
+    for (int u = 0; u < 8; ++u) cp_async16_s(dst + 128 * lane + 16 * piece_at(lane, u), g + 16 * (c0 + u));
+#pragma unroll
+    for (int u = 0; u < 4; ++u) cp_async16_s(dst + kQh + 96 * lane + 16 * u, g + DecQ6_KR::kQhOff + 8 * c0 + 16 * u);
+    cp_async16_s(dst + kSc + 16 * lane, g + DecQ6_KR::kScOff + 2 * c0);
+    cp_async8_s(dst + kD + 8 * lane, g + DecQ6_KR::kDOff);
+  }
+  __device__ static Raw read(const uint8_t* w, int ri, int s, int j) {
+    return Raw{lds128(w + 128 * ri + 16 * piece_at(ri, s)), lds64(w + kQh + 96 * ri + 8 * s), lds16(w + kSc + 16 * ri + 2 * s),
+               lds16(w + kD + 8 * ri + 2 * (j % 4))};
   }
   template <int H>
   __device__ static Scales scales(const Raw& r, int) {
@@ -133,27 +154,35 @@ struct RowsSegs {
   int count;
 };
 
+// A stage: one super-block of x (NT·8 token rows) and of the four warps' weight rows. Three stages
+// where two blocks an SM still fit (at most 113 KB each), else two.
 template <int NT>
-constexpr int stages() {
-  return NT <= 4 ? 3 : 2;
-}
-template <int NT>
-constexpr int stage_bytes() {
+constexpr int x_bytes() {
   return NT * 8 * kRowBytes;
 }
-template <int NT>
-constexpr int smem_bytes() {
-  return stages<NT>() * stage_bytes<NT>();
+template <class T0, class T1, int NT>
+constexpr int stage_bytes() {
+  return x_bytes<NT>() + kWarps * (T0::kWarpBytes > T1::kWarpBytes ? T0::kWarpBytes : T1::kWarpBytes);
 }
-static_assert(kWarps * 2 * 4 * 4 * 32 * 4 <= stage_bytes<4>() * stages<4>(), "the split's sums fit in the ring");
+template <class T0, class T1, int NT>
+constexpr int stages() {
+  return 3 * stage_bytes<T0, T1, NT>() <= 113 * 1024 ? 3 : 2;
+}
+template <class T0, class T1, int NT>
+constexpr int smem_bytes() {
+  return stages<T0, T1, NT>() * stage_bytes<T0, T1, NT>();
+}
 
-// One block's rows and K range. kPair: tile 0 gate rows, tile 1 the same up rows (64 rows a block);
-// else two tiles of 16 consecutive rows a warp (128 a block).
-// wait: the kernel's programmatic wait, called once the first weights are requested.
-template <class T, int NT, bool kPair, class OutT, class Wait>
+// One block's rows and K range (T: this segment's weight type; the stage layout is <T0, T1>'s).
+// kPair: tile 0 gate rows, tile 1 the same up rows (64 rows a block); else two tiles of 16
+// consecutive rows a warp (128 a block). Warp row i (0..31) is tile i / 16's row i % 16; lane i
+// copies it, and lane (g, t) reads rows g, g + 8, 16 + g, 24 + g. wait: the kernel's programmatic
+// wait, called once the first stages' weights are requested.
+template <class T, class T0, class T1, int NT, bool kPair, class OutT, class Wait>
 __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv_bfloat16* __restrict__ x, int64_t k, int m,
                                            uint8_t* smem, Wait wait) {
-  constexpr int S = stages<NT>(), kBlockRows = kPair ? 64 : 128;
+  constexpr int S = stages<T0, T1, NT>(), kStage = stage_bytes<T0, T1, NT>(), kX = x_bytes<NT>(), kBlockRows = kPair ? 64 : 128;
+  constexpr int kWarpBytes = T0::kWarpBytes > T1::kWarpBytes ? T0::kWarpBytes : T1::kWarpBytes;
   const int tid = int(threadIdx.x), lane = tid & 31, wr = tid >> 5, g = lane >> 2, t = lane & 3;
   const int64_t n = sg == 0 ? s.n[0] : sg == 1 ? s.n[1] : s.n[2];
   const size_t rb = sg == 0 ? s.rb[0] : sg == 1 ? s.rb[1] : s.rb[2];
@@ -162,27 +191,29 @@ __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv
   const unsigned f = sg == 0 ? s.first[0] : sg == 1 ? s.first[1] : s.first[2];
   const int64_t r0 = int64_t(blockIdx.x - f) * kBlockRows + (kPair ? 16 : 32) * wr;  // the warp's first row
   const int64_t tb = kPair ? r0 : r0 + 16;                                           // tile 1's first row
-  const uint8_t* rowp[4] = {wa + size_t(std::min<int64_t>(r0 + g, n - 1)) * rb, wa + size_t(std::min<int64_t>(r0 + g + 8, n - 1)) * rb,
-                            wb + size_t(std::min<int64_t>(tb + g, n - 1)) * rb, wb + size_t(std::min<int64_t>(tb + g + 8, n - 1)) * rb};
+  const uint8_t* myrow = (lane < 16 ? wa : wb) + size_t(std::min<int64_t>((lane < 16 ? r0 : tb) + (lane & 15), n - 1)) * rb;
   const int nsb = int(k / kSuper), splits = int(gridDim.y), sp = int(blockIdx.y);
   const int j0 = int(int64_t(nsb) * sp / splits), nj = int(int64_t(nsb) * (sp + 1) / splits) - j0;
 
-  typename T::Raw raw[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) raw[r] = T::load(rowp[r], j0, t);  // weights: before the programmatic wait
-  wait();
-
   const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const auto fill_x = [&](int jj) {  // super-block j0 + jj into slot jj % S
-    const unsigned st = ring + unsigned((jj % S) * stage_bytes<NT>());
+  const unsigned wofs = unsigned(kX + wr * kWarpBytes);
+  const auto fill_w = [&](int jj) { T::fill(ring + unsigned((jj % S) * kStage) + wofs, myrow, j0 + jj, lane); };
+  const auto fill_x = [&](int jj) {  // super-block j0 + jj of x into stage jj % S
+    const unsigned st = ring + unsigned((jj % S) * kStage);
     const __nv_bfloat16* src = x + int64_t(j0 + jj) * kSuper;
-    for (int v = tid; v < NT * 8 * 64; v += kThreads) {
-      const int tok = v >> 6, c8 = v & 63, sb = c8 >> 3, c = c8 & 7;
+#pragma unroll
+    for (int i = 0; i < NT * 8 * 64 / kThreads; ++i) {
+      const int v = tid + kThreads * i, tok = v >> 6, c8 = v & 63, sb = c8 >> 3, c = c8 & 7;
       if (tok < m) cp_async8_s(st + unsigned(tok * kRowBytes + 64 * sb + 8 * (c ^ ((sb >> 1) & 1))), src + int64_t(tok) * k + 4 * c8);
     }
   };
 #pragma unroll
-  for (int q = 0; q < S - 1; ++q) {
+  for (int q = 0; q < S - 1; ++q) {  // weights are read-only: requested before the programmatic wait
+    if (q < nj) fill_w(q);
+  }
+  wait();
+#pragma unroll
+  for (int q = 0; q < S - 1; ++q) {  // group q: stage q's x (group 0 also the early weights)
     if (q < nj) fill_x(q);
     cp_async_commit();
   }
@@ -195,21 +226,24 @@ __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv
   const int swz = 8 * ((t >> 1) & 1);
   for (int jj = 0; jj < nj; ++jj) {
     cp_async_wait<S - 2>();
-    __syncthreads();  // super-block jj has landed for every thread; every warp is done with jj - 1's slot
-    if (jj + S - 1 < nj) fill_x(jj + S - 1);
+    __syncthreads();  // stage jj has landed for every thread; every warp is done with stage jj - 1
+    if (jj + S - 1 < nj) {
+      fill_w(jj + S - 1);
+      fill_x(jj + S - 1);
+    }
     cp_async_commit();
-    const uint8_t* xs = smem + (jj % S) * stage_bytes<NT>() + g * kRowBytes;
+    const uint8_t* st = smem + (jj % S) * kStage;
+    const uint8_t* xs = st + g * kRowBytes;
+    const uint8_t* ws = st + wofs;
     const auto unit = [&](auto hc) {
       constexpr int H = decltype(hc)::value;
-      const bool more = H == 0 || jj + 1 < nj;
-      typename T::Raw nxt[4];
-      if (more) {  // the next unit: sub-block 4 + t of this super-block, or t of the next
-#pragma unroll
-        for (int r = 0; r < 4; ++r) nxt[r] = T::load(rowp[r], j0 + jj + H, H == 0 ? 4 + t : t);
-      }
+      typename T::Raw raw[4];
       typename T::Scales sc[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) sc[r] = T::template scales<H>(raw[r], t);
+      for (int r = 0; r < 4; ++r) {
+        raw[r] = T::read(ws, (r & 1) * 8 + (r >> 1) * 16 + g, 4 * H + t, j0 + jj);
+        sc[r] = T::template scales<H>(raw[r], t);
+      }
       const uint8_t* xl = xs + 64 * (4 * H + t);
       const auto steps = [&](auto nc) {
         constexpr int NIB = decltype(nc)::value;
@@ -232,10 +266,6 @@ __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv
       };
       steps(std::integral_constant<int, 0>{});
       steps(std::integral_constant<int, 1>{});
-      if (more) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) raw[r] = nxt[r];
-      }
     };
     unit(std::integral_constant<int, 0>{});
     unit(std::integral_constant<int, 1>{});
@@ -317,19 +347,19 @@ __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv
 }
 
 template <class T0, class T1, int NT, bool kPair, class OutT>
-__global__ void __launch_bounds__(kThreads, NT <= 4 ? 4 : 3)
+__global__ void __launch_bounds__(kThreads, 2)
     dq_rows_kernel(const __grid_constant__ RowsSegs s, const __nv_bfloat16* __restrict__ x, int64_t k, int m) {
   extern __shared__ __align__(16) uint8_t smem[];
   const unsigned bx = blockIdx.x;
   const int sg = kPair || s.count < 2 || bx < s.first[1] ? 0 : s.count < 3 || bx < s.first[2] ? 1 : 2;
   const auto wait = [] { pdl_wait(); };
   if constexpr (std::is_same_v<T0, T1>) {
-    rows_block<T0, NT, kPair, OutT>(s, sg, x, k, m, smem, wait);
+    rows_block<T0, T0, T1, NT, kPair, OutT>(s, sg, x, k, m, smem, wait);
   } else {
     if ((sg == 0 ? s.second[0] : sg == 1 ? s.second[1] : s.second[2]) != 0) {
-      rows_block<T1, NT, kPair, OutT>(s, sg, x, k, m, smem, wait);
+      rows_block<T1, T0, T1, NT, kPair, OutT>(s, sg, x, k, m, smem, wait);
     } else {
-      rows_block<T0, NT, kPair, OutT>(s, sg, x, k, m, smem, wait);
+      rows_block<T0, T0, T1, NT, kPair, OutT>(s, sg, x, k, m, smem, wait);
     }
   }
 }
@@ -343,7 +373,9 @@ std::atomic<int64_t> g_launches{0};
 
 template <class T0, class T1, int NT, bool kPair, class OutT>
 cudaError_t launch_shape(const RowsSegs& s, const void* x, int64_t k, int m, cudaStream_t stream) {
-  constexpr int kSmem = smem_bytes<NT>();
+  constexpr int kSmem = smem_bytes<T0, T1, NT>();
+  static_assert(kSmem <= 227 * 1024, "a block's shared memory on sm_90");
+  static_assert(kWarps * 2 * NT * 4 * 32 * int(sizeof(float)) <= kSmem, "the split's sums fit in the ring");
   const auto kernel = dq_rows_kernel<T0, T1, NT, kPair, OutT>;
   static const cudaError_t raised = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (raised != cudaSuccess) return raised;
