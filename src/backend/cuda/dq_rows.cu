@@ -39,7 +39,7 @@ using dq::kBf2Neg160;
 using dq::kBf2NegZero;
 using dq::kBf2One;
 
-constexpr int kWarps = 4, kThreads = 32 * kWarps;
+constexpr int kWarps = 8, kThreads = 32 * kWarps;
 constexpr int kSuper = 256;
 constexpr int kRowBytes = 528;
 constexpr uint32_t kLo = 0x0F0F0F0Fu;
@@ -168,20 +168,24 @@ template <class T0, class T1, int NT>
 constexpr int stages() {
   return 3 * stage_bytes<T0, T1, NT>() <= 113 * 1024 ? 3 : 2;
 }
+// Rows a block: 8 warps of 32 rows (a pair: of 16 gate and 16 up rows).
+template <bool kPair>
+constexpr int block_rows() {
+  return kPair ? 16 * kWarps : 32 * kWarps;
+}
 template <class T0, class T1, int NT>
 constexpr int smem_bytes() {
   return stages<T0, T1, NT>() * stage_bytes<T0, T1, NT>();
 }
 
 // One block's rows and K range (T: this segment's weight type; the stage layout is <T0, T1>'s).
-// kPair: tile 0 gate rows, tile 1 the same up rows (64 rows a block); else two tiles of 16
-// consecutive rows a warp (128 a block). Warp row i (0..31) is tile i / 16's row i % 16; lane i
+// kPair: tile 0 gate rows, tile 1 the same up rows; else two tiles of 16 consecutive rows a warp. Warp row i (0..31) is tile i / 16's row i % 16; lane i
 // copies it, and lane (g, t) reads rows g, g + 8, 16 + g, 24 + g. wait: the kernel's programmatic
 // wait, called once the first stages' weights are requested.
 template <class T, class T0, class T1, int NT, bool kPair, class OutT, class Wait>
 __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv_bfloat16* __restrict__ x, int64_t k, int m,
                                            uint8_t* smem, Wait wait) {
-  constexpr int S = stages<T0, T1, NT>(), kStage = stage_bytes<T0, T1, NT>(), kX = x_bytes<NT>(), kBlockRows = kPair ? 64 : 128;
+  constexpr int S = stages<T0, T1, NT>(), kStage = stage_bytes<T0, T1, NT>(), kX = x_bytes<NT>(), kBlockRows = block_rows<kPair>();
   constexpr int kWarpBytes = T0::kWarpBytes > T1::kWarpBytes ? T0::kWarpBytes : T1::kWarpBytes;
   const int tid = int(threadIdx.x), lane = tid & 31, wr = tid >> 5, g = lane >> 2, t = lane & 3;
   const int64_t n = sg == 0 ? s.n[0] : sg == 1 ? s.n[1] : s.n[2];
@@ -347,7 +351,7 @@ __device__ __forceinline__ void rows_block(const RowsSegs& s, int sg, const __nv
 }
 
 template <class T0, class T1, int NT, bool kPair, class OutT>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, NT <= 4 ? 2 : 1)
     dq_rows_kernel(const __grid_constant__ RowsSegs s, const __nv_bfloat16* __restrict__ x, int64_t k, int m) {
   extern __shared__ __align__(16) uint8_t smem[];
   const unsigned bx = blockIdx.x;
@@ -442,7 +446,7 @@ cudaError_t launch_dq_rows(const DqSeg* segs, int count, int64_t k, const void* 
     s.rb[i] = row_bytes_of(d.type, k);
     s.add[i] = d.add ? 1 : 0;
     s.second[i] = q4 && d.type == TensorType::Q6_K ? 1 : 0;
-    s.first[i + 1] = s.first[i] + unsigned((d.n + 127) / 128);
+    s.first[i + 1] = s.first[i] + unsigned((d.n + block_rows<false>() - 1) / block_rows<false>());
   }
   if (q4 && q6) {  // Q4_K_M's Q and K with a Q6_K V
     if (out_bf16) return cudaErrorInvalidValue;
@@ -471,7 +475,7 @@ cudaError_t launch_dq_rows_swiglu(TensorType type, const void* gate, const void*
   s.n[0] = n;
   s.ldo[0] = ldo;
   s.rb[0] = row_bytes_of(type, k);
-  s.first[1] = unsigned((n + 63) / 64);
+  s.first[1] = unsigned((n + block_rows<true>() - 1) / block_rows<true>());
   return type == TensorType::Q4_K ? launch_rows<RQ4K, RQ4K, true, __nv_bfloat16>(s, x, k, int(m), stream)
                                   : launch_rows<RQ6K, RQ6K, true, __nv_bfloat16>(s, x, k, int(m), stream);
 }
