@@ -421,7 +421,7 @@ int dq_rows_max() { return g_rows_max; }
 
 int64_t dq_rows_launches() { return g_launches.load(); }
 
-int dq_rows_splits(int64_t k) { return int(std::clamp<int64_t>(k / (4 * kSuper), 1, 8)); }
+int dq_rows_splits(int64_t k) { return int(std::clamp<int64_t>(k / (8 * kSuper), 1, 8)); }
 
 cudaError_t launch_dq_rows(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, bool out_bf16, cudaStream_t stream) {
   if (count < 1 || count > kMaxDqSegs || m < 1 || m > kDqRowsMax || k <= 0 || k % kSuper != 0 || x == nullptr ||
