@@ -58,7 +58,6 @@ TEST(BackendFactory, AutoAndCudaFollowTheMachine) {
 #if VELLUM_HAVE_CUDA
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/dq_mma.h"
-#include "backend/cuda/dq_rows.h"
 #include "backend/cuda/dq_tma.h"
 #include "backend/cuda/fused_kernels.h"
 #include "backend/cuda/gemv_kernels.h"
@@ -139,8 +138,7 @@ TEST(CudaLayout, DqTmaRegisterAPlan) {
                        Case{14336, 4096, 256, 256}, Case{14336, 4096, 512, 256}, Case{4096, 14336, 512, 256},
                        Case{4096, 4096, 512, 128}, Case{1024, 4096, 512, 128}, Case{4096, 4096, 513, 256},
                        Case{1024, 4096, 1024, 256}, Case{1000, 2048, 300, 128}, Case{77, 256, 200, 128}}) {
-    // Up to 64 rows Q4_K / Q6_K take dq_rows (DqRowsPlan): the tiles' plan there is Q8_0's.
-    const DqMmaPlan p = dq_tma_plan(c.n, c.k, c.m, 132, 0, 0, 4, c.m <= kDqRowsMax ? TensorType::Q8_0 : TensorType::Q4_K);
+    const DqMmaPlan p = dq_tma_plan(c.n, c.k, c.m, 132, 0, 0, 4);
     const int64_t tokens = int64_t(p.nt) * 8, tiles = int64_t(p.tok_tiles) * p.row_tiles, blocks = tiles * p.splits;
     EXPECT_EQ(p.rs, 4) << c.n << "x" << c.k << " rows " << c.m;
     EXPECT_EQ(tokens, c.tokens) << c.n << "x" << c.k << " rows " << c.m;
@@ -184,50 +182,10 @@ TEST(CudaLayout, DqTmaGroupPlan) {
   EXPECT_EQ(p.tok_tiles, 2u);
   EXPECT_EQ(p.splits, 1u);
   EXPECT_EQ(p.rs, 4);
-  const DqSeg qkv8[3] = {{TensorType::Q8_0, nullptr, 4096, nullptr, 4096, nullptr},
-                         {TensorType::Q8_0, nullptr, 1024, nullptr, 1024, nullptr},
-                         {TensorType::Q8_0, nullptr, 1000, nullptr, 1000, nullptr}};
-  const DqMmaPlan small = dq_tma_group_plan(qkv8, 3, 4096, 64, 132);  // 48 tiles of 64 tokens: split to fill the wave
-  EXPECT_EQ(small.rs, 4);
+  const DqMmaPlan small = dq_tma_group_plan(qkv, 3, 4096, 64, 132);  // 48 tiles of 64 tokens: split to fill the wave
   EXPECT_EQ(small.nt * 8, 64);
   EXPECT_EQ(small.splits, 2u);
   EXPECT_EQ(small.ws_floats, size_t(48) * 2 * 128 * 64);
-  EXPECT_EQ(dq_tma_group_plan(qkv, 3, 4096, 64, 132).rs, kDqRowsRs);  // Q4_K with Q6_K at 64 rows: dq_rows
-}
-
-// Round 54: 1..64 token rows of Q4_K / Q6_K plan dq_rows (DqMmaPlan::rs 5, no scratch: its K split
-// is a cluster's), unless Q8_0, more rows, a forced tile or split, round 26's kernel or
-// set_dq_rows_max say otherwise; its K split depends on k alone.
-TEST(CudaLayout, DqRowsPlan) {
-  for (const int64_t m : {1, 17, 32, 33, 64}) {
-    for (const TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
-      const DqMmaPlan p = dq_tma_plan(14336, 4096, m, 132, 0, 0, 4, t);
-      EXPECT_EQ(p.rs, kDqRowsRs) << m;
-      EXPECT_EQ(p.nt, m <= 32 ? 4 : 8) << m;
-      EXPECT_EQ(p.splits, 1u);
-      EXPECT_EQ(p.ws_floats, 0u);
-      EXPECT_EQ(p.counters, 0u);
-    }
-  }
-  EXPECT_EQ(dq_tma_plan(14336, 4096, 65, 132, 0, 0, 4, TensorType::Q4_K).rs, 4);
-  EXPECT_EQ(dq_tma_plan(14336, 4096, 32, 132, 0, 0, 4, TensorType::Q8_0).rs, 4);
-  EXPECT_EQ(dq_tma_plan(14336, 4096, 32, 132, 64, 0, 4, TensorType::Q4_K).rs, 4);
-  EXPECT_EQ(dq_tma_plan(14336, 4096, 32, 132, 0, 2, 4, TensorType::Q4_K).rs, 4);
-  EXPECT_EQ(dq_tma_plan(14336, 4096, 32, 132, 0, 0, 3, TensorType::Q4_K).rs, 3);
-  EXPECT_EQ(dq_tma_plan(14336, 4000, 32, 132, 0, 0, 4, TensorType::Q4_K).rs, 4);  // k not whole super-blocks
-  set_dq_rows_max(0);
-  EXPECT_EQ(dq_tma_plan(14336, 4096, 32, 132, 0, 0, 4, TensorType::Q4_K).rs, 4);
-  set_dq_rows_max(kDqRowsMax);
-  EXPECT_EQ(dq_rows_splits(256), 1);
-  EXPECT_EQ(dq_rows_splits(768), 1);
-  EXPECT_EQ(dq_rows_splits(2048), 2);
-  EXPECT_EQ(dq_rows_splits(4096), 4);
-  EXPECT_EQ(dq_rows_splits(14336), 8);
-  const DqMmaPlan like = dq_tma_plan(14336, 4096, 24, 132, 0, 0, 4, TensorType::Q4_K);
-  const DqMmaPlan f = dq_tma_swiglu_plan(14336, 24, like);  // the fused SwiGLU keeps dq_rows' plan
-  EXPECT_EQ(f.rs, kDqRowsRs);
-  EXPECT_EQ(f.ws_floats, 0u);
-  EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, nullptr, nullptr, nullptr, 14336, 4096, 24, 132, like).main_rows, 0);
 }
 
 // Round 33: gate/up cut into whole waves of 256-token tiles and a last wave of 128-token tiles.
@@ -322,7 +280,7 @@ TEST(CudaLayout, DqTmaFusedSwiglu) {
   EXPECT_EQ(dq_tma_swiglu_cut(TensorType::Q4_K, gw, uw, out, n, 4096, 512, 132, dq_tma_plan(n, 4096, 512, 132, 128, 0, 4)).main_rows, 0);
   EXPECT_EQ(dq_tma_swiglu_cut(TensorType::F16, gw, uw, out, n, 4096, 512, 132, like).main_rows, 0);
   // The plan keeps the unfused split; its scratch holds a partial 128-row tile per pair tile and split.
-  const DqMmaPlan small_like = dq_tma_plan(1000, 1024, 40, 132, 0, 0, 4, TensorType::Q8_0);  // (Q4_K: dq_rows)
+  const DqMmaPlan small_like = dq_tma_plan(1000, 1024, 40, 132, 0, 0, 4);
   ASSERT_GT(small_like.splits, 1u);
   const DqMmaPlan f = dq_tma_swiglu_plan(1000, 40, small_like);
   EXPECT_EQ(f.splits, small_like.splits);

@@ -41,7 +41,6 @@
 #include "backend/cuda/gemv_kernels.h"
 #include "backend/cuda/gemv_norm_out_staged.h"
 #include "backend/cuda/gemv_mma.h"
-#include "backend/cuda/dq_rows.h"
 #include "backend/cuda/layer_kernel.h"
 #include "backend/cuda/cuda_util.h"
 #include "core/half.h"
@@ -1455,8 +1454,6 @@ void trace_layer_kernel() {
 }
 
 void check_layer_tail_rows_all(Pair& p) {
-  check_layer_tail_rows(p, 24, false);  // round 54: dq_rows' adding store
-  check_layer_tail_rows(p, 40, false);
   check_layer_tail_rows(p, 300, false);
   check_layer_tail_rows(p, 512, false);
   check_layer_tail_rows(p, 512, true);
@@ -3712,100 +3709,6 @@ void check_dq_group(Pair& p) {
   p.gpu.set_dq_tma_group(true);
 }
 
-// Round 54: dq_rows (17..64 token rows of Q4_K / Q6_K on bf16 mma.sync, dq_rows.h) through the
-// backend's matmul and matmul_multi, outputs starting as NaN: the first and last token rows against
-// f64; run twice, grouped against one launch each, and every row against the same row of a 64-row
-// launch (a row's bits depend on k only), bit for bit; against dq_tma's tiles (set_dq_rows_max(0))
-// within bf16's rounding; the kernel required to have been taken (dq_rows_launches). K splits 1, 2,
-// 4 and 8. (The adding store: --tail-rows-only; the SwiGLU pair: check_dq_swiglu.)
-void check_dq_rows(Pair& p) {
-  using T = TensorType;
-  struct Case {
-    std::vector<T> types;
-    std::vector<int64_t> ns;
-    int64_t k;
-    bool bias;
-  };
-  const std::vector<Case> cases = {{{T::Q4_K}, {4096}, 4096, true},
-                                   {{T::Q6_K}, {1000}, 2048, false},
-                                   {{T::Q4_K}, {300}, 768, false},
-                                   {{T::Q6_K}, {4096}, 14336, false},
-                                   {{T::Q4_K, T::Q4_K, T::Q6_K}, {4096, 1024, 1024}, 4096, false},
-                                   {{T::Q6_K, T::Q4_K}, {1000, 200}, 2048, true}};
-  for (const Case& c : cases) {
-    const size_t count = c.types.size();
-    std::vector<HostWeight> hw;
-    std::vector<Pair::W2> w, b;
-    std::vector<std::vector<float>> bv(count);
-    std::vector<std::vector<uint8_t>> bb(count);
-    for (size_t i = 0; i < count; ++i) {
-      hw.push_back(make_weight(c.types[i], c.ns[i], c.k));
-      w.push_back(p.weight("w", c.types[i], c.k, c.ns[i], hw[i].bytes));
-      bv[i] = randn(size_t(c.ns[i]));
-      bb[i].resize(bv[i].size() * 4);
-      std::memcpy(bb[i].data(), bv[i].data(), bb[i].size());
-      b.push_back(p.weight("b", T::F32, c.ns[i], 1, bb[i]));
-    }
-    std::string name = "dq_rows";
-    for (size_t i = 0; i < count; ++i) name += fmt::format(" {} {}", tensor_type_name(c.types[i]), c.ns[i]);
-    name += fmt::format(" x{}{} (K split {})", c.k, c.bias ? " +bias" : "", cuda::dq_rows_splits(c.k));
-    const std::vector<float> xv = randn(size_t(64 * c.k));
-    std::vector<std::vector<float>> at64(count);
-    for (const int64_t m : {64, 17, 24, 32, 40}) {
-      const std::vector<float> xm(xv.begin(), xv.begin() + m * c.k);
-      auto x = p.tensor(xm, m, c.k);
-      std::vector<Pair::T2> single, again, grouped, tma;
-      for (size_t i = 0; i < count; ++i) {
-        single.push_back(p.output(m, c.ns[i]));
-        again.push_back(p.output(m, c.ns[i]));
-        grouped.push_back(p.output(m, c.ns[i]));
-        tma.push_back(p.output(m, c.ns[i]));
-      }
-      const int64_t before = cuda::dq_rows_launches();
-      for (size_t i = 0; i < count; ++i) p.gpu.matmul(w[i].g, x.g, single[i].g, c.bias ? &b[i].g : nullptr);
-      for (size_t i = 0; i < count; ++i) p.gpu.matmul(w[i].g, x.g, again[i].g, c.bias ? &b[i].g : nullptr);
-      if (count >= 2) {
-        std::vector<backend::Backend::MatmulOut> og;
-        for (size_t i = 0; i < count; ++i) og.push_back({&w[i].g, grouped[i].g, c.bias ? &b[i].g : nullptr});
-        p.gpu.matmul_multi(x.g, og);
-      }
-      p.gpu.synchronize();
-      const int64_t launched = cuda::dq_rows_launches() - before;
-      cuda::set_dq_rows_max(0);
-      for (size_t i = 0; i < count; ++i) p.gpu.matmul(w[i].g, x.g, tma[i].g, c.bias ? &b[i].g : nullptr);
-      p.gpu.synchronize();
-      cuda::set_dq_rows_max(cuda::kDqRowsMax);
-      double err = 0, twice = 0, group = 0, vs_tma = 0, vs64 = 0;
-      for (size_t i = 0; i < count; ++i) {
-        const std::vector<float> got = p.get_gpu(single[i].g);
-        for (const int64_t r : {int64_t(0), m - 1}) {
-          const std::vector<float> xr(xm.begin() + r * c.k, xm.begin() + (r + 1) * c.k);
-          const std::vector<float> gr(got.begin() + r * c.ns[i], got.begin() + (r + 1) * c.ns[i]);
-          err = std::max(err, rel_err(gr, ref_matmul(xr, hw[i], c.ns[i], c.k, c.bias ? &bv[i] : nullptr)));
-        }
-        twice = std::max(twice, max_abs_diff(got, p.get_gpu(again[i].g)));
-        if (count >= 2) group = std::max(group, max_abs_diff(got, p.get_gpu(grouped[i].g)));
-        vs_tma = std::max(vs_tma, rel_err(got, p.get_gpu(tma[i].g)));
-        if (m == 64) {
-          at64[i] = got;
-        } else {
-          vs64 = std::max(vs64, max_abs_diff(got, std::vector<float>(at64[i].begin(), at64[i].begin() + m * c.ns[i])));
-        }
-      }
-      const std::string what = fmt::format("{} rows {}", name, m);
-      record(what + " vs f64 (first and last row)", err, 1e-2, "x and weights in bf16");
-      record(what + " run twice", twice, 0, "bit for bit");
-      if (count >= 2) record(what + " grouped vs one launch each", group, 0, "bit for bit");
-      if (m != 64) record(what + " vs the same rows of 64", vs64, 0, "bit for bit");
-      record(what + " vs dq_tma's tiles", vs_tma, 1e-2, "bf16 rounding, other sums");
-      const int64_t want = int64_t(count) * 2 + (count >= 2 ? 1 : 0);
-      record(what + ": dq_rows taken", launched == want ? 0 : 1, 0, fmt::format("{} launches of {}", launched, want));
-    }
-    p.cpu.release_scratch();
-    p.gpu.release_scratch();
-  }
-}
-
 // Round 33: a many-row quantized SwiGLU whose gate/up tiles leave a short last wave takes two
 // grouped launches (whole waves of 256-token tiles, then 128-token tiles: dq_tma_wave_split). Its
 // gate/up rows, f32 SwiGLU rows (on demand) and the down projection of its bf16 copy against one
@@ -3860,7 +3763,7 @@ void check_dq_swiglu() {
   for (const Case c : {Case{TensorType::Q4_K, 4608, 4096, 512, true}, Case{TensorType::Q4_K, 4600, 4096, 300, true},
                        Case{TensorType::Q6_K, 4600, 4096, 512, true}, Case{TensorType::Q8_0, 4600, 4096, 512, false},
                        Case{TensorType::Q4_K, 1000, 1024, 40, false}, Case{TensorType::Q6_K, 1000, 2048, 200, false},
-                       Case{TensorType::Q8_0, 1000, 1024, 40, false}, Case{TensorType::Q6_K, 1000, 2048, 24, false}}) {
+                       Case{TensorType::Q8_0, 1000, 1024, 40, false}}) {
     SwigluCase sc(be, c.t, c.n, c.k, c.m);
     std::vector<float> got[2], dgot[2];
     int64_t taken[2] = {0, 0}, cuts[2] = {0, 0};
@@ -5241,10 +5144,6 @@ int run(int argc, char** argv) {
     } else if (a == "--tma-bench") {  // rounds 26 and 28: the bulk-copy dequantizing GEMMs' speed
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
       bench_dq_tma(bench_gemm());
-    } else if (a == "--dq-rows-only") {  // round 54: dq_rows through the backend, and the fused SwiGLU on it
-      Pair p;
-      check_dq_rows(p);
-      check_dq_swiglu();
     } else if (a == "--dq-only") {  // the quantized many-row matmul checks (dq_mma's kernels, mmq, cuBLAS; round 26)
       Pair p;
       p.gpu.set_gemv_max_rows(cuda::kMaxGemvRows);  // as the full check
@@ -5369,7 +5268,7 @@ int run(int argc, char** argv) {
       bench = true;
       g_rows.push_back({"(checks skipped)", 0, 0, true, ""});
     } else {
-      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--rows-fused-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-clusters] [--attn-only] [--det-only] [--dq-only] [--dq-rows-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
+      std::fprintf(stderr, "usage: vellum_cuda_check [--bench] [--only-bench] [--deterministic] [--batch1-only] [--prefill-only] [--long-ctx-only] [--gemv-only] [--no-mmq] [--mmq-bench] [--skip-op-bench] [--attn-bench] [--prefill-attn-only] [--no-swiglu-rows] [--bf16-rows] [--layer-only] [--tail-rows-only] [--row-norm-only] [--norm-out-only] [--multi-only] [--rows-fused-only] [--mma-x-only] [--cluster-probe] [--barrier-probe] [--attn-clusters] [--attn-only] [--det-only] [--dq-only] [--tma-bench] [--plan-bench] [--dense-only] [--det16-bench] [--wgmma-probe] [--rows-mma-bench] [--sampling-only] [--early GGUF] [--layer-trace] [--chain-trace GGUF (VELLUM_CHAIN_TRACE builds)] [--pair-probe] [--kv-dtype f32|f16|bf16] [--model GGUF]... [--compare GGUF] [--graphs GGUF] [--invariance GGUF] [--profile GGUF]\n");
       return 2;
     }
   }

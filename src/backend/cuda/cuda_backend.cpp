@@ -58,9 +58,6 @@ constexpr int64_t kMaxGridY = 65535;
 // VELLUM_CUDA_WEIGHT_TILE_MIB overrides it (experiments).
 constexpr int64_t kWeightTileElems = int64_t(64) << 20;
 constexpr int64_t kAttnWorkspaceFloats = int64_t(64) << 20;
-// A dequantizing GEMM plan whose kernel takes bf16 x and writes the f32 / bf16 / SwiGLU / adding
-// outputs of dq_tma.h's launches: round 28's register-A tiles, or round 54's dq_rows.
-bool register_a(const cuda::DqMmaPlan& plan) { return plan.rs == 4 || plan.rs == cuda::kDqRowsRs; }
 // Decode steps with more rows than this run eagerly (set_graph_max_rows / VELLUM_CUDA_GRAPH_ROWS).
 // Round 3 measured graphs 35-60% slower at 128-256 rows; on round 10's code they gain 1-7% at
 // every size from 1 to 256 rows (docs/cuda.md, round 11).
@@ -2265,7 +2262,7 @@ bool CudaBackend::matmul_multi_dq(const Tensor& x, std::span<const MatmulOut> ou
     if (w.cols != K || o.out.cols != w.rows || o.out.rows != M || (o.bias != nullptr && (o.bias->type != TensorType::F32 || o.bias->cols != w.rows))) {
       return false;
     }
-    if (!m.dq_mma_for(w.type, M, K, w.rows, w.data) || !register_a(m.dq_plan(w.type, M, K, w.rows))) continue;
+    if (!m.dq_mma_for(w.type, M, K, w.rows, w.data) || m.dq_plan(w.type, M, K, w.rows).rs != 4) continue;
     if (count == cuda::kMaxDqSegs) return false;
     written[count] = o.out;
     segs[count++] = cuda::DqSeg{w.type, w.data, w.rows, o.out.data, o.out.cols,
@@ -2275,14 +2272,14 @@ bool CudaBackend::matmul_multi_dq(const Tensor& x, std::span<const MatmulOut> ou
   const cuda::DqMmaPlan plan = cuda::dq_tma_group_plan(segs.data(), count, K, M, m.sms, m.dq_tma_bt, m.dq_splits);
   // Round 37: the hinted layer's RoPE and K/V store in the launch's end (the f32 outputs as before).
   cuda::DqRope rope{};
-  const bool fuse = count == 3 && plan.rs == 4 && m.qkv_rope_for(m.qkv_hint, written[0], written[1], written[2], segs.data(), count, rope);
+  const bool fuse = count == 3 && m.qkv_rope_for(m.qkv_hint, written[0], written[1], written[2], segs.data(), count, rope);
   float* ws;
   int32_t* cnt;
   m.dq_scratch(plan, ws, cnt);
   const void* xb = m.bf16_input(x);
   for (int i = 0; i < count; ++i) m.wrote(written[i]);
   for (int i = 0; i < count; ++i) m.graphs.mix(57, int(segs[i].type), segs[i].w, segs[i].n, segs[i].out, segs[i].ldo, segs[i].bias);
-  m.graphs.mix(58, count, K, M, xb, ws, cnt, plan.splits, plan.nt, plan.rs, fuse);
+  m.graphs.mix(58, count, K, M, xb, ws, cnt, plan.splits, plan.nt, fuse);
   if (fuse) {
     m.graphs.mix(68, rope.q16, rope.q_cols, rope.cs, rope.head_dim, rope.half, rope.interleaved, rope.kv.pool, rope.kv.block_elems,
                  rope.kv.k_off, rope.kv.v_off, rope.kv.block_size, rope.kv.kv_heads, rope.kv.head_dim, int(rope.kv.type), rope.slots);
@@ -2357,7 +2354,7 @@ void CudaBackend::matmul_swiglu(const Weight& gate, const Weight& up, const Tens
   // (gate.rows % 8: the bf16 SwiGLU works in 16-byte pieces, and up's rows follow gate's in one buffer.)
   if (x.rows != 1 && m.bf16_act && m.swiglu_rows && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
       gate.rows % 8 == 0 && x.cols == gate.cols && out.cols == gate.rows && out.rows == x.rows &&
-      m.dq_mma_for(gate.type, x.rows, gate.cols, gate.rows, gate.data) && register_a(m.dq_plan(gate.type, x.rows, gate.cols, gate.rows))) {
+      m.dq_mma_for(gate.type, x.rows, gate.cols, gate.rows, gate.data) && m.dq_plan(gate.type, x.rows, gate.cols, gate.rows).rs == 4) {
     matmul_swiglu_dq(gate, up, x, out);
     return;
   }
@@ -2607,7 +2604,7 @@ bool CudaBackend::matmul_add_rows(const Weight& w, const Tensor& a, Tensor x) {
   if (M < 2 || a.cols != K || x.rows != M || x.cols != N || !m.bf16_act || m.deterministic || cuda::dq_tma_direct_store()) return false;
   if (m.int8_rows_for(w.type, M, K) || !m.dq_mma_for(w.type, M, K, N, w.data)) return false;  // matmul's other paths
   const cuda::DqMmaPlan plan = m.dq_plan(w.type, M, K, N);
-  if (!register_a(plan)) return false;
+  if (plan.rs != 4) return false;
   const cuda::DqSeg seg{w.type, w.data, N, x.data, x.cols, nullptr, true};
   if (!cuda::dq_tma_group_supports(&seg, 1, K)) return false;
   m.touch({x}, {x});  // a is read through its bf16 copy (a pending SwiGLU's f32 rows stay pending)
@@ -2617,7 +2614,7 @@ bool CudaBackend::matmul_add_rows(const Weight& w, const Tensor& a, Tensor x) {
   const void* xb = m.bf16_input(a);
   m.wrote(x);
   ++m.residual_rows_calls;
-  m.graphs.mix(61, w.type, w.data, N, K, M, xb, ws, cnt, x.data, x.cols, plan.splits, plan.nt, plan.rs);
+  m.graphs.mix(61, w.type, w.data, N, K, M, xb, ws, cnt, x.data, x.cols, plan.splits, plan.nt);
   m.graphs.run([=, &m] {
     m.launched(cuda::launch_dq_tma_group(&seg, 1, K, xb, M, plan, ws, cnt, false, m.stream), "dq_tma kernel (x += w a)");
   });
@@ -2702,7 +2699,7 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   m.wrote(out);
   m.materialize();
   const cuda::DqMmaPlan plan = m.dq_plan(type, M, K, N);
-  if (m.dq_swiglu && m.lazy_swiglu && register_a(plan) && cuda::dq_tma_swiglu_supports(type, N, K)) {
+  if (m.dq_swiglu && m.lazy_swiglu && plan.rs == 4 && cuda::dq_tma_swiglu_supports(type, N, K)) {
     return matmul_swiglu_fused(gate, up, x, out);
   }
   // Workspaces first (a reallocation drops a copy that lived there), then x's bf16 copy.
@@ -2726,7 +2723,7 @@ void CudaBackend::matmul_swiglu_dq(const Weight& gate, const Weight& up, const T
   const void* xb = m.bf16_input(x);
   float* od = out.data;
   const bool lazy = m.lazy_swiglu;
-  m.graphs.mix(54, type, gw, uw, N, K, M, xb, gu, ob, od, ws, cnt, plan.splits, plan.nt, plan.rs, lazy, cut.main_count);
+  m.graphs.mix(54, type, gw, uw, N, K, M, xb, gu, ob, od, ws, cnt, plan.splits, plan.nt, lazy, cut.main_count);
   m.graphs.run([=, &m] {
     if (cut.main_count > 0) {
       m.launched(cuda::launch_dq_tma_group(cut.main, cut.main_count, K, xb, M, cut.main_plan, nullptr, nullptr, true, m.stream),
@@ -2767,7 +2764,7 @@ void CudaBackend::matmul_swiglu_fused(const Weight& gate, const Weight& up, cons
   int32_t* cnt = nullptr;
   m.dq_scratch(cut.main_rows == 0 ? plan : cut.tail_plan, ws, cnt);  // the tail's only where split_tail splits it
   const void* xb = m.bf16_input(x);
-  m.graphs.mix(66, type, gw, uw, N, K, M, xb, ob, out.data, ws, cnt, plan.splits, plan.nt, plan.rs, cut.main_rows, cut.tail_plan.splits);
+  m.graphs.mix(66, type, gw, uw, N, K, M, xb, ob, out.data, ws, cnt, plan.splits, plan.nt, cut.main_rows, cut.tail_plan.splits);
   m.graphs.run([=, &m] {
     if (cut.main_rows > 0) {
       const int64_t r = cut.main_rows;

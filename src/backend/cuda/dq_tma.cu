@@ -38,7 +38,6 @@
 #include <type_traits>
 
 #include "backend/cuda/dq_finish.cuh"
-#include "backend/cuda/dq_rows.h"
 #include "backend/cuda/dq_weights.cuh"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/pack16.cuh"
@@ -921,16 +920,6 @@ DqMmaPlan dq_tma_plan(int64_t n, int64_t k, int64_t m, int sms, int bt, int spli
     p.ws_floats = size_t(p.tok_tiles) * p.row_tiles * p.splits * kTileRows * toks;
     p.counters = size_t(p.tok_tiles) * p.row_tiles;
   }
-  // Round 54: up to 64 token rows of Q4_K / Q6_K on dq_rows.h's kernel (its own K split, in a
-  // cluster: no scratch), unless the knobs force a token tile or split.
-  if (kind == 4 && bt == 0 && splits == 0 && m >= 1 && m <= dq_rows_max() && dq_rows_supports(type, k)) {
-    p = DqMmaPlan{};
-    p.rs = kDqRowsRs;
-    p.nt = m <= 32 ? 4 : 8;
-    p.tok_tiles = 1;
-    p.row_tiles = unsigned(row_tiles);
-    p.splits = 1;
-  }
   return p;
 }
 
@@ -995,12 +984,6 @@ cudaError_t launch_group(const DqSeg* segs, int count, int64_t k, const void* x,
 
 cudaError_t launch_dq_tma_group(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                 int32_t* counters, bool out_bf16, cudaStream_t stream) {
-  if (plan.rs == kDqRowsRs) {
-    g_problem = "";
-    const cudaError_t rc = launch_dq_rows(segs, count, k, x, m, out_bf16, stream);
-    if (rc == cudaErrorInvalidValue) refuse("dq_rows: the weights' types, k, the token rows or the outputs");
-    return rc;
-  }
   return launch_group(segs, count, k, x, m, plan, ws, counters, out_bf16, stream, nullptr);
 }
 
@@ -1017,7 +1000,6 @@ bool dq_rope_supports(const DqSeg* segs, int count, const DqRope& r) {
 
 cudaError_t launch_dq_tma_group_rope(const DqSeg* segs, int count, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan, float* ws,
                                      int32_t* counters, const DqRope& rope, cudaStream_t stream) {
-  if (plan.rs != 4) return refuse("RoPE in the end: the plan (register-A tiles only)");
   if (!dq_rope_supports(segs, count, rope)) return refuse("RoPE in the end: the segments, the heads or the pool");
   if (rope.q16 == nullptr || rope.slots == nullptr || rope.kv.pool == nullptr || reinterpret_cast<uintptr_t>(rope.cs) % 16 != 0) {
     return refuse("RoPE in the end: q16, the slots, the pool or the cos/sin table (16-byte aligned, read as float4)");
@@ -1055,7 +1037,6 @@ bool dq_tma_swiglu_supports(TensorType type, int64_t n, int64_t k) {
 
 DqMmaPlan dq_tma_swiglu_plan(int64_t n, int64_t m, const DqMmaPlan& like) {
   DqMmaPlan p = like;
-  if (like.rs == kDqRowsRs) return p;  // dq_rows: its own blocks
   const int64_t toks = int64_t(like.nt) * 8;
   p.tok_tiles = toks > 0 ? unsigned((m + toks - 1) / toks) : 0;
   p.row_tiles = unsigned((n + kTileRows / 2 - 1) / (kTileRows / 2));
@@ -1096,11 +1077,6 @@ cudaError_t launch_dq_tma_swiglu(TensorType type, const void* gate, const void* 
                                  const DqMmaPlan& plan, float* ws, int32_t* counters, void* out, int64_t ldo, cudaStream_t stream) {
   g_problem = "";
   if (!dq_tma_swiglu_supports(type, n, k) || gate == nullptr || up == nullptr || out == nullptr) return refuse("the weights' type, n or k");
-  if (plan.rs == kDqRowsRs) {
-    const cudaError_t rc = launch_dq_rows_swiglu(type, gate, up, n, k, x, m, out, ldo, stream);
-    if (rc == cudaErrorInvalidValue) refuse("dq_rows: the weights' type, k, the token rows or the output");
-    return rc;
-  }
   if (plan.rs != 4 || int64_t(plan.row_tiles) != (n + kTileRows / 2 - 1) / (kTileRows / 2) || plan.row_tiles > 65535u ||
       plan.splits < 1 || plan.splits > 65535u) {
     return refuse("the plan");
@@ -1119,7 +1095,7 @@ cudaError_t launch_dq_tma_swiglu(TensorType type, const void* gate, const void* 
 namespace {
 cudaError_t launch_any(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                        float* ws, int32_t* counters, void* out, bool out_bf16, int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (plan.rs == 4 || plan.rs == kDqRowsRs) {  // the register-A kernel or dq_rows: a group of one (launch_dq_tma_group checks the arguments)
+  if (plan.rs == 4) {  // the register-A kernel: a group of one (launch_dq_tma_group checks the arguments)
     const DqSeg seg{type, w, n, out, ldo, bias};
     return launch_dq_tma_group(&seg, 1, k, x, m, plan, ws, counters, out_bf16, stream);
   }
@@ -1145,7 +1121,7 @@ cudaError_t launch_dq_tma(TensorType type, const void* w, int64_t n, int64_t k, 
 
 cudaError_t launch_dq_tma_bf16(TensorType type, const void* w, int64_t n, int64_t k, const void* x, int64_t m, const DqMmaPlan& plan,
                                float* ws, int32_t* counters, void* out, int64_t ldo, const float* bias, cudaStream_t stream) {
-  if (plan.rs != 4 && plan.rs != kDqRowsRs) return cudaErrorInvalidValue;
+  if (plan.rs != 4) return cudaErrorInvalidValue;
   return launch_any(type, w, n, k, x, m, plan, ws, counters, out, true, ldo, bias, stream);
 }
 

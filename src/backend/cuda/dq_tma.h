@@ -22,9 +22,6 @@
 
 namespace vellum::cuda {
 
-// DqMmaPlan::rs of round 54's kernel for 1..64 token rows of Q4_K / Q6_K (dq_rows.h), which
-// dq_tma_plan picks there (kind 4, no forced tile or split) and every launch below takes.
-inline constexpr int kDqRowsRs = 5;
 // Q8_0, Q4_K and Q6_K, k a multiple of 256, and a driver that encodes tensor maps.
 bool dq_tma_supports(TensorType type, int64_t k);
 // `kind` 3: round 26's kernel (A tiles dequantized by warps of their own), 4: round 28's (each

@@ -61,12 +61,4 @@ __device__ __forceinline__ void swiglu8(const uint4 g8, const uint4 u8, float (&
   }
 }
 
-// One value from 16-bit gate and up: swiglu8's bits (its fast path's quotient is the correctly
-// rounded one, which `/` gives everywhere).
-template <typename T>
-__device__ __forceinline__ float swiglu1(T g16, T u16) {
-  const float g = float(g16);
-  return mul(g / (1.0f + expf(-g)), float(u16));
-}
-
 }  // namespace vellum::cuda
