@@ -1501,7 +1501,8 @@ bool try_decode(const AttnParams& p, int64_t row0, int64_t rows, cudaStream_t st
     // deterministic mode.
     const int G = p.heads / p.kv.kv_heads, groups = (G + kDecHeads - 1) / kDecHeads;
     const int64_t blocks = rows * p.kv.kv_heads * groups * ((p.max_splits * kAttnSplit + kChunk - 1) / kChunk);
-    const bool round7 = rows <= kAttnRound7Rows && p.max_splits <= kAttnFuseSpans;  // round 53 (attention.h)
+    const bool round7 = (rows <= kAttnRound7Rows && p.max_splits <= kAttnFuseSpans) ||  // round 53 (attention.h)
+                        (rows <= kAttnRound7LongRows && p.max_splits <= 2 * kAttnFuseSpans);  // round 54
     v = p.deterministic ? 2 : small ? 1 : round7 || blocks < 2 * device_sms() ? 2 : 4;
   }
   const bool hd128 = p.kv.head_dim == 128;

@@ -36,6 +36,11 @@ inline constexpr int kAttnFuseSpans = 32;
 // keeps the blocks rule, round 7's forced measured +9.3 / +3.5 / +1.0 / +0.1% against it, and 0.6-3%
 // slower from 16 sequences: docs/cuda.md, round 53).
 inline constexpr int64_t kAttnRound7Rows = 12;
+// Round 54: and launches of at most this many rows whose rows have at most 2 · kAttnFuseSpans spans
+// (the class of 2 049-4 096 positions), merged by the combine kernel. Round 7's forced against the
+// blocks rule (round 14's kernel there), llama3-8b Q4_K_M in decode graphs, two alternating rounds:
+// after 2 048 positions 4 / 6 / 8 / 12 sequences +7-8 / +2 / 0 / +1%; after 4 000: 0 / -4 / -5 / -4%.
+inline constexpr int64_t kAttnRound7LongRows = 4;
 // The deterministic mode's spans (round 24), by default: positions [z · S, (z + 1) · S) of every row,
 // S = kDetSpanTiles tiles of 64 whatever its batch, are one tensor-core block's work; the spans are
 // merged per row in order.
@@ -112,7 +117,8 @@ int64_t attn_counters(int heads, int kv_heads, int64_t rows);
 
 // Measurement knobs (process-wide; VELLUM_CUDA_ATTN_DECODE and VELLUM_CUDA_ATTN_SPB set them at the
 // first launch): decode variant of 16-bit pools with 64/128 dims: 0 = the default (1 for small
-// launches, AttnParams::small_rows; 2 up to kAttnRound7Rows rows of ≤ kAttnFuseSpans spans; 4 for
+// launches, AttnParams::small_rows; 2 up to kAttnRound7Rows rows of ≤ kAttnFuseSpans spans and up to
+// kAttnRound7LongRows rows of ≤ 2 · kAttnFuseSpans; 4 for
 // launches of at least two blocks per SM; 2 otherwise and in the deterministic mode), 1 = round 5
 // (one span per block, registers, CUDA cores), 2 = round 7 (staged spans, tensor cores; Q and P rounded to the pool's type), 3 = variant
 // 2 with 3 stages, 4 = round 14 (a cp.async ring of 2 tiles and an online softmax per warp, one
