@@ -39,7 +39,7 @@ inline constexpr int64_t kAttnRound7Rows = 12;
 // Round 54: and launches of at most this many rows whose rows have at most 2 · kAttnFuseSpans spans
 // (the class of 2 049-4 096 positions), merged by the combine kernel. Round 7's forced against the
 // blocks rule (round 14's kernel there), llama3-8b Q4_K_M in decode graphs, two alternating rounds:
-// after 2 048 positions 4 / 6 / 8 / 12 sequences +7-8 / +2 / 0 / +1%; after 4 000: 0 / -4 / -5 / -4%.
+// after 2 048 positions 4 / 6 / 8 / 12 sequences +7-8 / +2 / -1-0 / +1%; after 4 000: 0 / -4 / -5 / -4%.
 inline constexpr int64_t kAttnRound7LongRows = 4;
 // The deterministic mode's spans (round 24), by default: positions [z · S, (z + 1) · S) of every row,
 // S = kDetSpanTiles tiles of 64 whatever its batch, are one tensor-core block's work; the spans are
