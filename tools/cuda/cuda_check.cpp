@@ -3827,6 +3827,19 @@ void check_dq_swiglu_split_tail(Pair& p) {
   p.gpu.release_scratch();
 }
 
+// "N,N,..." from the environment: its positive numbers, or `fallback` when the variable is unset.
+std::vector<uint32_t> env_counts(const char* name, std::vector<uint32_t> fallback) {
+  const char* e = std::getenv(name);
+  if (e == nullptr) return fallback;
+  std::vector<uint32_t> v;
+  for (const char* p = e; *p != '\0';) {
+    if (const int n = std::atoi(p); n > 0) v.push_back(uint32_t(n));
+    while (*p != '\0' && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return v;
+}
+
 // Round 33 (--plan-bench): llama3-8b's quantized matmuls at prefill row counts through the backend,
 // µs a call: a layer's Q, K and V as three launches (each weight's own plan) against one grouped
 // launch (the plan's choice, then forced token tiles / K splits), and the single weights' plans.
@@ -3848,16 +3861,9 @@ void bench_dq_plans() {
                                    {"down Q6_K", {T::Q6_K}, {4096}, 14336}};
   // VELLUM_BENCH_PLAN_ROWS=a,b,...: these row counts, every case and the decode-sized tiles' splits
   // (round 54); otherwise prefill sizes, and 64 / 128 rows for the groups only.
-  std::vector<int64_t> rows_list;
-  if (const char* e = std::getenv("VELLUM_BENCH_PLAN_ROWS"); e != nullptr) {
-    for (const char* p = e; *p != '\0';) {
-      rows_list.push_back(std::max<int64_t>(1, std::atoll(p)));
-      const char* c = std::strchr(p, ',');
-      if (c == nullptr) break;
-      p = c + 1;
-    }
-  }
-  const bool decode_rows = !rows_list.empty();
+  const std::vector<uint32_t> asked = env_counts("VELLUM_BENCH_PLAN_ROWS", {});
+  const bool decode_rows = !asked.empty();
+  std::vector<int64_t> rows_list(asked.begin(), asked.end());
   if (!decode_rows) rows_list = {64, 128, 256, 512, 1024};
   const std::vector<std::pair<int, int>> forced =
       decode_rows ? std::vector<std::pair<int, int>>{{128, 1}, {64, 1}, {64, 2}, {64, 3}, {64, 4}, {64, 6}}
@@ -4174,18 +4180,6 @@ void bench_model(const std::string& path, double bw, double gemm_tflops) {
   // Prefill: round 6's path (f32 producers, conversions) and round 7's (bf16 producers, paired
   // GEMMs) in the same process, each timed twice (the spread says what is noise).
   // VELLUM_BENCH_PREFILL="N,N,...": other prefill lengths (round 28: 1 024).
-  // "N,N,..." from the environment: its positive numbers, or `fallback` when the variable is unset.
-  const auto env_counts = [](const char* name, std::vector<uint32_t> fallback) {
-    const char* e = std::getenv(name);
-    if (e == nullptr) return fallback;
-    std::vector<uint32_t> v;
-    for (const char* p = e; *p != '\0';) {
-      if (const int n = std::atoi(p); n > 0) v.push_back(uint32_t(n));
-      while (*p != '\0' && *p != ',') ++p;
-      if (*p == ',') ++p;
-    }
-    return v;
-  };
   const std::vector<uint32_t> prefill_lengths = env_counts("VELLUM_BENCH_PREFILL", {512u, 2048u});
   for (uint32_t T : prefill_lengths) {
     if ((T + bs - 1) / bs > blocks || g_long_only) continue;

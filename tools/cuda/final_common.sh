@@ -153,3 +153,10 @@ flag_checks() {
   timeout ${3:-200} $C $1 > $O/$2.txt 2>&1; echo "[${SECONDS}s] $2 checks (exit $?): $(tail -1 $O/$2.txt)" >> $S
   grep FAIL $O/$2.txt | sed -E 's/ +/ /g' | cut -c1-220 | head -10 >> $S
 }
+# ---- round 54 -----------------------------------------------------------------------------------
+# plan_bench ROWS: --plan-bench at these token rows (VELLUM_BENCH_PLAN_ROWS), its lines into $S (the
+# default plan, then the forced ones), the log in $O/plans.txt.
+plan_bench() {
+  VELLUM_BENCH_PLAN_ROWS=$1 timeout 150 $C --plan-bench > $O/plans.txt 2>&1; echo "[${SECONDS}s] plan bench at $1 rows (exit $?)" >> $S
+  grep -E "^plans" $O/plans.txt | sed -E 's/ +/ /g' >> $S
+}

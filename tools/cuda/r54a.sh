@@ -8,8 +8,7 @@ source $D/final_common.sh
 begin_call
 export PATH=/usr/local/cuda/bin:$PATH
 synth_l8b Q4_K_M
-VELLUM_BENCH_PLAN_ROWS=24,32,64 timeout 150 $C --plan-bench > $O/plans.txt 2>&1; echo "[${SECONDS}s] plan bench (exit $?)" >> $S
-grep -E "^plans" $O/plans.txt | sed -E 's/ +/ /g' >> $S
+plan_bench 24,32,64
 seqs default Q4_K_M 16,20,24,32,48,64
 VELLUM_PROFILE_SEQS=32 timeout 150 ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \
   $C --profile /tmp/l8b-Q4_K_M.gguf > $O/ncu32.csv 2> $O/ncu32.log

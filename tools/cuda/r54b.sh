@@ -4,18 +4,16 @@
 # rows (the adding store), --plan-bench at 24 / 32 / 64 rows (default = dq_rows, forced = dq_tma),
 # llama3-8b Q4_K_M aggregate decode at 16-64 sequences against VELLUM_CUDA_DQ_ROWS_MAX=0, and ncu of a
 # 32-sequence step, time per kernel.
+# Needs the binaries built with tools/cuda/results/r54-dq-rows.patch applied (--dq-rows-only, VELLUM_CUDA_DQ_ROWS_MAX).
 D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 begin_call
 export PATH=/usr/local/cuda/bin:$PATH
 synth_l8b Q4_K_M &
-timeout 200 $C --dq-rows-only > $O/dqrows.txt 2>&1; echo "[${SECONDS}s] dq_rows checks (exit $?): $(tail -1 $O/dqrows.txt)" >> $S
-grep -E "FAIL" $O/dqrows.txt | sed -E 's/ +/ /g' | cut -c1-220 | sort -u | head -16 >> $S
-timeout 150 $C --tail-rows-only > $O/tail.txt 2>&1; echo "[${SECONDS}s] tail rows checks (exit $?): $(tail -1 $O/tail.txt)" >> $S
-grep -E "FAIL" $O/tail.txt | sed -E 's/ +/ /g' | cut -c1-200 | sort -u | head -8 >> $S
+flag_checks --dq-rows-only dqrows
+flag_checks --tail-rows-only tail 150
 wait
-VELLUM_BENCH_PLAN_ROWS=24,32,64 timeout 120 $C --plan-bench > $O/plans.txt 2>&1; echo "[${SECONDS}s] plan bench (exit $?)" >> $S
-grep -E "^plans" $O/plans.txt | sed -E 's/ +/ /g; s/\| 128\/1.*//' >> $S
+plan_bench 24,32,64
 seqs rows Q4_K_M 16,20,24,32,48,64
 seqs tma Q4_K_M 16,20,24,32,48,64 VELLUM_CUDA_DQ_ROWS_MAX=0
 VELLUM_PROFILE_SEQS=32 timeout 150 ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \

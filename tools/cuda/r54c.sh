@@ -2,6 +2,7 @@
 # Round 54, call 3: ncu of dq_rows in a 32-sequence llama3-8b Q4_K_M step at 1k: layer 1's SwiGLU pair
 # launch (Q4_K, 14 336 x 4 096) and its Q/K/V launch: speed of light, occupancy, warp states and stall
 # reasons, and the pair's stalls by SASS line.
+# Needs the binaries built with tools/cuda/results/r54-dq-rows.patch applied (--dq-rows-only, VELLUM_CUDA_DQ_ROWS_MAX).
 D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 begin_call

@@ -2,15 +2,14 @@
 # Round 54, calls 4+: dq_rows' shape (8 warps a block, two stages where two blocks fit): its checks,
 # --plan-bench at 24 / 32 / 64 rows, llama3-8b Q4_K_M aggregate decode at 16-64 sequences against
 # VELLUM_CUDA_DQ_ROWS_MAX=0 (dq_tma), and ncu of a 32-sequence step's SwiGLU pair launch.
+# Needs the binaries built with tools/cuda/results/r54-dq-rows.patch applied (--dq-rows-only, VELLUM_CUDA_DQ_ROWS_MAX).
 D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 begin_call
 export PATH=/usr/local/cuda/bin:$PATH
 synth_l8b Q4_K_M &
-timeout 200 $C --dq-rows-only > $O/dqrows.txt 2>&1; echo "[${SECONDS}s] dq_rows checks (exit $?): $(tail -1 $O/dqrows.txt)" >> $S
-grep -E "FAIL" $O/dqrows.txt | sed -E 's/ +/ /g' | cut -c1-220 | sort -u | head -16 >> $S
-VELLUM_BENCH_PLAN_ROWS=24,32,64 timeout 120 $C --plan-bench > $O/plans.txt 2>&1; echo "[${SECONDS}s] plan bench (exit $?)" >> $S
-grep -E "^plans" $O/plans.txt | grep -v Q8_0 | sed -E 's/ +/ /g; s/\| 128\/1.*//; s/\| wave split [0-9.]+ //; s/ \(0 splits.*//' >> $S
+flag_checks --dq-rows-only dqrows
+plan_bench 24,32,64
 wait
 seqs rows Q4_K_M 16,20,24,32,48,64
 seqs tma Q4_K_M 20,32,64 VELLUM_CUDA_DQ_ROWS_MAX=0

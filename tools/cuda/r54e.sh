@@ -2,13 +2,13 @@
 # Round 54, call 6: dq_rows with K split by 8 super-blocks (2 splits at k = 4 096, 7 at 14 336):
 # --plan-bench at 24 / 32 rows, aggregate decode at 20 / 32 sequences, and the SwiGLU pair launch's
 # stalls by SASS line under ncu.
+# Needs the binaries built with tools/cuda/results/r54-dq-rows.patch applied (--dq-rows-only, VELLUM_CUDA_DQ_ROWS_MAX).
 D=$(cd "$(dirname "$0")" && pwd)
 source $D/final_common.sh
 begin_call
 export PATH=/usr/local/cuda/bin:$PATH
 synth_l8b Q4_K_M &
-VELLUM_BENCH_PLAN_ROWS=24,32 timeout 120 $C --plan-bench > $O/plans.txt 2>&1; echo "[${SECONDS}s] plan bench (exit $?)" >> $S
-grep -E "^plans" $O/plans.txt | grep -v Q8_0 | sed -E 's/ +/ /g; s/\| 128\/1.*//; s/\| wave split [0-9.]+ //; s/ \(0 splits.*//' >> $S
+plan_bench 24,32
 wait
 seqs rows Q4_K_M 20,32
 VELLUM_PROFILE_SEQS=32 timeout 120 ncu --profile-from-start off --clock-control none -k "regex:dq_rows_kernel" --launch-skip 6 --launch-count 1 \
